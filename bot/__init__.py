@@ -1,0 +1,1 @@
+"""paperbot: a Slack bot for research reading groups."""

@@ -1,0 +1,489 @@
+"""The group's tagged paper catalog.
+
+    paper = catalog.find(store, "streaming-diloco")   # or "7", "#7"
+    page = catalog.tagged(store, "Parallelism_DP")     # tags fold: parallelism-dp
+    hits = catalog.search(store, "数据并行 fsdp")
+
+A paper has a short slug `id` that imports match on, and a stable `number`
+(#7) that is never reused. Writes go through `upsert` and `add`, which keep the
+search index in the same transaction as the paper.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from bot import search_terms
+from bot.store import Store
+
+PAGE_SIZE = 40
+MAX_TITLE = 300
+MAX_SUMMARY = 6000
+MAX_URL = 1000
+MAX_TAG = 50
+MAX_TAGS = 20
+
+_SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_REF = re.compile(r"^#?(\d{1,9})$")
+
+
+class InvalidPaper(ValueError):
+    """A paper's field is missing or malformed: `field` names it, str() explains."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+
+
+@dataclass(frozen=True)
+class Paper:
+    number: int
+    id: str
+    title: str
+    summary: str
+    url: str
+    tags: tuple[str, ...] = ()
+
+    @property
+    def line(self) -> str:
+        """The summary's first line, cut to fit a list."""
+        first = self.summary.strip().splitlines()[0] if self.summary.strip() else ""
+        return first if len(first) <= 140 else first[:139].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class PaperInput:
+    """A paper as an import row or the add form gives it; None = leave as is."""
+
+    id: str | None
+    title: str | None = None
+    summary: str | None = None
+    url: str | None = None
+    tags: tuple[str, ...] | None = None
+    number: int | None = None
+
+
+@dataclass
+class Page:
+    papers: list[Paper]
+    page: int
+    has_more: bool
+    total: int | None = None  # None when counting would cost more than it tells
+
+
+@dataclass
+class UpsertCounts:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+# -- names ------------------------------------------------------------------
+
+
+def fold_tag(text: str) -> str:
+    """`'#Parallelism_DP'` -> `'parallelism-dp'`: the one spelling of a tag."""
+    text = unicodedata.normalize("NFKC", text).strip().lstrip("#").casefold()
+    text = re.sub(r"[\s_\-]+", "-", text)
+    return text.strip("-")
+
+
+def slugify(title: str) -> str:
+    """A slug from a title: its part before a colon, lowercased, ASCII words joined by '-'."""
+    head = title.split(":", 1)[0] if ":" in title[:60] else title
+    ascii_text = unicodedata.normalize("NFKD", head).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = "-".join(words)[:40].strip("-")
+    return slug or "paper"
+
+
+def validate(raw: dict, *, new: bool) -> PaperInput:
+    """Check one paper's fields; raise InvalidPaper naming the first bad one."""
+
+    def text(name: str, limit: int) -> str | None:
+        value = raw.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise InvalidPaper(name, f"{name} must be text")
+        value = str(value).strip()
+        if len(value) > limit:
+            raise InvalidPaper(name, f"{name} is longer than {limit} characters")
+        return value
+
+    pid = text("id", 40)
+    if pid == "":
+        pid = None
+    if pid is not None and not _SLUG.match(pid):
+        raise InvalidPaper("id", f"id {pid!r} must be lowercase letters, digits and '-' (like streaming-diloco)")
+    title = text("title", MAX_TITLE)
+    if title is not None:
+        title = " ".join(title.split())
+    if new and not title:
+        raise InvalidPaper("title", "title is required")
+    if title == "":
+        raise InvalidPaper("title", "title cannot be empty")
+    summary = text("summary", MAX_SUMMARY)
+    url = text("url", MAX_URL)
+    if url and not re.match(r"^https?://[^\s<>|]+$", url):
+        raise InvalidPaper("url", "url must start with http:// or https:// and contain no spaces")
+    tags = raw.get("tags")
+    folded: tuple[str, ...] | None = None
+    if tags is not None:
+        if isinstance(tags, str):
+            tags = [t for t in re.split(r"[,;]", tags)]
+        if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
+            raise InvalidPaper("tags", "tags must be a list of words, or text separated by commas")
+        seen: dict[str, None] = {}
+        for tag in tags:
+            name = fold_tag(tag)
+            if not name:
+                continue
+            if len(name) > MAX_TAG:
+                raise InvalidPaper("tags", f"tag {name[:20]!r}… is longer than {MAX_TAG} characters")
+            seen[name] = None
+        if len(seen) > MAX_TAGS:
+            raise InvalidPaper("tags", f"a paper can have at most {MAX_TAGS} tags")
+        folded = tuple(seen)
+    number = raw.get("number")
+    if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 1):
+        number = None  # a number is only a wish on import; never an error
+    return PaperInput(id=pid, title=title, summary=summary, url=url, tags=folded, number=number)
+
+
+# -- reading ----------------------------------------------------------------
+
+_PAPER_COLUMNS = "p.number, p.id, p.title, p.summary, p.url"
+
+
+def _papers(store: Store, sql: str, params: Iterable = (), *, with_tags: bool = False) -> list[Paper]:
+    db = store.db
+    rows = db.execute(sql, list(params)).fetchall()
+    tags: dict[int, tuple[str, ...]] = {}
+    if with_tags and rows:
+        numbers = [r[0] for r in rows]
+        marks = ",".join("?" * len(numbers))
+        found: dict[int, list[str]] = {}
+        for paper, name in db.execute(
+            f"SELECT pt.paper, t.name FROM paper_tags pt JOIN tags t ON t.id = pt.tag "
+            f"WHERE pt.paper IN ({marks}) ORDER BY t.name",
+            numbers,
+        ):
+            found.setdefault(paper, []).append(name)
+        tags = {k: tuple(v) for k, v in found.items()}
+    return [Paper(r[0], r[1], r[2], r[3], r[4], tags.get(r[0], ())) for r in rows]
+
+
+def find(store: Store, ref: str) -> Paper | None:
+    """The paper that `ref` names: its id, or its number as `7` or `#7`."""
+    ref = ref.strip()
+    m = _REF.match(ref)
+    if m:
+        found = _papers(store, f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number = ?", [int(m[1])], with_tags=True)
+    else:
+        found = _papers(store, f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.id = ?", [ref.lower()], with_tags=True)
+    return found[0] if found else None
+
+
+def by_number(store: Store, number: int) -> Paper | None:
+    found = _papers(store, f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number = ?", [number], with_tags=True)
+    return found[0] if found else None
+
+
+def similar_ids(store: Store, ref: str, n: int = 3) -> list[str]:
+    """Paper ids that look like `ref`, for 'did you mean'."""
+    ref = ref.strip().lower()
+    if not ref or _REF.match(ref):
+        return []
+    prefix = [r[0] for r in store.db.execute(
+        "SELECT id FROM papers WHERE id >= ? AND id < ? ORDER BY id LIMIT ?", [ref[:3], ref[:3] + "\uffff", 200]
+    )]
+    return difflib.get_close_matches(ref, prefix, n=n, cutoff=0.5)
+
+
+def tag_counts(store: Store) -> list[tuple[str, int]]:
+    """Every tag with its paper count, commonest first."""
+    return [
+        (name, count)
+        for name, count in store.db.execute(
+            "SELECT t.name, count(*) AS n FROM paper_tags pt JOIN tags t ON t.id = pt.tag "
+            "GROUP BY pt.tag ORDER BY n DESC, t.name"
+        )
+    ]
+
+
+def tag_names(store: Store) -> list[str]:
+    return [r[0] for r in store.db.execute("SELECT name FROM tags ORDER BY name")]
+
+
+def closest_tags(store: Store, wanted: str, n: int = 3) -> list[str]:
+    """Existing tags that look like `wanted`, closest first."""
+    names = tag_names(store)
+    close = difflib.get_close_matches(wanted, names, n=n, cutoff=0.5)
+    if len(close) < n:
+        close += [t for t in names if (wanted in t or t in wanted) and t not in close][: n - len(close)]
+    return close
+
+
+def tagged(store: Store, tag: str, page: int = 1) -> tuple[str, Page]:
+    """Papers carrying `tag` (folded), a page of PAGE_SIZE at a time, by number."""
+    name = fold_tag(tag)
+    row = store.db.execute("SELECT id FROM tags WHERE name = ?", [name]).fetchone()
+    if row is None:
+        return name, Page([], page, False, 0)
+    tag_id = row[0]
+    with store.snapshot():
+        total = store.db.execute("SELECT count(*) FROM paper_tags WHERE tag = ?", [tag_id]).fetchone()[0]
+        papers = _papers(
+            store,
+            f"SELECT {_PAPER_COLUMNS} FROM paper_tags pt JOIN papers p ON p.number = pt.paper "
+            "WHERE pt.tag = ? ORDER BY pt.paper LIMIT ? OFFSET ?",
+            [tag_id, PAGE_SIZE, (page - 1) * PAGE_SIZE],
+        )
+    return name, Page(papers, page, page * PAGE_SIZE < total, total)
+
+
+def search(store: Store, query: str, page: int = 1) -> Page | None:
+    """Papers matching every word of `query`, best first; None if there is nothing to search for.
+
+    Best first means: papers whose title has all the words, then those whose
+    tags have them, then the rest; newest first within each group. Each group
+    is read in rowid order, which FTS5 walks lazily, so a page costs the same
+    whether a word is in ten papers or in half the catalog (a bm25 sort would
+    have to score every match first).
+    """
+    expr = search_terms.match_expression(query)
+    if expr is None:
+        return None
+    tiers = [
+        f"{{title}} : ({expr})",
+        f"{{tags}} : ({expr}) NOT {{title}} : ({expr})",
+        f"({expr}) NOT {{title}} : ({expr}) NOT {{tags}} : ({expr})",
+    ]
+    skip = (page - 1) * PAGE_SIZE
+    want = PAGE_SIZE + 1  # one more tells whether there is a next page
+    numbers: list[int] = []
+    db = store.db
+    with store.snapshot():
+        for tier in tiers:
+            if skip:
+                # Only deep pages pay for counting how many earlier matches to skip.
+                in_tier = db.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM paper_search WHERE paper_search MATCH ? LIMIT ?)",
+                    [tier, skip],
+                ).fetchone()[0]
+                if in_tier >= skip:
+                    rows = db.execute(
+                        "SELECT rowid FROM paper_search WHERE paper_search MATCH ? ORDER BY rowid DESC LIMIT ? OFFSET ?",
+                        [tier, want, skip],
+                    ).fetchall()
+                    skip = 0
+                else:
+                    skip -= in_tier
+                    continue
+            else:
+                rows = db.execute(
+                    "SELECT rowid FROM paper_search WHERE paper_search MATCH ? ORDER BY rowid DESC LIMIT ?",
+                    [tier, want - len(numbers)],
+                ).fetchall()
+            numbers.extend(r[0] for r in rows)
+            if len(numbers) >= want:
+                break
+        has_more = len(numbers) > PAGE_SIZE
+        numbers = numbers[:PAGE_SIZE]
+        papers = _by_numbers(store, numbers)
+    return Page(papers, page, has_more)
+
+
+def _by_numbers(store: Store, numbers: list[int]) -> list[Paper]:
+    if not numbers:
+        return []
+    marks = ",".join("?" * len(numbers))
+    found = {p.number: p for p in _papers(store, f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number IN ({marks})", numbers)}
+    return [found[n] for n in numbers if n in found]
+
+
+def count(store: Store) -> int:
+    return store.db.execute("SELECT count(*) FROM papers").fetchone()[0]
+
+
+def all_papers(store: Store, batch: int = 2000) -> Iterator[Paper]:
+    """Every paper with its tags, by number, read in batches (for export)."""
+    last = 0
+    while True:
+        chunk = _papers(
+            store,
+            f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number > ? ORDER BY p.number LIMIT ?",
+            [last, batch],
+            with_tags=True,
+        )
+        if not chunk:
+            return
+        yield from chunk
+        last = chunk[-1].number
+
+
+# -- writing ----------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def upsert(store: Store, papers: Iterable[PaperInput], *, in_transaction: bool = False, batch: int = 500) -> UpsertCounts:
+    """Add or update papers by id; identical rows change nothing.
+
+    Commits every `batch` papers, so that an import of a big list never holds
+    the write lock for long while the bot is serving sign-ups.
+    """
+    counts = UpsertCounts()
+    chunk: list[PaperInput] = []
+
+    def flush() -> None:
+        if in_transaction:
+            _upsert_chunk(store, chunk, counts)
+        else:
+            with store.write():
+                _upsert_chunk(store, chunk, counts)
+        chunk.clear()
+
+    for paper in papers:
+        chunk.append(paper)
+        if len(chunk) >= batch:
+            flush()
+    if chunk:
+        flush()
+    return counts
+
+
+def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts) -> None:
+    db = store.db
+    tag_ids: dict[str, int] = {}
+    for paper in papers:
+        number, changed = _upsert_one(db, paper, tag_ids)
+        if number is None:
+            counts.unchanged += 1
+        elif changed == "added":
+            counts.added += 1
+        else:
+            counts.updated += 1
+
+
+def add(store: Store, paper: PaperInput) -> Paper:
+    """Add one new paper (the add form): a slug is made from the title when none is given."""
+    with store.write() as db:
+        if paper.id is not None and db.execute("SELECT 1 FROM papers WHERE id = ?", [paper.id]).fetchone():
+            raise InvalidPaper("id", f"there is already a paper with id {paper.id}")
+        same = db.execute("SELECT number FROM papers WHERE title = ? COLLATE NOCASE", [paper.title]).fetchone()
+        if same is not None:
+            raise InvalidPaper("title", f"#{same[0]} already has this title")
+        number, _ = _upsert_one(db, paper, {}, always_new=True)
+    found = by_number(store, number)
+    assert found is not None
+    return found
+
+
+def _free_slug(db, base: str) -> str:
+    slug, n = base, 1
+    while db.execute("SELECT 1 FROM papers WHERE id = ?", [slug]).fetchone():
+        n += 1
+        slug = f"{base[:36]}-{n}"
+    return slug
+
+
+def _upsert_one(db, paper: PaperInput, tag_ids: dict[str, int], always_new: bool = False) -> tuple[int | None, str]:
+    """Write one paper; returns (number, 'added'|'updated'), or (None, '') when nothing changed."""
+    slug = paper.id
+    existing = None
+    if slug is None:
+        assert paper.title
+        base = slugify(paper.title)
+        if not always_new:
+            # A row without an id is the same paper as the one with its title's slug
+            # and the same title, so importing such a file twice changes nothing.
+            for row in db.execute(
+                "SELECT number, id, title, summary, url FROM papers WHERE id = ? OR id LIKE ? ESCAPE '\\'",
+                [base, base.replace("_", "\\_").replace("%", "\\%") + "-%"],
+            ):
+                if row[2].casefold() == paper.title.casefold():
+                    existing = row
+                    slug = row[1]
+                    break
+        if slug is None:
+            slug = _free_slug(db, base)
+    elif not always_new:
+        existing = db.execute("SELECT number, id, title, summary, url FROM papers WHERE id = ?", [slug]).fetchone()
+
+    now = _now()
+    if existing is None:
+        if not paper.title:
+            raise InvalidPaper("title", f"title is required for a new paper ({slug})")
+        number = paper.number
+        if number is not None and db.execute("SELECT 1 FROM papers WHERE number = ?", [number]).fetchone():
+            number = None
+        if number is not None and db.execute(
+            "SELECT 1 FROM sqlite_sequence WHERE name = 'papers' AND seq >= ?", [number]
+        ).fetchone():
+            number = None  # numbers of deleted papers are never handed out again
+        cur = db.execute(
+            "INSERT INTO papers (number, id, title, summary, url, added_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [number, slug, paper.title, paper.summary or "", paper.url or "", now, now],
+        )
+        number = cur.lastrowid
+        tags = paper.tags or ()
+        _set_tags(db, number, tags, tag_ids)
+        _index(db, number, paper.title, paper.summary or "", tags, new=True)
+        return number, "added"
+
+    number, _, old_title, old_summary, old_url = existing
+    old_tags = tuple(
+        r[0]
+        for r in db.execute(
+            "SELECT t.name FROM paper_tags pt JOIN tags t ON t.id = pt.tag WHERE pt.paper = ? ORDER BY t.name", [number]
+        )
+    )
+    title = paper.title if paper.title is not None else old_title
+    summary = paper.summary if paper.summary is not None else old_summary
+    url = paper.url if paper.url is not None else old_url
+    tags = paper.tags if paper.tags is not None else old_tags
+    if (title, summary, url, tuple(sorted(tags))) == (old_title, old_summary, old_url, tuple(sorted(old_tags))):
+        return None, ""
+    db.execute(
+        "UPDATE papers SET title = ?, summary = ?, url = ?, updated_at = ? WHERE number = ?",
+        [title, summary, url, now, number],
+    )
+    if tuple(sorted(tags)) != tuple(sorted(old_tags)):
+        db.execute("DELETE FROM paper_tags WHERE paper = ?", [number])
+        _set_tags(db, number, tags, tag_ids)
+    _index(db, number, title, summary, tags, new=False)
+    return number, "updated"
+
+
+def _set_tags(db, number: int, tags: Iterable[str], tag_ids: dict[str, int]) -> None:
+    for name in tags:
+        tag_id = tag_ids.get(name)
+        if tag_id is None:
+            row = db.execute("SELECT id FROM tags WHERE name = ?", [name]).fetchone()
+            tag_id = row[0] if row else db.execute("INSERT INTO tags (name) VALUES (?)", [name]).lastrowid
+            tag_ids[name] = tag_id
+        db.execute("INSERT OR IGNORE INTO paper_tags (tag, paper) VALUES (?, ?)", [tag_id, number])
+
+
+def _index(db, number: int, title: str, summary: str, tags: Iterable[str], *, new: bool) -> None:
+    if not new:
+        db.execute("DELETE FROM paper_search WHERE rowid = ?", [number])
+    db.execute(
+        "INSERT INTO paper_search (rowid, title, summary, tags) VALUES (?, ?, ?, ?)",
+        [
+            number,
+            search_terms.index_text(title),
+            search_terms.index_text(summary),
+            search_terms.index_text(" ".join(tags)),
+        ],
+    )

@@ -1,0 +1,160 @@
+"""Reading and writing paper lists: YAML, JSON, JSON Lines and CSV.
+
+    report = papers_file.read(Path("reading-list.csv"))
+    report.papers      # valid rows as catalog.PaperInput
+    report.problems    # ["reading-list.csv line 4: url must start with http:// ..."]
+    papers_file.write(catalog.all_papers(store), "json", sys.stdout)
+
+A bad row never stops the others: it is reported with its line (CSV, JSON
+Lines) or its index (YAML, JSON) and skipped.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import yaml
+
+from bot.catalog import InvalidPaper, Paper, PaperInput, validate
+
+FORMATS = ("json", "csv", "yaml")
+SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"}
+FIELDS = ("id", "number", "title", "summary", "tags", "url")
+
+
+@dataclass
+class ReadReport:
+    papers: list[PaperInput] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class _Bad(str):
+    """A row that could not even be parsed; the text says why."""
+
+
+class UnreadableFile(ValueError):
+    """The file as a whole cannot be read (missing, wrong format, broken syntax)."""
+
+
+def read(path: Path) -> ReadReport:
+    kind = SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise UnreadableFile(f"{path}: unknown file type (use {', '.join(sorted(SUFFIXES))})")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise UnreadableFile(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UnreadableFile(f"{path}: cannot be read ({e.__class__.__name__}: {e})") from None
+
+    report = ReadReport()
+    seen: dict[str, str] = {}
+    for where, row in _rows(path, kind, text):
+        if isinstance(row, _Bad):
+            report.problems.append(f"{path} {where}: {row}")
+            continue
+        if not isinstance(row, dict):
+            report.problems.append(f"{path} {where}: expected an object with id, title, summary, tags, url")
+            continue
+        try:
+            paper = validate(row, new=True)
+        except InvalidPaper as e:
+            report.problems.append(f"{path} {where}: {e}")
+            continue
+        key = paper.id or f"title:{(paper.title or '').casefold()}"
+        if key in seen:
+            report.problems.append(f"{path} {where}: repeats the paper of {seen[key]}; skipped")
+            continue
+        seen[key] = where
+        report.papers.append(paper)
+    return report
+
+
+def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
+    if kind == "jsonl":
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                yield f"line {n}", json.loads(line)
+            except json.JSONDecodeError as e:
+                yield f"line {n}", _Bad(f"not JSON ({e.msg})")
+        return
+    if kind == "csv":
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        names = [(name or "").strip().lower() for name in (reader.fieldnames or [])]
+        if not {"id", "title"} & set(names):
+            raise UnreadableFile(f"{path}: the first line must name the columns (id,title,summary,tags,url)")
+        reader.fieldnames = names
+        for row in reader:
+            where = f"line {reader.line_num}"
+            if None in row:
+                yield where, _Bad("has more fields than the header")
+                continue
+            # An empty cell means "no value given": an update keeps what it had.
+            clean = {k: v for k, v in row.items() if k and v not in (None, "")}
+            if "number" in clean:
+                digits = clean.pop("number").strip().lstrip("#")
+                if digits.isdigit():
+                    clean["number"] = int(digits)
+            yield where, clean
+        return
+    try:
+        data = json.loads(text) if kind == "json" else yaml.safe_load(text)
+    except json.JSONDecodeError as e:
+        raise UnreadableFile(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark else ""
+        raise UnreadableFile(f"{path}: not valid YAML{where}") from None
+    if isinstance(data, dict) and isinstance(data.get("papers"), list):
+        data = data["papers"]
+    if data is None:
+        data = []
+    if not isinstance(data, list):
+        raise UnreadableFile(f"{path}: expected a list of papers")
+    for i, row in enumerate(data):
+        yield f"item {i}", row
+
+
+def as_dict(paper: Paper) -> dict:
+    return {
+        "id": paper.id,
+        "number": paper.number,
+        "title": paper.title,
+        "summary": paper.summary,
+        "tags": list(paper.tags),
+        "url": paper.url,
+    }
+
+
+def write(papers: Iterable[Paper], fmt: str, out: TextIO) -> int:
+    """Write every paper to `out`; returns how many."""
+    n = 0
+    if fmt == "json":
+        out.write("[")
+        for n, paper in enumerate(papers, start=1):
+            out.write("\n  " if n == 1 else ",\n  ")
+            out.write(json.dumps(as_dict(paper), ensure_ascii=False))
+        out.write("\n]\n" if n else "]\n")
+    elif fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=list(FIELDS), lineterminator="\n")
+        writer.writeheader()
+        for n, paper in enumerate(papers, start=1):
+            row = as_dict(paper)
+            row["tags"] = ",".join(paper.tags)
+            writer.writerow(row)
+    elif fmt == "yaml":
+        for n, paper in enumerate(papers, start=1):
+            out.write(yaml.safe_dump([as_dict(paper)], allow_unicode=True, sort_keys=False, width=1000))
+        if n == 0:
+            out.write("[]\n")
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    return n

@@ -1,0 +1,81 @@
+"""Turning catalog text and user queries into FTS5 terms, Chinese included.
+
+    >>> index_text("GPU上稀疏矩阵乘法")
+    'gpu 上稀 稀疏 疏矩 矩阵 阵乘 乘法'
+    >>> match_expression("稀疏矩阵 gpu")
+    '"稀疏" + "疏矩" + "矩阵" AND "gpu"*'
+    >>> match_expression("!!! ()") is None      # nothing searchable: no query at all
+    True
+
+FTS5's unicode61 tokenizer keeps a run of Han characters as one token, so the
+two-character word 并行 inside 数据并行训练 would never match. Both the stored
+text and the query therefore spell Han (and kana, hangul) runs as overlapping
+character bigrams; a query word becomes the phrase of its bigrams, which matches
+exactly where the word occurs. Everything else is split the way unicode61 splits
+it, and every query term is quoted by us, so no user input can reach FTS5 as
+syntax.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Scripts written without spaces between words.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u31f0-\u31ff\uff66-\uff9f"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+
+MAX_QUERY_TERMS = 12
+MAX_TERM_CHARS = 40
+
+
+def _normal(text: str) -> str:
+    # NFKC folds full-width letters and digits (ＧＰＵ, １２) to their ASCII forms.
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def tokens(text: str) -> list[str]:
+    """Words of `text`: runs of letters/digits, and runs of CJK characters."""
+    return _TOKEN.findall(_normal(text))
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def index_text(text: str) -> str:
+    """The form of `text` stored in the search index."""
+    out: list[str] = []
+    for token in tokens(text):
+        if _CJK_RUN.fullmatch(token):
+            out.extend(_bigrams(token))
+        else:
+            out.append(token)
+    return " ".join(out)
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression for a user's query: every word must match.
+
+    English words match as prefixes (`distrib` finds "distributed"); a CJK word
+    of two or more characters matches where those characters stand together; a
+    single CJK character matches words that start with it. Returns None when the
+    query has nothing to search for.
+    """
+    terms: list[str] = []
+    for token in tokens(query)[:MAX_QUERY_TERMS]:
+        token = token[:MAX_TERM_CHARS]
+        if _CJK_RUN.fullmatch(token):
+            grams = _bigrams(token)
+            if len(token) == 1:
+                terms.append(f'"{token}"*')
+            else:
+                terms.append(" + ".join(f'"{g}"' for g in grams))
+        else:
+            terms.append(f'"{token}"*')
+    if not terms:
+        return None
+    return " AND ".join(terms)

@@ -1,0 +1,205 @@
+"""The SQLite file: connections, migrations and first-use seeding.
+
+    store = Store("data/paperbot.db")        # created, migrated and seeded on first use
+    with store.write() as db:                # BEGIN IMMEDIATE ... COMMIT
+        db.execute("UPDATE papers SET title = ? WHERE id = ?", [title, slug])
+    rows = store.db.query("SELECT * FROM papers")
+
+Slack listeners run in a thread pool and scheduler jobs in another, and a
+shared connection once lost a write, so every thread gets its own connection.
+The file is in WAL mode (readers never wait for writers), each connection has a
+busy timeout, and every read-then-write happens in `write()`, whose
+BEGIN IMMEDIATE takes the write lock before the read, so two writers can never
+both decide on the same stale state.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+log = logging.getLogger(__name__)
+
+#: The group's first list, loaded into a new database.
+SEED_FILE = Path(__file__).resolve().parent.parent / "data" / "papers.yaml"
+
+BUSY_TIMEOUT_MS = 15_000
+
+migrations = Migrations("paperbot")
+
+
+@migrations()
+def m001_catalog(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+
+        -- number: the stable number shown beside a paper (#7); never reused.
+        -- id: the short slug (streaming-diloco) that imports match on.
+        CREATE TABLE papers (
+            number INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL,
+            summary TEXT NOT NULL DEFAULT '',
+            url TEXT NOT NULL DEFAULT '',
+            added_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE tags (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+        CREATE TABLE paper_tags (
+            tag INTEGER NOT NULL REFERENCES tags(id),
+            paper INTEGER NOT NULL REFERENCES papers(number) ON DELETE CASCADE,
+            PRIMARY KEY (tag, paper)
+        ) WITHOUT ROWID;
+        CREATE INDEX paper_tags_by_paper ON paper_tags (paper, tag);
+
+        -- Search text, one row per paper (rowid = papers.number), written by
+        -- catalog.py in the same transaction as the paper. Han and kana runs
+        -- are stored as overlapping bigrams, see search_terms.py.
+        CREATE VIRTUAL TABLE paper_search USING fts5(title, summary, tags, prefix='2 3');
+        """
+    )
+
+
+@migrations()
+def m002_schedule(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        -- One row per week that has a presenter or is skipped; the primary key
+        -- is what makes "one presenter a week" true under any race.
+        CREATE TABLE slots (
+            week TEXT NOT NULL PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('presenter', 'skipped')),
+            presenter TEXT,
+            paper INTEGER REFERENCES papers(number),
+            booked_by TEXT NOT NULL,
+            booked_at TEXT NOT NULL,
+            CHECK ((kind = 'presenter') = (presenter IS NOT NULL AND paper IS NOT NULL))
+        );
+        CREATE INDEX slots_by_presenter ON slots (presenter, week);
+        CREATE INDEX slots_by_paper ON slots (paper, week);
+
+        -- Messages that must reach Slack exactly once: the weekly post
+        -- (kind 'post', dest = channel, key = week) and presenter reminders
+        -- (kind 'reminder', dest = user, key = week). See delivery.py.
+        CREATE TABLE deliveries (
+            kind TEXT NOT NULL,
+            dest TEXT NOT NULL,
+            key TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('claimed', 'sending', 'sent', 'abandoned')),
+            paper INTEGER REFERENCES papers(number),
+            owner TEXT,
+            lease_until REAL NOT NULL DEFAULT 0,   -- unix time; the owner's claim lapses after it
+            retry_at REAL NOT NULL DEFAULT 0,      -- unix time; after a refusal, wait before trying again
+            claimed_at REAL NOT NULL,              -- unix time of the first claim: no attempt is older
+            attempts INTEGER NOT NULL DEFAULT 0,
+            channel TEXT,
+            ts TEXT,
+            last_error TEXT,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (kind, dest, key)
+        );
+        CREATE INDEX deliveries_by_paper ON deliveries (kind, paper) WHERE state = 'sent';
+        """
+    )
+
+
+class Store:
+    """One SQLite file, one connection per thread."""
+
+    def __init__(self, path: str | Path, seed: Path | None = SEED_FILE):
+        self.path = Path(path)
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._all_lock = threading.Lock()
+        self._prepare(seed)
+
+    # -- connections -------------------------------------------------------
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """This thread's connection."""
+        db = getattr(self._local, "db", None)
+        if db is None:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            # NORMAL in WAL mode: a commit survives any crash of this process;
+            # only a power cut can cost the last transactions.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            db = sqlite_utils.Database(conn, execute_plugins=False)
+            self._local.db = db
+            with self._all_lock:
+                self._all.append(conn)
+        return db
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite_utils.Database]:
+        """A write transaction that holds the write lock from its first read."""
+        db = self.db
+        db.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            if db.conn.in_transaction:
+                db.conn.execute("ROLLBACK")
+            raise
+        else:
+            db.conn.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite_utils.Database]:
+        """Several reads that see one consistent state."""
+        db = self.db
+        if db.conn.in_transaction:
+            yield db
+            return
+        db.conn.execute("BEGIN")
+        try:
+            yield db
+        finally:
+            if db.conn.in_transaction:
+                db.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._all_lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+    # -- first use -----------------------------------------------------------
+
+    def _prepare(self, seed: Path | None) -> None:
+        db = self.db
+        with db.ensure_autocommit_on():
+            db.execute("PRAGMA journal_mode = WAL")
+        # Two processes starting on a new file must not both migrate it: the
+        # whole run happens under one write lock (migrations nest as savepoints).
+        with self.write():
+            migrations.apply(db)
+            seeded = db.execute("SELECT value FROM meta WHERE key = 'seeded'").fetchone()
+            if seeded is None:
+                count = self._seed(seed)
+                db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
+
+    def _seed(self, seed: Path | None) -> int:
+        if seed is None or not seed.is_file():
+            log.warning("no seed catalog at %s; starting with an empty catalog", seed)
+            return 0
+        from bot import catalog, papers_file
+
+        report = papers_file.read(seed)
+        for problem in report.problems:
+            log.warning("seed %s", problem)
+        catalog.upsert(self, report.papers, in_transaction=True)
+        return len(report.papers)
