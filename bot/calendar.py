@@ -1,0 +1,270 @@
+"""Weeks, meeting times and the weekly post's slots, in the group's time zone.
+
+    >>> tz = ZoneInfo("Asia/Shanghai")
+    >>> week = Week.containing(datetime(2026, 12, 6, 20, 0, tzinfo=ZoneInfo("UTC")), tz)
+    >>> week.key                      # Monday 04:00 in Shanghai: already week 50 there
+    '2026-W50'
+    >>> PostSchedule("0 9 * * mon", tz).slot(week)
+    datetime.datetime(2026, 12, 7, 9, 0, tzinfo=zoneinfo.ZoneInfo(key='Asia/Shanghai'))
+
+A week is an ISO week of the group's zone, never of UTC: a Monday 09:00 post in
+Shanghai happens on Sunday in UTC and still belongs to Monday's week.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from apscheduler.triggers.cron import CronTrigger
+
+DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_DAY_WORDS = {name: i for i, name in enumerate(DAY_NAMES)} | {
+    full: i
+    for i, full in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+}
+
+
+@dataclass(frozen=True, order=True)
+class Week:
+    """An ISO week: `Week(2026, 49)` is Monday 30 Nov to Sunday 6 Dec 2026."""
+
+    year: int
+    number: int
+
+    @classmethod
+    def of(cls, day: date) -> Week:
+        iso = day.isocalendar()
+        return cls(iso.year, iso.week)
+
+    @classmethod
+    def containing(cls, moment: datetime, tz: ZoneInfo) -> Week:
+        return cls.of(moment.astimezone(tz).date())
+
+    @classmethod
+    def from_key(cls, key: str) -> Week:
+        m = re.fullmatch(r"(\d{4})-W(\d{2})", key)
+        if not m:
+            raise ValueError(f"not a week key: {key!r}")
+        week = cls(int(m[1]), int(m[2]))
+        date.fromisocalendar(week.year, week.number, 1)  # raises for W53 of a 52-week year
+        return week
+
+    @property
+    def key(self) -> str:
+        return f"{self.year}-W{self.number:02d}"
+
+    @property
+    def monday(self) -> date:
+        return date.fromisocalendar(self.year, self.number, 1)
+
+    def day(self, weekday: int) -> date:
+        return self.monday + timedelta(days=weekday)
+
+    def start(self, tz: ZoneInfo) -> datetime:
+        """Monday 00:00 in `tz`."""
+        return datetime.combine(self.monday, time(0), tzinfo=tz)
+
+    def end(self, tz: ZoneInfo) -> datetime:
+        """The next Monday 00:00 in `tz`: the first moment after this week."""
+        return self.plus(1).start(tz)
+
+    def plus(self, weeks: int) -> Week:
+        return Week.of(self.monday + timedelta(weeks=weeks))
+
+    def __str__(self) -> str:
+        return self.key
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """When the group meets each week: `Meeting.parse("thu 16:00")`."""
+
+    weekday: int
+    at: time
+
+    @classmethod
+    def parse(cls, text: str) -> Meeting:
+        m = re.fullmatch(r"\s*([A-Za-z]+)\s+(\d{1,2}):(\d{2})\s*", text)
+        if not m or m[1].lower() not in _DAY_WORDS:
+            raise ValueError(f"{text!r} is not a weekday and a time such as 'thu 16:00'")
+        hour, minute = int(m[2]), int(m[3])
+        if hour > 23 or minute > 59:
+            raise ValueError(f"{text!r} has no such time of day (use 24-hour HH:MM)")
+        return cls(_DAY_WORDS[m[1].lower()], time(hour, minute))
+
+    def time_in(self, week: Week, tz: ZoneInfo) -> datetime:
+        """This week's meeting as an aware datetime."""
+        return _local(week.day(self.weekday), self.at, tz)
+
+    def reminder_in(self, week: Week, tz: ZoneInfo, days_before: int) -> datetime:
+        """`days_before` calendar days before the meeting, at its time of day (DST-safe)."""
+        return _local(week.day(self.weekday) - timedelta(days=days_before), self.at, tz)
+
+    def __str__(self) -> str:
+        return f"{DAY_NAMES[self.weekday]} {self.at:%H:%M}"
+
+
+def _local(day: date, at: time, tz: ZoneInfo) -> datetime:
+    # Round-trip through UTC so that a wall time skipped by a DST change lands on
+    # a real instant instead of a datetime that compares oddly.
+    return datetime.combine(day, at, tzinfo=tz).astimezone(ZoneInfo("UTC")).astimezone(tz)
+
+
+class ScheduleError(ValueError):
+    pass
+
+
+class PostSchedule:
+    """The weekly post's crontab, read with crontab's own day numbers.
+
+    APScheduler 3 numbers weekdays from Monday = 0, so handing it `0 9 * * 1`
+    would post on Tuesdays. We translate crontab's Sunday = 0 (or 7) into day
+    names before APScheduler sees the expression.
+    """
+
+    def __init__(self, expr: str, tz: ZoneInfo):
+        self.expr = expr.strip()
+        self.tz = tz
+        fields = self.expr.split()
+        if len(fields) != 5:
+            raise ScheduleError(
+                f"{expr!r} must have 5 fields (minute hour day-of-month month day-of-week), e.g. '0 9 * * mon'"
+            )
+        minute, hour, dom, month, dow = fields
+        if dom != "*" and dow != "*":
+            # crontab ORs the two fields, APScheduler ANDs them: refuse rather than guess.
+            raise ScheduleError(f"{expr!r} restricts both day of month and day of week; use one of them")
+        try:
+            self.trigger = CronTrigger(
+                minute=minute,
+                hour=hour,
+                day=dom,
+                month=month,
+                day_of_week=_crontab_weekdays(dow),
+                timezone=tz,
+            )
+        except ValueError as e:
+            raise ScheduleError(f"{expr!r} is not a valid crontab: {e}") from None
+        if self.trigger.get_next_fire_time(None, datetime.now(tz)) is None or self._never_fires():
+            raise ScheduleError(f"{expr!r} never fires")
+
+    def _never_fires(self) -> bool:
+        now = datetime.now(self.tz)
+        nxt = self.trigger.get_next_fire_time(None, now)
+        return nxt is None or nxt - now > timedelta(days=8 * 366)
+
+    def next_after(self, moment: datetime) -> datetime | None:
+        return self.trigger.get_next_fire_time(None, moment)
+
+    def slot(self, week: Week) -> datetime | None:
+        """The first time the schedule fires in `week`, or None if it does not."""
+        start = week.start(self.tz)
+        fire = self.trigger.get_next_fire_time(None, start)
+        if fire is None or fire >= week.end(self.tz):
+            return None
+        return fire.astimezone(self.tz)
+
+    def default_meeting(self) -> Meeting:
+        """The post's own weekday and time, for groups that set no PAPERBOT_MEETING."""
+        week = Week.containing(datetime.now(self.tz), self.tz)
+        for _ in range(60):
+            slot = self.slot(week)
+            if slot is not None:
+                return Meeting(slot.weekday(), slot.time().replace(second=0, microsecond=0))
+            week = week.plus(1)
+        fire = self.next_after(datetime.now(self.tz))
+        assert fire is not None  # checked in __init__
+        fire = fire.astimezone(self.tz)
+        return Meeting(fire.weekday(), fire.time().replace(second=0, microsecond=0))
+
+
+_CRON_DAYS = {n: i for i, n in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
+
+
+def _crontab_weekdays(field: str) -> str:
+    """`'1-5'` -> `'mon,tue,wed,thu,fri'`: crontab day numbers to APScheduler day names."""
+    if field in ("*", "?"):
+        return "*"
+
+    def number(token: str) -> int:
+        token = token.lower()
+        if token in _CRON_DAYS:
+            return _CRON_DAYS[token]
+        if token.isdigit() and 0 <= int(token) <= 7:
+            return int(token) % 7
+        raise ScheduleError(f"day of week {token!r} is not 0-7 or sun-sat")
+
+    days: set[int] = set()
+    for part in field.split(","):
+        rng, _, step_text = part.partition("/")
+        step = 1
+        if step_text:
+            if not step_text.isdigit() or int(step_text) == 0:
+                raise ScheduleError(f"day of week step {step_text!r} is not a positive number")
+            step = int(step_text)
+        if rng == "*":
+            lo, hi = 0, 6
+        elif "-" in rng:
+            a, b = rng.split("-", 1)
+            lo, hi = number(a), number(b)
+            if b.strip() == "7":
+                hi = 7
+            if hi < lo:
+                raise ScheduleError(f"day of week range {rng!r} runs backwards")
+        else:
+            lo = hi = number(rng)
+        days.update(d % 7 for d in range(lo, hi + 1, step))
+    # crontab Sunday=0 .. Saturday=6  ->  names
+    names = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+    return ",".join(names[d] for d in sorted(days))
+
+
+class BadDate(ValueError):
+    """A <date> argument that names no week we can use; str() says what to type."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """The reading group's calendar: its zone, weekly meeting, post schedule and reminders."""
+
+    tz: ZoneInfo
+    meeting: Meeting
+    schedule: PostSchedule
+    remind_days: int = 2
+
+    def week_of(self, moment: datetime) -> Week:
+        return Week.containing(moment, self.tz)
+
+    def meeting_of(self, week: Week) -> datetime:
+        return self.meeting.time_in(week, self.tz)
+
+    def slot_of(self, week: Week) -> datetime | None:
+        return self.schedule.slot(week)
+
+    def reminder_of(self, week: Week) -> datetime:
+        return self.meeting.reminder_in(week, self.tz, self.remind_days)
+
+    def parse_week(self, arg: str, now: datetime) -> Week:
+        """`2026-12-10` (any day of its week), `2026-W50` or `next` (the week after this one)."""
+        arg = arg.strip().lower()
+        if arg == "next":
+            return self.week_of(now).plus(1)
+        if arg in ("this", "now", "today"):
+            return self.week_of(now)
+        m = re.fullmatch(r"(\d{4})-w(\d{1,2})", arg)
+        if m:
+            try:
+                return Week.from_key(f"{m[1]}-W{int(m[2]):02d}")
+            except ValueError:
+                raise BadDate(f"{m[1]} has no week {int(m[2])}") from None
+        m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", arg)
+        if not m:
+            raise BadDate(f"{arg!r} is not a date: use YYYY-MM-DD (any day of the week) or next")
+        try:
+            day = date(int(m[1]), int(m[2]), int(m[3]))
+        except ValueError:
+            raise BadDate(f"{arg} is not a real date: use YYYY-MM-DD (any day of the week) or next") from None
+        return Week.of(day)
