@@ -1,0 +1,277 @@
+"""Messages that must arrive exactly once: the weekly post, presenter reminders.
+
+    result = delivery.deliver(store, Delivery("post", "C0PAPERS", "2026-W50"), build, transport)
+
+Slack's chat.postMessage has no idempotency key, so "exactly once" is built
+here, from a row per message in `deliveries` and the message's own metadata:
+
+1. Claim the row (INSERT ... ON CONFLICT DO NOTHING, or take over a claim
+   whose owner is dead or whose lease lapsed). Only the claimant goes on; any
+   other process sees the claim and stops.
+2. Before each attempt, mark the row 'sending' (committed). A row found in
+   'sending' means an earlier attempt may have reached Slack, so the channel's
+   history is searched for a message carrying this delivery's metadata first;
+   if it is there, it is recorded and nothing is sent.
+3. Send; on success record 'sent' with the message ts. A definite refusal
+   (not_in_channel, rate limited past our patience, Slack unreachable) puts the
+   row back to 'claimed': nothing was posted, it is tried again later. An
+   uncertain failure (timeout, 5xx, a dropped connection) leaves 'sending', so
+   the next attempt looks before it sends.
+
+The transport (Slack, or a test double of Slack's server) renders and sends;
+this module never sees a Slack payload.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 15 * 60
+RETRY_AFTER_REFUSAL = 10 * 60
+MAX_ATTEMPTS = 5
+BACKOFF = (1, 2, 4, 8, 16)
+MAX_RATE_LIMIT_WAIT = 120
+
+OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Rejected(Exception):
+    """The platform refused the message; it was certainly not delivered."""
+
+
+class RateLimited(Rejected):
+    def __init__(self, retry_after: float):
+        super().__init__(f"rate limited (retry after {retry_after:g} s)")
+        self.retry_after = retry_after
+
+
+class Uncertain(Exception):
+    """The attempt failed in a way that may or may not have delivered the message."""
+
+
+class NothingToSend(Exception):
+    """There is no message to send (e.g. the catalog is empty); str() says why."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    kind: str  # 'post' | 'reminder'
+    dest: str  # channel ID, or user ID for a direct message
+    key: str  # what makes it unique within kind and dest: the week
+
+
+@dataclass(frozen=True)
+class Sent:
+    channel: str
+    ts: str
+
+
+class Transport(Protocol):
+    def send(self, delivery: Delivery, message: Any) -> Sent: ...
+
+    def find(self, delivery: Delivery, since: float) -> Sent | None:
+        """The message of an earlier attempt, sent no earlier than unix time `since`."""
+        ...
+
+
+@dataclass(frozen=True)
+class Result:
+    status: str  # 'sent' | 'found' | 'done' | 'busy' | 'waiting' | 'failed'
+    detail: str = ""
+    sent: Sent | None = None
+    new_error: bool = False  # a failure whose reason differs from the last one recorded
+
+    @property
+    def delivered(self) -> bool:
+        return self.status in ("sent", "found", "done")
+
+
+def _wall() -> float:
+    return time.time()
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _owner_is_dead(owner: str | None) -> bool:
+    """True when `owner` was a process on this host that no longer runs."""
+    if not owner or os.name != "posix":
+        return False
+    try:
+        host, pid_text, _ = owner.split(":", 2)
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if host != socket.gethostname() or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+@dataclass
+class _Claim:
+    state: str
+    claimed_at: float
+    last_error: str | None
+
+
+def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
+    wall = _wall()
+    with store.write() as db:
+        row = db.execute(
+            "SELECT state, owner, lease_until, retry_at, claimed_at, channel, ts, last_error FROM deliveries "
+            "WHERE kind = ? AND dest = ? AND key = ?",
+            [d.kind, d.dest, d.key],
+        ).fetchone()
+        if row is None:
+            db.execute(
+                "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "
+                "VALUES (?, ?, ?, 'claimed', ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [d.kind, d.dest, d.key, OWNER, wall + LEASE_SECONDS, wall, _stamp()],
+            )
+            return _Claim("claimed", wall, None)
+        state, owner, lease_until, retry_at, claimed_at, channel, ts, last_error = row
+        if state == "sent":
+            return Result("done", "already sent", Sent(channel, ts))
+        if state == "abandoned":
+            return Result("done", "given up earlier")
+        if owner != OWNER and lease_until > wall and not _owner_is_dead(owner):
+            return Result("busy", f"another process ({owner}) is sending it")
+        if not force and retry_at > wall:
+            return Result("waiting", f"waiting to retry after: {last_error}")
+        db.execute(
+            "UPDATE deliveries SET owner = ?, lease_until = ?, updated_at = ? WHERE kind = ? AND dest = ? AND key = ?",
+            [OWNER, wall + LEASE_SECONDS, _stamp(), d.kind, d.dest, d.key],
+        )
+        return _Claim(state, claimed_at, last_error)
+
+
+def _update(store: Store, d: Delivery, sets: str, params: list, *, owned: bool = True) -> bool:
+    with store.write() as db:
+        cur = db.execute(
+            f"UPDATE deliveries SET {sets}, updated_at = ? WHERE kind = ? AND dest = ? AND key = ?"
+            + (" AND owner = ?" if owned else ""),
+            [*params, _stamp(), d.kind, d.dest, d.key, *([OWNER] if owned else [])],
+        )
+        return cur.rowcount == 1
+
+
+def _record_sent(store: Store, d: Delivery, sent: Sent) -> None:
+    # Not conditional on still owning the claim: the message is out, and that fact wins.
+    _update(
+        store, d, "state = 'sent', channel = ?, ts = ?, owner = NULL, lease_until = 0, last_error = NULL",
+        [sent.channel, sent.ts], owned=False,
+    )
+
+
+def deliver(
+    store: Store,
+    d: Delivery,
+    build: Callable[[], tuple[Any, int | None]],
+    transport: Transport,
+    *,
+    force: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Result:
+    """Send the message that `build()` makes, once; `build` returns (message, paper number or None).
+
+    `force` ignores the wait after an earlier refusal (an operator asked now).
+    """
+    claim = _claim(store, d, force=force)
+    if isinstance(claim, Result):
+        return claim
+    previous_error = claim.last_error
+    state = claim.state
+    reason = ""
+    for attempt in range(MAX_ATTEMPTS):
+        if state == "sending":
+            try:
+                # Slack's clock, not a simulated one, stamps the message: search from
+                # the real time of the first claim, with a margin for clock skew.
+                found = transport.find(d, since=claim.claimed_at - 600)
+            except (Rejected, Uncertain) as e:
+                reason = f"could not check whether an earlier attempt arrived ({e})"
+                return _give_up(store, d, reason, previous_error, state)
+            if found is not None:
+                _record_sent(store, d, found)
+                log.info("%s %s for %s was already there (%s); recorded", d.kind, d.key, d.dest, found.ts)
+                return Result("found", "an earlier attempt had arrived", found)
+        try:
+            message, paper = build()
+        except NothingToSend as e:
+            return _give_up(store, d, str(e), previous_error, state)
+        if not _update(
+            store, d, "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?",
+            [paper, _wall() + LEASE_SECONDS],
+        ):
+            return Result("busy", "another process took over")
+        state = "sending"
+        try:
+            sent = transport.send(d, message)
+        except RateLimited as e:
+            # 429: certainly not posted. Wait as asked (within reason), then try again.
+            _update(store, d, "state = 'claimed', last_error = ?", [str(e)])
+            state = "claimed"
+            reason = str(e)
+            if e.retry_after > MAX_RATE_LIMIT_WAIT or attempt == MAX_ATTEMPTS - 1:
+                break
+            sleep(max(e.retry_after, 0.5))
+            continue
+        except Rejected as e:
+            _update(store, d, "state = 'claimed', last_error = ?", [str(e)])
+            return _give_up(store, d, str(e), previous_error, "claimed")
+        except Uncertain as e:
+            reason = str(e)
+            log.warning("%s %s for %s: %s; will look before trying again", d.kind, d.key, d.dest, e)
+            _update(store, d, "last_error = ?", [reason])
+            if attempt < MAX_ATTEMPTS - 1:
+                sleep(BACKOFF[attempt])
+            continue
+        _record_sent(store, d, sent)
+        return Result("sent", "", sent)
+    return _give_up(store, d, reason or "gave up", previous_error, state)
+
+
+def _give_up(store: Store, d: Delivery, reason: str, previous_error: str | None, state: str) -> Result:
+    _update(
+        store, d, "owner = NULL, lease_until = 0, retry_at = ?, last_error = ?",
+        [_wall() + RETRY_AFTER_REFUSAL, reason],
+    )
+    log.warning("%s %s for %s not delivered: %s", d.kind, d.key, d.dest, reason)
+    return Result("failed", reason, new_error=reason != previous_error)
+
+
+def abandon(store: Store, d: Delivery, reason: str) -> None:
+    """Stop trying a delivery that can no longer matter (its week is over)."""
+    with store.write() as db:
+        db.execute(
+            "UPDATE deliveries SET state = 'abandoned', last_error = ?, owner = NULL, updated_at = ? "
+            "WHERE kind = ? AND dest = ? AND key = ? AND state IN ('claimed', 'sending')",
+            [reason, _stamp(), d.kind, d.dest, d.key],
+        )
+
+
+def sent_ts(store: Store, kind: str, dest: str, key: str) -> Sent | None:
+    row = store.db.execute(
+        "SELECT channel, ts FROM deliveries WHERE kind = ? AND dest = ? AND key = ? AND state = 'sent'",
+        [kind, dest, key],
+    ).fetchone()
+    return Sent(row[0], row[1]) if row else None

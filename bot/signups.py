@@ -1,0 +1,416 @@
+"""Who presents which paper in which week: sign-ups, withdrawals, assignments, skips.
+
+    change = signups.signup(store, group, now, Member("U1"), "streaming-diloco")
+    change.line.week, change.line.presenter      # the first open week, U1
+
+A week has at most one slot: a presenter with their paper, or a skip (no
+meeting). The table's primary key makes that true under any race; every change
+runs in one BEGIN IMMEDIATE transaction, so whoever comes second reads the
+winner's row and gets a `Refusal` that says who has the week and which weeks
+are still open. A `Refusal` always means nothing changed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot import catalog
+from bot.calendar import BadDate, Group, Week
+from bot.catalog import Paper
+from bot.replies import Code, Mention, PaperRef, SlotLine, Text, When, text
+from bot.store import Store
+
+SCHEDULE_PRESENTERS = 26
+SCHEDULE_OPEN = 4
+HORIZON_WEEKS = 520  # ten years: how far ahead "the first open week" may look
+
+
+class Refusal(Exception):
+    """The request was wrong or impossible and changed nothing; `.text` says what to do instead."""
+
+    def __init__(self, *segments):
+        self.text: Text = text(*segments)
+        super().__init__("".join(s if isinstance(s, str) else "…" for s in self.text))
+
+
+class AdminOnly(Refusal):
+    pass
+
+
+@dataclass(frozen=True)
+class Member:
+    """A person using the bot: their platform user ID, and how to tell whether they are an admin."""
+
+    id: str
+    is_admin: Callable[[], bool] = lambda: False
+
+
+@dataclass(frozen=True)
+class Slot:
+    week: Week
+    kind: str  # 'presenter' | 'skipped'
+    presenter: str | None
+    paper: int | None
+    booked_by: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change to the schedule, to confirm to its author and announce to the group."""
+
+    action: str  # signup | withdraw | assign | unassign | skip
+    line: SlotLine  # the week as it is now
+    by: str
+    before: SlotLine | None = None  # the week as it was, for withdraw/unassign
+
+
+# -- reading -----------------------------------------------------------------
+
+
+def _slot(db, week: Week) -> Slot | None:
+    row = db.execute(
+        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE week = ?", [week.key]
+    ).fetchone()
+    return _as_slot(row) if row else None
+
+
+def _as_slot(row) -> Slot:
+    return Slot(Week.from_key(row[0]), row[1], row[2], row[3], row[4])
+
+
+def slot(store: Store, week: Week) -> Slot | None:
+    return _slot(store.db, week)
+
+
+def _slots(db, sql: str, params: Iterable) -> list[Slot]:
+    return [_as_slot(r) for r in db.execute(sql, list(params))]
+
+
+def _papers_for(store: Store, slots: Iterable[Slot]) -> dict[int, Paper]:
+    numbers = sorted({s.paper for s in slots if s.paper is not None})
+    return {n: p for n in numbers if (p := catalog.by_number(store, n)) is not None}
+
+
+def line_for(store: Store, group: Group, week: Week, slot: Slot | None = None, papers: dict | None = None) -> SlotLine:
+    if slot is None:
+        slot = _slot(store.db, week)
+    meeting = group.meeting_of(week)
+    if slot is None:
+        return SlotLine(week, meeting, "open")
+    if slot.kind == "skipped":
+        return SlotLine(week, meeting, "skipped")
+    paper = (papers or {}).get(slot.paper) if papers else catalog.by_number(store, slot.paper)
+    return SlotLine(week, meeting, "presenter", paper, slot.presenter)
+
+
+def _lines(store: Store, group: Group, slots: list[Slot]) -> list[SlotLine]:
+    papers = _papers_for(store, slots)
+    return [line_for(store, group, s.week, s, papers) for s in slots]
+
+
+def first_week_ahead(group: Group, now: datetime) -> Week:
+    """This week if its meeting is still ahead, else next week."""
+    week = group.week_of(now)
+    return week if group.meeting_of(week) > now else week.plus(1)
+
+
+def open_weeks(store: Store, group: Group, now: datetime, n: int, start: Week | None = None) -> list[Week]:
+    """The next `n` weeks with no presenter and no skip whose meeting is still ahead."""
+    week = max(start or first_week_ahead(group, now), first_week_ahead(group, now))
+    booked = {
+        r[0]
+        for r in store.db.execute(
+            "SELECT week FROM slots WHERE week >= ? ORDER BY week LIMIT ?", [week.key, HORIZON_WEEKS]
+        )
+    }
+    found: list[Week] = []
+    for _ in range(HORIZON_WEEKS):
+        if week.key not in booked and group.meeting_of(week) > now:
+            found.append(week)
+            if len(found) == n:
+                break
+        week = week.plus(1)
+    return found
+
+
+def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
+    """The coming weeks: the next presenters, the next open weeks, and skips among them."""
+    start = first_week_ahead(group, now)
+    presenters = _slots(
+        store.db,
+        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE week >= ? AND kind = 'presenter' "
+        "ORDER BY week LIMIT ?",
+        [start.key, SCHEDULE_PRESENTERS],
+    )
+    free = open_weeks(store, group, now, SCHEDULE_OPEN, start)
+    last = max([s.week for s in presenters] + free, default=start)
+    skips = _slots(
+        store.db,
+        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE week >= ? AND week <= ? AND kind = 'skipped'",
+        [start.key, last.key],
+    )
+    lines = _lines(store, group, presenters + skips) + [SlotLine(w, group.meeting_of(w), "open") for w in free]
+    return sorted(lines, key=lambda line: line.week)
+
+
+def mine(store: Store, group: Group, now: datetime, member: str) -> tuple[list[SlotLine], list[SlotLine]]:
+    """A member's upcoming and past slots (past: most recent first)."""
+    slots = _slots(
+        store.db,
+        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE presenter = ? ORDER BY week",
+        [member],
+    )
+    lines = _lines(store, group, slots)
+    upcoming = [line for line in lines if line.meeting > now]
+    past = [line for line in reversed(lines) if line.meeting <= now]
+    return upcoming, past
+
+
+def history(store: Store, group: Group, paper: Paper) -> list[SlotLine]:
+    """Every week that paper was or will be presented."""
+    slots = _slots(
+        store.db,
+        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week",
+        [paper.number],
+    )
+    return [line_for(store, group, s.week, s, {paper.number: paper}) for s in slots]
+
+
+# -- deciding ----------------------------------------------------------------
+
+
+def find_paper(store: Store, ref: str) -> Paper:
+    paper = catalog.find(store, ref)
+    if paper is not None:
+        return paper
+    similar = catalog.similar_ids(store, ref)
+    hint: tuple = (" Did you mean ", Code(similar[0]), "?") if similar else (" Find it with ", Code("/paper search <words>"), ".")
+    raise Refusal("There is no paper ", Code(ref[:60]), ".", *hint)
+
+
+def _week(group: Group, arg: str, now: datetime) -> Week:
+    try:
+        return group.parse_week(arg, now)
+    except BadDate as e:
+        raise Refusal(str(e)) from None
+
+
+def _open_hint(store: Store, group: Group, now: datetime) -> tuple:
+    free = open_weeks(store, group, now, 3)
+    if not free:
+        return (" No week is open yet.",)
+    parts: list = [" Open weeks: "]
+    for i, week in enumerate(free):
+        parts += [", " if i else "", Code(week.monday.isoformat())]
+    return (*parts, ".")
+
+
+def _check_bookable(store: Store, group: Group, now: datetime, week: Week, *, admin_hint: bool = False) -> None:
+    meeting = group.meeting_of(week)
+    if meeting <= now:
+        raise Refusal("The meeting of that week (", When(meeting), ") is over.", *_open_hint(store, group, now))
+    existing = _slot(store.db, week)
+    if existing is None:
+        return
+    if existing.kind == "skipped":
+        raise Refusal(
+            "There is no meeting in the week of ",
+            When(meeting, with_time=False),
+            ": it is skipped.",
+            *(( " Clear the skip with ", Code(f"/paper unassign {week.monday}"), " first.") if admin_hint else ()),
+            *_open_hint(store, group, now),
+        )
+    paper = catalog.by_number(store, existing.paper)
+    raise Refusal(
+        "The week of ",
+        When(meeting, with_time=False),
+        " is taken: ",
+        Mention(existing.presenter),
+        " presents ",
+        *((PaperRef(paper),) if paper else ("a paper",)),
+        ".",
+        *((" Clear it with ", Code(f"/paper unassign {week.monday}"), " first.") if admin_hint else ()),
+        *_open_hint(store, group, now),
+    )
+
+
+def _check_not_presented(store: Store, group: Group, paper: Paper, member: str) -> None:
+    row = store.db.execute(
+        "SELECT week, presenter FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week DESC LIMIT 1",
+        [paper.number],
+    ).fetchone()
+    if row is None:
+        return
+    week, presenter = Week.from_key(row[0]), row[1]
+    who: tuple = ("you",) if presenter == member else (Mention(presenter),)
+    raise Refusal(
+        PaperRef(paper),
+        " is already presented by ",
+        *who,
+        " (",
+        When(group.meeting_of(week), with_time=False),
+        "). Pick another paper, or ask an admin to repeat it.",
+    )
+
+
+def _require_admin(member: Member, what: str) -> None:
+    if not member.is_admin():
+        raise AdminOnly(f"Only admins can {what}. Ask one of the group's admins.")
+
+
+def _book(store: Store, group: Group, now: datetime, week: Week, presenter: str, paper: Paper, by: str) -> SlotLine:
+    try:
+        store.db.execute(
+            "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) VALUES (?, 'presenter', ?, ?, ?, ?)",
+            [week.key, presenter, paper.number, by, datetime.now(UTC).isoformat(timespec="seconds")],
+        )
+    except sqlite3.IntegrityError:
+        # Cannot happen under BEGIN IMMEDIATE, but if it did, the row that won says why.
+        _check_bookable(store, group, now, week)
+        raise
+    return SlotLine(week, group.meeting_of(week), "presenter", paper, presenter)
+
+
+def signup(store: Store, group: Group, now: datetime, member: Member, paper_ref: str, week_arg: str | None = None) -> Change:
+    """Sign `member` up to present a paper, in the week of `week_arg` or the first open one."""
+    with store.write():
+        paper = find_paper(store, paper_ref)
+        if week_arg:
+            week = _week(group, week_arg, now)
+            _check_bookable(store, group, now, week)
+        else:
+            free = open_weeks(store, group, now, 1)
+            if not free:
+                raise Refusal("No week is open in the coming ten years.")
+            week = free[0]
+        _check_not_presented(store, group, paper, member.id)
+        line = _book(store, group, now, week, member.id, paper, member.id)
+    return Change("signup", line, member.id)
+
+
+def _own_upcoming(store: Store, group: Group, now: datetime, member: Member, ref: str) -> Slot:
+    try:
+        week = group.parse_week(ref, now)
+    except BadDate:
+        week = None
+    if week is not None:
+        found = _slot(store.db, week)
+        meeting = group.meeting_of(week)
+        if found is None or found.kind != "presenter":
+            raise Refusal("Nobody presents in the week of ", When(meeting, with_time=False), ". Your slots: ", Code("/paper mine"))
+        if found.presenter != member.id:
+            raise Refusal(
+                "The week of ", When(meeting, with_time=False), " is ", Mention(found.presenter),
+                "'s slot, not yours: only they can withdraw (or an admin can unassign it).",
+            )
+        if meeting <= now:
+            raise Refusal("That meeting (", When(meeting), ") is over.")
+        return found
+    paper = find_paper(store, ref)
+    rows = _slots(
+        store.db,
+        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE paper = ? AND presenter = ? ORDER BY week",
+        [paper.number, member.id],
+    )
+    ahead = [s for s in rows if group.meeting_of(s.week) > now]
+    if not ahead:
+        raise Refusal("You have no coming slot for ", PaperRef(paper), ". Your slots: ", Code("/paper mine"))
+    return ahead[0]
+
+
+def withdraw(store: Store, group: Group, now: datetime, member: Member, ref: str) -> Change:
+    """Give up one of `member`'s own coming slots, named by its paper or its date."""
+    with store.write():
+        found = _own_upcoming(store, group, now, member, ref)
+        before = line_for(store, group, found.week, found)
+        store.db.execute("DELETE FROM slots WHERE week = ? AND presenter = ?", [found.week.key, member.id])
+    return Change("withdraw", SlotLine(found.week, before.meeting, "open"), member.id, before)
+
+
+def assign(
+    store: Store, group: Group, now: datetime, admin: Member, user: str, paper_ref: str, week_arg: str | None = None
+) -> Change:
+    """Admin: put `user` in a week (default: the first open one) with a paper; papers may repeat."""
+    _require_admin(admin, "assign weeks")
+    with store.write():
+        paper = find_paper(store, paper_ref)
+        if week_arg:
+            week = _week(group, week_arg, now)
+            _check_bookable(store, group, now, week, admin_hint=True)
+        else:
+            free = open_weeks(store, group, now, 1)
+            if not free:
+                raise Refusal("No week is open in the coming ten years.")
+            week = free[0]
+        line = _book(store, group, now, week, user, paper, admin.id)
+    return Change("assign", line, admin.id)
+
+
+def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg: str) -> Change:
+    """Admin: clear a week's presenter or skip."""
+    _require_admin(admin, "clear weeks")
+    with store.write():
+        week = _week(group, week_arg, now)
+        meeting = group.meeting_of(week)
+        found = _slot(store.db, week)
+        if found is None:
+            raise Refusal("The week of ", When(meeting, with_time=False), " has nobody to clear: it is open.")
+        if meeting <= now:
+            raise Refusal("The meeting of that week (", When(meeting), ") is over; its record stays.")
+        before = line_for(store, group, week, found)
+        store.db.execute("DELETE FROM slots WHERE week = ?", [week.key])
+    return Change("unassign", SlotLine(week, meeting, "open"), admin.id, before)
+
+
+def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str) -> Change:
+    """Admin: no meeting that week: no post, no presenter."""
+    _require_admin(admin, "skip weeks")
+    with store.write():
+        week = _week(group, week_arg, now)
+        meeting = group.meeting_of(week)
+        if meeting <= now:
+            raise Refusal("The meeting of that week (", When(meeting), ") is over.")
+        found = _slot(store.db, week)
+        if found is not None and found.kind == "skipped":
+            raise Refusal("The week of ", When(meeting, with_time=False), " is already skipped.")
+        if found is not None:
+            raise Refusal(
+                "The week of ", When(meeting, with_time=False), " has a presenter (", Mention(found.presenter),
+                "). Clear it with ", Code(f"/paper unassign {week.monday}"), " first.",
+            )
+        store.db.execute(
+            "INSERT INTO slots (week, kind, booked_by, booked_at) VALUES (?, 'skipped', ?, ?)",
+            [week.key, admin.id, datetime.now(UTC).isoformat(timespec="seconds")],
+        )
+    return Change("skip", SlotLine(week, meeting, "skipped"), admin.id)
+
+
+def scheduled_numbers(store: Store, numbers: list[int]) -> set[int]:
+    """Which of these papers already have a presenter (past or coming): they get no sign-up button."""
+    if not numbers:
+        return set()
+    marks = ",".join("?" * len(numbers))
+    return {
+        r[0]
+        for r in store.db.execute(
+            f"SELECT DISTINCT paper FROM slots WHERE kind = 'presenter' AND paper IN ({marks})", numbers
+        )
+    }
+
+
+def waiting_papers(store: Store, n: int, focus_tag: str | None = None) -> list[Paper]:
+    """Papers nobody has presented or signed up for, lowest number first."""
+    focus = ""
+    args: list = []
+    if focus_tag:
+        focus = "AND p.number IN (SELECT paper FROM paper_tags WHERE tag = (SELECT id FROM tags WHERE name = ?))"
+        args.append(focus_tag)
+    rows = store.db.execute(
+        "SELECT p.number FROM papers p WHERE p.number NOT IN (SELECT paper FROM slots WHERE kind = 'presenter') "
+        f"{focus} ORDER BY p.number LIMIT ?",
+        [*args, n],
+    ).fetchall()
+    return [p for (number,) in rows if (p := catalog.by_number(store, number)) is not None]

@@ -1,0 +1,141 @@
+"""The paper of the week: which paper, and posting it once per week.
+
+    outcome = weekly.post_due(store, group, transport, "C0PAPERS", now)       # the scheduler's tick
+    outcome = weekly.post_week(store, group, transport, "C0PAPERS", at, force=True)  # `paperbot post-week`
+
+The paper is the presenter's choice when the week has one. Otherwise it is the
+next paper in the rotation: the one featured (posted or presented) the fewest
+times, lowest number first, skipping papers that someone will present later,
+and within the focus tag when one is set. So no paper repeats until every
+paper has had its week, and then a new round starts in the same order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot import catalog, delivery, signups
+from bot.calendar import Group, Week
+from bot.catalog import Paper
+from bot.delivery import Delivery, NothingToSend, Result, Transport
+from bot.replies import WeeklyPost
+from bot.store import Store
+
+
+@dataclass(frozen=True)
+class Outcome:
+    week: Week
+    status: str  # 'sent' | 'found' | 'done' | 'skipped' | 'no-slot' | 'not-yet' | 'busy' | 'waiting' | 'failed'
+    detail: str = ""
+    post: WeeklyPost | None = None
+    result: Result | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The week has its post, or needs none."""
+        return self.status in ("sent", "found", "done", "skipped", "no-slot", "not-yet")
+
+
+def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: str | None) -> Paper | None:
+    db = store.db
+    focus_join, focus_args = "", []
+    if focus_tag:
+        focus_join = "JOIN paper_tags ft ON ft.paper = p.number AND ft.tag = (SELECT id FROM tags WHERE name = ?)"
+        focus_args = [focus_tag]
+    featured = """
+        SELECT key AS week, paper FROM deliveries WHERE kind = 'post' AND dest = ? AND state = 'sent' AND paper IS NOT NULL
+        UNION
+        SELECT week, paper FROM slots WHERE kind = 'presenter' AND week != ?
+    """
+    args = [channel or "", week.key]
+    # Fast path: a paper never featured at all, lowest number first (an index walk, not a count).
+    row = db.execute(
+        f"SELECT p.number FROM papers p {focus_join} "
+        f"WHERE p.number NOT IN (SELECT paper FROM ({featured})) ORDER BY p.number LIMIT 1",
+        [*focus_args, *args],
+    ).fetchone()
+    if row is None:
+        row = db.execute(
+            f"WITH f AS ({featured}) "
+            f"SELECT p.number, (SELECT count(*) FROM f WHERE f.paper = p.number) AS n FROM papers p {focus_join} "
+            "ORDER BY n, p.number LIMIT 1",
+            [*args, *focus_args],
+        ).fetchone()
+    return catalog.by_number(store, row[0]) if row else None
+
+
+def plan(store: Store, group: Group, week: Week, focus_tag: str | None, channel: str | None) -> WeeklyPost | None:
+    """The post as it stands for `week`: presenter's paper, the paper already posted, or the next in rotation."""
+    slot = signups.slot(store, week)
+    meeting = group.meeting_of(week)
+    if slot is not None and slot.kind == "presenter":
+        paper = catalog.by_number(store, slot.paper)
+        if paper is not None:
+            return WeeklyPost(week, paper, meeting, slot.presenter)
+    posted = None
+    if channel:
+        row = store.db.execute(
+            "SELECT paper FROM deliveries WHERE kind = 'post' AND dest = ? AND key = ? AND paper IS NOT NULL",
+            [channel, week.key],
+        ).fetchone()
+        posted = catalog.by_number(store, row[0]) if row else None
+    paper = posted or next_in_rotation(store, week, focus_tag, channel)
+    if paper is None:
+        return None
+    return WeeklyPost(week, paper, meeting, None, skipped=slot is not None and slot.kind == "skipped")
+
+
+def post_week(
+    store: Store,
+    group: Group,
+    transport: Transport,
+    channel: str,
+    at: datetime,
+    *,
+    focus_tag: str | None = None,
+    force: bool = False,
+    sleep=None,
+) -> Outcome:
+    """Post the paper of the week that contains `at`, unless it already has its post.
+
+    Without `force` (the scheduler), nothing happens before the week's slot.
+    """
+    week = group.week_of(at)
+    slot = group.slot_of(week)
+    if slot is None:
+        return Outcome(week, "no-slot", f"the schedule ({group.schedule.expr}) has no slot in {week.key}")
+    if not force and at < slot:
+        return Outcome(week, "not-yet", f"the post is due at {slot.isoformat()}")
+    existing = signups.slot(store, week)
+    if existing is not None and existing.kind == "skipped":
+        return Outcome(week, "skipped", f"{week.key} is skipped: no meeting, no post")
+
+    built: list[WeeklyPost] = []
+
+    def build():
+        post = plan(store, group, week, focus_tag, channel)
+        if post is None:
+            where = f" tagged {focus_tag}" if focus_tag else ""
+            raise NothingToSend(f"the catalog has no papers{where} to post")
+        built.append(post)
+        return post, post.paper.number
+
+    d = Delivery("post", channel, week.key)
+    kwargs = {"sleep": sleep} if sleep else {}
+    result = delivery.deliver(store, d, build, transport, force=force, **kwargs)
+    post = built[-1] if built else plan(store, group, week, focus_tag, channel)
+    return Outcome(week, result.status, result.detail, post, result)
+
+
+def post_due(store: Store, group: Group, transport: Transport, channel: str, now: datetime, *, focus_tag=None) -> Outcome:
+    """The scheduler's check: post this week's paper if its slot has come (a missed slot too).
+
+    Only the week that contains `now` is ever considered, so a slot missed
+    while the bot was down is posted when it is back, unless that week is over.
+    """
+    return post_week(store, group, transport, channel, now, focus_tag=focus_tag)
+
+
+def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:
+    return delivery.sent_ts(store, "post", channel, week.key)
