@@ -1,0 +1,259 @@
+"""`paperbot VERB` / `python -m bot VERB`: each verb parses its arguments and makes one call.
+
+    paperbot console                      # the /paper commands in a terminal
+    paperbot run                          # serve Slack (Socket Mode or HTTP) with the scheduler
+    paperbot post-week --at 2026-12-07T09:00 --dry-run
+    paperbot remind
+    paperbot import reading-list.csv more.yaml
+    paperbot export --format csv > catalog.csv
+
+Expected failures (a bad setting, an unreadable file, Slack refusing) end with
+one line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from bot.settings import Settings, SettingError
+
+EXIT_FAILED, EXIT_USAGE = 1, 2
+
+
+class Failure(Exception):
+    """A verb could not do its job; str() is the one line to show."""
+
+
+def _parse_at(text: str | None, settings: Settings) -> datetime:
+    if not text:
+        return settings.now()
+    try:
+        at = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise Failure(f"--at: {text!r} is not an ISO 8601 time such as 2026-12-07T09:00 or 2026-12-07T09:00+08:00") from None
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=settings.timezone)  # a bare time is the group's wall time
+    return at.astimezone(settings.timezone)
+
+
+def _store(settings: Settings):
+    from bot.store import Store
+
+    try:
+        return Store(settings.db_path)
+    except OSError as e:
+        raise Failure(f"PAPERBOT_DB: cannot open {settings.db_path} ({e.strerror or e})") from None
+    except Exception as e:
+        if e.__class__.__name__ in ("OperationalError", "DatabaseError"):
+            raise Failure(f"PAPERBOT_DB: {settings.db_path} is not a usable SQLite file ({e})") from None
+        raise
+
+
+def _check_focus(settings: Settings, store) -> None:
+    from bot import catalog
+
+    if settings.focus_tag and settings.focus_tag not in catalog.tag_names(store):
+        close = catalog.closest_tags(store, settings.focus_tag)
+        hint = f" (closest: {', '.join(close)})" if close else ""
+        raise SettingError("PAPERBOT_FOCUS_TAG", f"no paper has the tag {settings.focus_tag!r}{hint}")
+
+
+# -- verbs ---------------------------------------------------------------------
+
+
+def cmd_console(args, settings: Settings) -> int:
+    from bot import console
+    from bot.commands import Context
+    from bot.signups import Member
+
+    store = _store(settings)
+    user = args.user or "console"
+    # The operator at the terminal owns the database: admin, unless they pose as a Slack user.
+    admin = args.user is None or args.user in settings.admins
+    member = Member(user, lambda: admin)
+    return console.serve(
+        lambda: Context(store, settings.group, member, settings.now(), settings.focus_tag, settings.channel)
+    )
+
+
+def cmd_run(args, settings: Settings) -> int:
+    from bot.slack import serve
+
+    logging.getLogger().setLevel(logging.INFO)
+    try:
+        return serve.run(settings)
+    except serve.StartError as e:
+        raise Failure(str(e)) from None
+
+
+def _transport(settings: Settings):
+    from bot.slack.client import SlackTransport, make_client
+
+    return SlackTransport(make_client(settings, retries=False))
+
+
+def cmd_post_week(args, settings: Settings) -> int:
+    from bot import console, signups, weekly
+
+    if not args.dry_run:
+        settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
+    store = _store(settings)
+    _check_focus(settings, store)
+    at = _parse_at(args.at, settings)
+    group = settings.group
+    week = group.week_of(at)
+    if args.dry_run:
+        if group.slot_of(week) is None:
+            print(f"{week.key} needs no post: the schedule ({settings.schedule.expr}) has no slot that week.")
+            return 0
+        slot = signups.slot(store, week)
+        if slot is not None and slot.kind == "skipped":
+            print(f"{week.key} is skipped: no meeting, no post.")
+            return 0
+        if settings.channel and weekly.posted(store, settings.channel, week):
+            print(f"{week.key} already has its post in {settings.channel}; nothing would be posted.")
+            return 0
+        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel)
+        if post is None:
+            raise Failure("cannot post: the catalog has no papers" + (f" tagged {settings.focus_tag}" if settings.focus_tag else ""))
+        print(console.render(post))
+        print(f"(dry run: nothing was posted{' to ' + settings.channel if settings.channel else ''})")
+        return 0
+
+    transport = _transport(settings)
+    deadline = time.monotonic() + 60
+    while True:
+        outcome = weekly.post_week(store, group, transport, settings.channel, at, focus_tag=settings.focus_tag, force=True)
+        if outcome.status != "busy" or time.monotonic() > deadline:
+            break
+        time.sleep(1)  # another process is posting this week right now: wait for its result
+    title = f"#{outcome.post.paper.number} {outcome.post.paper.title}" if outcome.post else ""
+    messages = {
+        "sent": f"Posted the paper of the week {week.key} ({title}) to {settings.channel}.",
+        "found": f"{week.key} already had its post in {settings.channel} (an earlier attempt arrived); recorded it.",
+        "done": f"{week.key} already has its post in {settings.channel}.",
+        "skipped": f"{week.key} is skipped: no meeting, no post.",
+        "no-slot": f"{week.key} needs no post: {outcome.detail}.",
+    }
+    if outcome.status in messages:
+        print(messages[outcome.status])
+        return 0
+    if outcome.status == "busy":
+        raise Failure(f"cannot post {week.key}: another process is still posting it ({outcome.detail})")
+    raise Failure(f"cannot post {week.key} to {settings.channel}: {outcome.detail}")
+
+
+def cmd_remind(args, settings: Settings) -> int:
+    from bot import reminders
+
+    settings.require("SLACK_BOT_TOKEN")
+    store = _store(settings)
+    at = _parse_at(args.at, settings)
+    sendings = reminders.send_due(store, settings.group, _transport(settings), at)
+    failed = 0
+    for s in sendings:
+        r = s.reminder
+        if s.result.delivered:
+            print(f"Reminded {r.presenter} about #{r.paper.number} {r.paper.title} ({r.week.key}).")
+        else:
+            failed += 1
+            print(f"Could not remind {r.presenter} about {r.week.key}: {s.result.detail}", file=sys.stderr)
+    if not sendings:
+        print("No reminders are due.")
+    return EXIT_FAILED if failed else 0
+
+
+def cmd_import(args, settings: Settings) -> int:
+    from bot import catalog, papers_file
+
+    store = _store(settings)
+    unreadable = 0
+    for name in args.files:
+        path = Path(name)
+        try:
+            report = papers_file.read(path)
+        except papers_file.UnreadableFile as e:
+            print(f"paperbot: {e}", file=sys.stderr)
+            unreadable += 1
+            continue
+        counts = catalog.upsert(store, report.papers)
+        for problem in report.problems:
+            print(f"skipped: {problem}", file=sys.stderr)
+        print(
+            f"{path}: {counts.added} added, {counts.updated} updated, {counts.unchanged} unchanged, "
+            f"{len(report.problems)} skipped"
+        )
+    return EXIT_FAILED if unreadable else 0
+
+
+def cmd_export(args, settings: Settings) -> int:
+    from bot import catalog, papers_file
+
+    store = _store(settings)
+    papers_file.write(catalog.all_papers(store), args.format, sys.stdout)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="paperbot", description="A Slack bot for research reading groups.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log more, and show tracebacks")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    run = verbs.add_parser("run", help="connect to Slack and serve (Socket Mode or HTTP) with the scheduler")
+    run.set_defaults(fn=cmd_run)
+
+    con = verbs.add_parser("console", help="the /paper commands in a terminal, one a line from stdin")
+    con.add_argument("--user", metavar="USER_ID", help="act as this Slack user (default: the operator, an admin)")
+    con.set_defaults(fn=cmd_console)
+
+    post = verbs.add_parser("post-week", help="post the paper of the week, unless the week has its post")
+    post.add_argument("--at", metavar="ISO8601", help="a moment in the week to post for (default: now)")
+    post.add_argument("--dry-run", action="store_true", help="print the post instead of posting it")
+    post.set_defaults(fn=cmd_post_week)
+
+    remind = verbs.add_parser("remind", help="send the presenter reminders that are due")
+    remind.add_argument("--at", metavar="ISO8601", help="the moment to check (default: now)")
+    remind.set_defaults(fn=cmd_remind)
+
+    imp = verbs.add_parser("import", help="add or update papers from .yaml/.yml, .json, .jsonl or .csv files")
+    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.set_defaults(fn=cmd_import)
+
+    exp = verbs.add_parser("export", help="write the whole catalog to stdout")
+    exp.add_argument("--format", choices=["json", "csv", "yaml"], default="json")
+    exp.set_defaults(fn=cmd_export)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        settings = Settings.load(os.environ)
+        return args.fn(args, settings)
+    except (SettingError, Failure) as e:
+        print(f"paperbot: {e}", file=sys.stderr)
+        return EXIT_USAGE if isinstance(e, SettingError) else EXIT_FAILED
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:
+        if args.verbose:
+            raise
+        logging.getLogger("bot").debug("unexpected failure", exc_info=True)
+        print(f"paperbot: {args.verb} failed: {e.__class__.__name__}: {e} (run with -v for details)", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

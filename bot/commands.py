@@ -1,0 +1,326 @@
+"""The /paper commands: text in, a reply out, the same in Slack and in the console.
+
+    answer = commands.run(ctx, "tag Parallelism_DP")
+    answer.reply          # a bot.replies value, for a renderer
+    answer.change         # a schedule change to announce to the group, or None
+
+`COMMANDS` is the one list of commands: help, README, the manifest's usage hint
+and their tests all read it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot import catalog, signups, weekly
+from bot.calendar import Group
+from bot.catalog import PAGE_SIZE
+from bot.replies import (
+    AddForm,
+    Bold,
+    Button,
+    Code,
+    Help,
+    HelpLine,
+    Mention,
+    Mine,
+    Notice,
+    PaperCard,
+    PaperEntry,
+    PaperList,
+    PaperRef,
+    Reply,
+    Schedule,
+    TagCounts,
+    Text,
+    WeekCard,
+    When,
+    text,
+)
+from bot.signups import Change, Member, Refusal
+from bot.store import Store
+
+
+@dataclass
+class Context:
+    """Everything a command may use: the catalog, the group's calendar, who asks, and when."""
+
+    store: Store
+    group: Group
+    member: Member
+    now: datetime
+    focus_tag: str | None = None
+    channel: str | None = None
+
+
+@dataclass
+class Answer:
+    reply: Reply
+    change: Change | None = None
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    args: str
+    summary: str
+    example: str
+    run: Callable[[Context, str], Answer]
+    admin: bool = False
+
+    @property
+    def usage(self) -> str:
+        return f"{self.name} {self.args}".strip()
+
+
+_PAGE = re.compile(r"\s+--page\s+(\d{1,6})\s*$")
+_USER = re.compile(r"^@?([UW][A-Z0-9]{2,})$")
+
+
+def _paged(args: str) -> tuple[str, int]:
+    m = _PAGE.search(" " + args)
+    if not m:
+        return args, 1
+    return (" " + args)[: m.start()].strip(), max(1, int(m[1]))
+
+
+def _notice(*segments, ok: bool = True, buttons=None) -> Answer:
+    return Answer(Notice(text(*segments), ok=ok, buttons=buttons or []))
+
+
+def _usage(name: str) -> Answer:
+    cmd = BY_NAME[name]
+    return _notice("Usage: ", Code(f"/paper {cmd.usage}"), ", for example ", Code(f"/paper {cmd.example}"), ".", ok=False)
+
+
+def _entries(ctx: Context, papers: list[catalog.Paper]) -> list[PaperEntry]:
+    taken = signups.scheduled_numbers(ctx.store, [p.number for p in papers])
+    return [
+        PaperEntry(p, None if p.number in taken else Button("Sign up", f"signup {p.number}"))
+        for p in papers
+    ]
+
+
+def _pager(command: str, page: catalog.Page) -> list[Button]:
+    buttons = []
+    if page.page > 1:
+        buttons.append(Button(f"◀ Previous {PAGE_SIZE}", f"{command} --page {page.page - 1}"))
+    if page.has_more:
+        buttons.append(Button(f"Next {PAGE_SIZE} ▶", f"{command} --page {page.page + 1}"))
+    return buttons
+
+
+def _range(page: catalog.Page) -> str:
+    first = (page.page - 1) * PAGE_SIZE + 1
+    return f"{first}–{first + len(page.papers) - 1}"
+
+
+# -- the commands --------------------------------------------------------------
+
+
+def cmd_help(ctx: Context, args: str) -> Answer:
+    return Answer(_help())
+
+
+def _help(intro: Text = ()) -> Help:
+    return Help([HelpLine(c.usage, c.summary, c.example, c.admin) for c in COMMANDS], intro)
+
+
+def cmd_tags(ctx: Context, args: str) -> Answer:
+    return Answer(TagCounts(catalog.tag_counts(ctx.store)))
+
+
+def cmd_tag(ctx: Context, args: str) -> Answer:
+    wanted, page_no = _paged(args)
+    if not catalog.fold_tag(wanted):
+        return _usage("tag")
+    name, page = catalog.tagged(ctx.store, wanted, page_no)
+    if page.total == 0:
+        close = catalog.closest_tags(ctx.store, name)
+        hint: list = []
+        if close:
+            hint = [" Did you mean "]
+            for i, tag in enumerate(close):
+                hint += [" or " if i else "", Code(tag)]
+            hint.append("?")
+        return _notice("No paper is tagged ", Code(name), ".", *hint, " All tags: ", Code("/paper tags"), ok=False)
+    if not page.papers:
+        return _notice("Tag ", Code(name), f" has {page.total} papers; there is no page {page_no}.", ok=False)
+    many = page.total > PAGE_SIZE
+    heading = text(f"{page.total} paper{'s' if page.total != 1 else ''} tagged ", Bold(name),
+                   f" ({_range(page)})" if many else "")
+    return Answer(PaperList(heading, _entries(ctx, page.papers), pager=_pager(f"tag {name}", page)))
+
+
+def cmd_search(ctx: Context, args: str) -> Answer:
+    words, page_no = _paged(args)
+    page = catalog.search(ctx.store, words, page_no)
+    if page is None:
+        return _notice("Give me a word to look for, for example ", Code("/paper search diloco"),
+                       " or ", Code("/paper search 数据并行"), ".", ok=False)
+    shown = words.strip()[:100]
+    if not page.papers:
+        if page_no > 1:
+            return _notice(f"There is no page {page_no} of results for “", shown, "”.", ok=False)
+        return _notice("No paper matches “", shown, "”. Try fewer or shorter words, or browse ",
+                       Code("/paper tags"), ".", ok=False)
+    more = page.has_more or page_no > 1
+    heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page)})" if more else "")
+    return Answer(PaperList(heading, _entries(ctx, page.papers), pager=_pager(f"search {words.strip()}", page)))
+
+
+def cmd_show(ctx: Context, args: str) -> Answer:
+    if not args.strip():
+        return _usage("show")
+    paper = signups.find_paper(ctx.store, args.strip())
+    history = signups.history(ctx.store, ctx.group, paper)
+    button = None if history else Button("Sign up to present", f"signup {paper.number}", primary=True)
+    return Answer(PaperCard(paper, history, button))
+
+
+def cmd_week(ctx: Context, args: str) -> Answer:
+    week = ctx.group.week_of(ctx.now)
+    line = signups.line_for(ctx.store, ctx.group, week)
+    if line.state == "skipped":
+        return Answer(WeekCard(line, featured=False, posted=False, note=text("No meeting this week.")))
+    posted = ctx.channel is not None and weekly.posted(ctx.store, ctx.channel, week) is not None
+    if line.state == "presenter":
+        return Answer(WeekCard(line, featured=False, posted=posted))
+    post = weekly.plan(ctx.store, ctx.group, week, ctx.focus_tag, ctx.channel)
+    if post is None:
+        return _notice("The catalog is empty: there is no paper of the week yet.", ok=False)
+    line.paper = post.paper
+    button = None
+    note: Text = ()
+    if line.meeting > ctx.now:
+        button = Button("Sign up to present", f"signup {post.paper.number} {week.monday.isoformat()}", primary=True)
+        note = text("Nobody presents yet.")
+    return Answer(WeekCard(line, featured=True, posted=posted, button=button, note=note))
+
+
+def cmd_schedule(ctx: Context, args: str) -> Answer:
+    lines = signups.schedule(ctx.store, ctx.group, ctx.now)
+    return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", Code("/paper signup <paper> [<date>]"))))
+
+
+def cmd_signup(ctx: Context, args: str) -> Answer:
+    parts = args.split()
+    if not 1 <= len(parts) <= 2:
+        return _usage("signup")
+    change = signups.signup(ctx.store, ctx.group, ctx.now, ctx.member, parts[0], parts[1] if len(parts) > 1 else None)
+    line = change.line
+    return Answer(
+        Notice(text("You're signed up: you present ", PaperRef(line.paper), " on ", When(line.meeting),
+                    ". Changed your mind? ", Code(f"/paper withdraw {line.week.monday.isoformat()}"))),
+        change,
+    )
+
+
+def cmd_withdraw(ctx: Context, args: str) -> Answer:
+    if len(args.split()) != 1:
+        return _usage("withdraw")
+    change = signups.withdraw(ctx.store, ctx.group, ctx.now, ctx.member, args.strip())
+    before = change.before
+    return Answer(
+        Notice(text("You gave up ", When(before.meeting), " (", PaperRef(before.paper), "). The week is open again.")),
+        change,
+    )
+
+
+def cmd_mine(ctx: Context, args: str) -> Answer:
+    upcoming, past = signups.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
+    return Answer(Mine(ctx.member.id, upcoming, past))
+
+
+def cmd_assign(ctx: Context, args: str) -> Answer:
+    parts = args.split()
+    if not 2 <= len(parts) <= 3:
+        return _usage("assign")
+    m = _USER.match(parts[0])
+    if not m:
+        return _notice("Name the presenter as ", Code("@someone"), " first: ", Code(f"/paper {BY_NAME['assign'].example}"), ok=False)
+    change = signups.assign(ctx.store, ctx.group, ctx.now, ctx.member, m[1], parts[1], parts[2] if len(parts) > 2 else None)
+    line = change.line
+    return Answer(Notice(text(Mention(line.presenter), " presents ", PaperRef(line.paper), " on ", When(line.meeting), ".")), change)
+
+
+def cmd_unassign(ctx: Context, args: str) -> Answer:
+    if len(args.split()) != 1:
+        return _usage("unassign")
+    change = signups.unassign(ctx.store, ctx.group, ctx.now, ctx.member, args.strip())
+    return Answer(Notice(text("Cleared the week of ", When(change.line.meeting, with_time=False), ": it is open again.")), change)
+
+
+def cmd_skip(ctx: Context, args: str) -> Answer:
+    if len(args.split()) != 1:
+        return _usage("skip")
+    change = signups.skip(ctx.store, ctx.group, ctx.now, ctx.member, args.strip())
+    return Answer(Notice(text("No meeting in the week of ", When(change.line.meeting, with_time=False), ": no post, no presenter.")), change)
+
+
+def cmd_add(ctx: Context, args: str) -> Answer:
+    if not ctx.member.is_admin():
+        raise signups.AdminOnly("Only admins can add papers. Ask one of the group's admins.")
+    return Answer(AddForm())
+
+
+COMMANDS: list[Command] = [
+    Command("help", "", "these commands", "help", cmd_help),
+    Command("tags", "", "every tag with its paper count", "tags", cmd_tags),
+    Command("tag", "<tag>", "the papers with a tag", "tag parallelism-dp", cmd_tag),
+    Command("search", "<words>", "papers whose title, summary or tags match, best first", "search diloco", cmd_search),
+    Command("show", "<paper>", "one paper in full, and who presents it", "show streaming-diloco", cmd_show),
+    Command("week", "", "this week's paper, presenter and meeting", "week", cmd_week),
+    Command("schedule", "", "the coming weeks and their presenters", "schedule", cmd_schedule),
+    Command("signup", "<paper> [<date>]", "present a paper (default: the first open week)", "signup streaming-diloco next", cmd_signup),
+    Command("withdraw", "<paper or date>", "give up one of your slots", "withdraw 7", cmd_withdraw),
+    Command("mine", "", "your coming and past slots", "mine", cmd_mine),
+    Command("assign", "<@user> <paper> [<date>]", "put someone in a week", "assign @ada 7 next", cmd_assign, admin=True),
+    Command("unassign", "<date>", "clear a week", "unassign next", cmd_unassign, admin=True),
+    Command("skip", "<date>", "no meeting that week", "skip 2026-12-28", cmd_skip, admin=True),
+    Command("add", "", "add a paper (opens a form)", "add", cmd_add, admin=True),
+]
+BY_NAME = {c.name: c for c in COMMANDS}
+
+
+def announcement(change: Change) -> Text:
+    """The one line the group's channel gets about a schedule change."""
+    line, before = change.line, change.before
+    day = When(line.meeting)
+    by = () if change.by in (line.presenter, before and before.presenter) else (" (by ", Mention(change.by), ")")
+    if change.action in ("signup", "assign"):
+        return text("📅 ", Mention(line.presenter), " will present ", PaperRef(line.paper), " on ", day, ".", *by)
+    if change.action == "skip":
+        return text("🚫 No meeting in the week of ", When(line.meeting, with_time=False), ".", *by)
+    was: tuple = ()
+    if before is not None and before.state == "presenter":
+        was = (" (", Mention(before.presenter), " was to present ", PaperRef(before.paper), ")")
+    return text("🔓 ", day, " is open again", *was, ": ", Code(f"/paper signup <paper> {line.week.monday.isoformat()}"), *by)
+
+
+def split(line: str) -> tuple[str, str]:
+    """`'/paper tag x'` -> `('tag', 'x')`; the `/paper` prefix is optional."""
+    line = line.strip()
+    if line.lower().startswith("/paper"):
+        rest = line[len("/paper"):]
+        if not rest or rest[0].isspace():
+            line = rest.strip()
+    verb, _, args = line.partition(" ")
+    return verb.lower(), args.strip()
+
+
+def run(ctx: Context, line: str) -> Answer:
+    """Answer one /paper command line. Never raises for anything a user typed."""
+    verb, args = split(line)
+    if not verb:
+        return Answer(_help())
+    command = BY_NAME.get(verb)
+    if command is None:
+        return Answer(_help(text("I don't know ", Code(verb[:30]), ". Here is what I can do:")))
+    try:
+        return command.run(ctx, args)
+    except Refusal as refusal:
+        return Answer(Notice(refusal.text, ok=False))

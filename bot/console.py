@@ -1,0 +1,240 @@
+"""The /paper commands in a terminal: one command a line, each reply as readable text.
+
+    $ printf 'tag parallelism-dp\\nshow 7\\n' | paperbot console
+
+Same database, same command layer as Slack; only the rendering differs. Buttons
+are shown as the command they would run, so everything a button does can be
+typed here too.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from functools import singledispatch
+from typing import TextIO
+
+from bot import commands
+from bot.replies import (
+    AddForm,
+    Bold,
+    Button,
+    Code,
+    Help,
+    Home,
+    Mention,
+    Mine,
+    Notice,
+    PaperCard,
+    PaperList,
+    PaperRef,
+    Reminder,
+    Schedule,
+    SlotLine,
+    TagCounts,
+    Text,
+    WeekCard,
+    WeeklyPost,
+    When,
+)
+
+
+def when(moment: datetime, with_time: bool = True) -> str:
+    if with_time:
+        return f"{moment:%a %d %b %Y %H:%M} {moment.tzname()}"
+    return f"{moment:%a %d %b %Y}"
+
+
+def inline(t: Text) -> str:
+    out = []
+    for seg in t:
+        if isinstance(seg, str):
+            out.append(seg)
+        elif isinstance(seg, Mention):
+            out.append(f"@{seg.user}")
+        elif isinstance(seg, When):
+            out.append(when(seg.moment, seg.with_time))
+        elif isinstance(seg, Code):
+            out.append(f"`{seg.text}`")
+        elif isinstance(seg, Bold):
+            out.append(seg.text)
+        elif isinstance(seg, PaperRef):
+            out.append(f"#{seg.paper.number} {seg.paper.title}")
+    return "".join(out)
+
+
+def _buttons(buttons: list[Button]) -> list[str]:
+    return [f"  [{b.label}] → {b.command}" for b in buttons]
+
+
+def _slot(line: SlotLine) -> str:
+    day = when(line.meeting)
+    if line.state == "skipped":
+        return f"{day}  —  no meeting (skipped)"
+    if line.state == "open":
+        return f"{day}  —  open"
+    paper = f"#{line.paper.number} {line.paper.title}" if line.paper else "(a removed paper)"
+    return f"{day}  —  {paper}  —  @{line.presenter}"
+
+
+@singledispatch
+def render(reply) -> str:
+    raise TypeError(f"no console rendering for {type(reply).__name__}")
+
+
+@render.register
+def _(reply: Notice) -> str:
+    return "\n".join([("" if reply.ok else "✗ ") + inline(reply.text), *_buttons(reply.buttons)])
+
+
+@render.register
+def _(reply: PaperList) -> str:
+    lines = [inline(reply.heading)]
+    for entry in reply.entries:
+        p = entry.paper
+        lines.append(f"#{p.number:<4} {p.id}  {p.title}")
+        if p.line:
+            lines.append(f"      {p.line}")
+    if reply.footer:
+        lines.append(inline(reply.footer))
+    lines += _buttons(reply.pager)
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: PaperCard) -> str:
+    p = reply.paper
+    lines = [f"#{p.number} {p.title}", f"id: {p.id}"]
+    if p.url:
+        lines.append(p.url)
+    if p.summary:
+        lines += ["", p.summary, ""]
+    lines.append("tags: " + (", ".join(p.tags) or "(none)"))
+    for slot in reply.slots:
+        lines.append(f"presented: {_slot(slot)}")
+    if not reply.slots:
+        lines.append("nobody has presented it yet")
+    if reply.note:
+        lines.append(inline(reply.note))
+    if reply.button:
+        lines += _buttons([reply.button])
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: WeekCard) -> str:
+    line = reply.line
+    lines = [f"Week {line.week.key}: meeting {when(line.meeting)}"]
+    if line.paper:
+        lines.append(f"Paper of the week: #{line.paper.number} {line.paper.title}")
+        if line.paper.line:
+            lines.append(f"  {line.paper.line}")
+    if line.presenter:
+        lines.append(f"Presenter: @{line.presenter}")
+    if reply.note:
+        lines.append(inline(reply.note))
+    if reply.button:
+        lines += _buttons([reply.button])
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: Schedule) -> str:
+    lines = [inline(reply.heading)] + [f"  {_slot(line)}" for line in reply.lines]
+    if not reply.lines:
+        lines.append("  (nothing planned)")
+    if reply.footer:
+        lines.append(inline(reply.footer))
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: Mine) -> str:
+    lines = ["Your coming slots:"] + [f"  {_slot(s)}" for s in reply.upcoming]
+    if not reply.upcoming:
+        lines.append("  none — sign up with /paper signup <paper>")
+    if reply.past:
+        lines += ["Your past slots:"] + [f"  {_slot(s)}" for s in reply.past]
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: TagCounts) -> str:
+    if not reply.counts:
+        return "No tags yet."
+    width = max(len(tag) for tag, _ in reply.counts)
+    return "\n".join(["Tags:"] + [f"  {tag:<{width}}  {n}" for tag, n in reply.counts])
+
+
+@render.register
+def _(reply: Help) -> str:
+    lines = [inline(reply.intro)] if reply.intro else []
+    lines.append("/paper commands:")
+    width = max(len(line.usage) for line in reply.lines)
+    for line in reply.lines:
+        admin = " (admins)" if line.admin else ""
+        lines.append(f"  {line.usage:<{width}}  {line.summary}{admin}  e.g. /paper {line.example}")
+    lines.append("<paper> is an id such as streaming-diloco or a number such as 7; <date> is YYYY-MM-DD or next.")
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: AddForm) -> str:
+    return "`add` opens a form in Slack. Here, put the paper in a file and run: paperbot import FILE"
+
+
+@render.register
+def _(reply: WeeklyPost) -> str:
+    p = reply.paper
+    lines = [f"📄 Paper of the week {reply.week.key}: #{p.number} {p.title}"]
+    if p.url:
+        lines.append(p.url)
+    if p.summary:
+        lines.append(p.summary)
+    lines.append("tags: " + (", ".join(p.tags) or "(none)"))
+    lines.append(f"Meeting: {when(reply.meeting)}")
+    if reply.presenter:
+        lines.append(f"Presenter: @{reply.presenter}")
+    elif reply.signup_button:
+        lines.append("Nobody presents yet.")
+        lines += _buttons([reply.signup_button])
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: Reminder) -> str:
+    return (
+        f"Reminder: you present #{reply.paper.number} {reply.paper.title} on {when(reply.meeting)}. "
+        f"Can't make it? /paper withdraw {reply.week.monday.isoformat()}"
+    )
+
+
+@render.register
+def _(reply: Home) -> str:
+    return "\n".join(
+        ["Coming weeks:"] + [f"  {_slot(s)}" for s in reply.coming] + ["Your slots:"] + [f"  {_slot(s)}" for s in reply.mine]
+    )
+
+
+def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
+    """Read commands until EOF; print each reply, and what the channel would be told."""
+    interactive = stdin.isatty()
+    if interactive:
+        print("paperbot console: type /paper commands (help lists them), Ctrl-D to quit.", file=stdout)
+    while True:
+        if interactive:
+            stdout.write("/paper> ")
+            stdout.flush()
+        line = stdin.readline()
+        if not line:
+            break
+        if not line.strip():
+            continue
+        answer = commands.run(make_context(), line)
+        stdout.write(render(answer.reply) + "\n")
+        if answer.change is not None:
+            stdout.write(f"  (to the channel: {inline(commands.announcement(answer.change))})\n")
+        stdout.write("\n")
+        stdout.flush()
+    return 0

@@ -1,0 +1,192 @@
+"""What commands answer, before any platform renders it.
+
+    Notice(text("Signed up: ", Mention("U1"), " presents ", PaperRef(paper), " on ", When(t)))
+
+A command returns one of these; `bot.slack.blocks` turns it into Block Kit and
+`bot.console` into plain text. Text is a tuple of segments, so a renderer can
+escape what a user wrote (titles, summaries, tags) and still draw mentions,
+dates in each reader's own zone, and code spans of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from bot.calendar import Week
+from bot.catalog import Paper
+
+
+@dataclass(frozen=True)
+class Mention:
+    user: str
+
+
+@dataclass(frozen=True)
+class When:
+    """A moment, shown in the reader's own zone where the platform can."""
+
+    moment: datetime
+    with_time: bool = True
+
+
+@dataclass(frozen=True)
+class Code:
+    text: str
+
+
+@dataclass(frozen=True)
+class Bold:
+    text: str
+
+
+@dataclass(frozen=True)
+class PaperRef:
+    """`#7 Title`, linked when the paper has a url."""
+
+    paper: Paper
+
+
+Segment = str | Mention | When | Code | Bold | PaperRef
+Text = tuple[Segment, ...]
+
+
+def text(*segments: Segment) -> Text:
+    return tuple(s for s in segments if s != "")
+
+
+@dataclass(frozen=True)
+class Button:
+    """A button runs a /paper command as the person who clicks it."""
+
+    label: str
+    command: str
+    primary: bool = False
+
+
+@dataclass
+class Notice:
+    """A short answer: a confirmation, or why nothing changed and what to do instead."""
+
+    text: Text
+    ok: bool = True
+    buttons: list[Button] = field(default_factory=list)
+
+
+@dataclass
+class PaperEntry:
+    paper: Paper
+    button: Button | None = None
+
+
+@dataclass
+class PaperList:
+    heading: Text
+    entries: list[PaperEntry]
+    footer: Text = ()
+    pager: list[Button] = field(default_factory=list)
+
+
+@dataclass
+class SlotLine:
+    """One week of the schedule: what happens and who presents."""
+
+    week: Week
+    meeting: datetime
+    state: str  # 'presenter' | 'open' | 'skipped'
+    paper: Paper | None = None
+    presenter: str | None = None
+
+
+@dataclass
+class PaperCard:
+    paper: Paper
+    slots: list[SlotLine]
+    button: Button | None
+    note: Text = ()
+
+
+@dataclass
+class WeekCard:
+    line: SlotLine
+    featured: bool  # paper comes from the rotation (nobody chose it)
+    posted: bool
+    button: Button | None = None
+    note: Text = ()
+
+
+@dataclass
+class Schedule:
+    heading: Text
+    lines: list[SlotLine]
+    footer: Text = ()
+
+
+@dataclass
+class Mine:
+    member: str
+    upcoming: list[SlotLine]
+    past: list[SlotLine]
+
+
+@dataclass
+class TagCounts:
+    counts: list[tuple[str, int]]
+
+
+@dataclass
+class HelpLine:
+    usage: str
+    summary: str
+    example: str
+    admin: bool
+
+
+@dataclass
+class Help:
+    lines: list[HelpLine]
+    intro: Text = ()
+
+
+@dataclass
+class AddForm:
+    """Ask for a new paper's fields (a modal in Slack)."""
+
+
+@dataclass
+class WeeklyPost:
+    """The paper of the week as it is posted to the group's channel."""
+
+    week: Week
+    paper: Paper
+    meeting: datetime
+    presenter: str | None
+    skipped: bool = False
+
+    @property
+    def signup_button(self) -> Button | None:
+        if self.presenter or self.skipped:
+            return None
+        return Button("Sign up to present", f"signup {self.paper.number} {self.week.monday.isoformat()}", primary=True)
+
+
+@dataclass
+class Reminder:
+    week: Week
+    paper: Paper
+    meeting: datetime
+    presenter: str
+
+
+@dataclass
+class Home:
+    """The App Home tab: coming weeks, your slots, papers waiting for a presenter."""
+
+    member: str
+    coming: list[SlotLine]
+    mine: list[SlotLine]
+    waiting: list[PaperEntry]
+    notice: Notice | None = None
+
+
+Reply = Notice | PaperList | PaperCard | WeekCard | Schedule | Mine | TagCounts | Help | AddForm

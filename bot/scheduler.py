@@ -1,0 +1,105 @@
+"""The scheduler inside `run`: the weekly post at PAPERBOT_SCHEDULE, reminders, and catch-up.
+
+    scheduler = start(ticker, settings)     # BackgroundScheduler, same process as the bot
+    scheduler.shutdown()
+
+APScheduler only says *when to look*. Whether to post is decided by
+`weekly.post_week` and `bot.delivery`, from the database, so a run that fires
+twice, late, or in two processes at once still posts once. Besides the
+crontab's own slots there is a check every 30 seconds (and one at start), which
+catches up a slot missed while the bot was down, retries a failed post later
+in the week, and sends reminders at their time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bot import reminders, weekly
+from bot.delivery import Transport
+from bot.settings import Settings
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+CHECK_SECONDS = 30
+
+
+class Ticker:
+    """One look at what is due: the week's post, then reminders."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        transport: Transport,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        tell_admins: Callable[[str], None] = lambda text: None,
+    ):
+        self.store = store
+        self.settings = settings
+        self.group = settings.group
+        self.transport = transport
+        self.clock = clock or settings.now
+        self.tell_admins = tell_admins
+        self._lock = threading.Lock()
+
+    def tick(self) -> None:
+        with self._lock:
+            now = self.clock()
+            self._post(now)
+            self._remind(now)
+
+    def _post(self, now: datetime) -> None:
+        s = self.settings
+        try:
+            outcome = weekly.post_week(self.store, self.group, self.transport, s.channel, now, focus_tag=s.focus_tag)
+        except Exception:
+            log.exception("weekly post check failed")
+            return
+        if outcome.status == "sent":
+            log.info("posted the paper of the week %s: #%s", outcome.week, outcome.post.paper.number)
+        elif outcome.status == "found":
+            log.info("the post of %s was already in the channel; recorded it", outcome.week)
+        elif outcome.status == "failed":
+            log.error("could not post the paper of the week %s to %s: %s", outcome.week, s.channel, outcome.detail)
+            if outcome.result is not None and outcome.result.new_error:
+                self.tell_admins(
+                    f"I couldn't post the paper of the week ({outcome.week}) to <#{s.channel}>: {outcome.detail}. "
+                    "I'll keep trying this week."
+                )
+
+    def _remind(self, now: datetime) -> None:
+        try:
+            for sending in reminders.send_due(self.store, self.group, self.transport, now):
+                r, result = sending.reminder, sending.result
+                if result.status == "sent":
+                    log.info("reminded %s about %s (%s)", r.presenter, r.paper.id, r.week)
+                elif result.status == "failed":
+                    log.error("could not remind %s about %s: %s", r.presenter, r.week, result.detail)
+        except Exception:
+            log.exception("reminder check failed")
+
+
+def start(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
+    scheduler = BackgroundScheduler(
+        timezone=settings.timezone,
+        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+    )
+    scheduler.add_job(ticker.tick, settings.schedule.trigger, id="weekly-post", name="weekly post slot")
+    scheduler.add_job(
+        ticker.tick,
+        IntervalTrigger(seconds=CHECK_SECONDS, timezone=settings.timezone),
+        id="check",
+        name="catch-up, retries and reminders",
+        next_run_time=datetime.now(settings.timezone),
+    )
+    scheduler.start()
+    return scheduler
