@@ -1,0 +1,193 @@
+"""The Bolt app: built in a factory, never at import (App() calls Slack's auth.test).
+
+    bot = SlackBot(settings, store)
+    app = build_app(bot)           # listeners registered; serve it over HTTP or Socket Mode
+
+`SlackBot` is what the listeners share: settings, the store, the Web API
+clients, the admin check, and a small pool for work that happens after the
+reply (announcements, updating the weekly post, App Home), so that no reply
+waits for a second Slack call.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from datetime import datetime
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot import commands, signups, weekly
+from bot.calendar import Week
+from bot.commands import Context
+from bot.delivery import Rejected, Uncertain
+from bot.replies import Home, Notice, PaperEntry, Button
+from bot.settings import Settings
+from bot.signups import Change, Member, Refusal
+from bot.slack import blocks
+from bot.slack.client import SlackTransport, call, make_client
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+ADMIN_CACHE_SECONDS = 600
+
+
+class SlackBot:
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        *,
+        client: WebClient | None = None,
+        delivery_client: WebClient | None = None,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        self.settings = settings
+        self.store = store
+        self.group = settings.group
+        self.client = client or make_client(settings)
+        self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
+        self.clock = clock or settings.now
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-after")
+        self._pending: set[Future] = set()
+        self._pending_lock = threading.Lock()
+        self._admins: dict[str, tuple[bool, float]] = {}
+
+    # -- who and when --------------------------------------------------------
+
+    def is_admin(self, user: str) -> bool:
+        """PAPERBOT_ADMINS, or a workspace admin or owner (asked of Slack, remembered a while)."""
+        if user in self.settings.admins:
+            return True
+        cached = self._admins.get(user)
+        if cached and cached[1] > time.monotonic():
+            return cached[0]
+        try:
+            info = call(self.client.users_info, user=user)["user"]
+        except (Rejected, Uncertain) as e:
+            log.warning("users.info %s failed: %s", user, e)
+            raise Refusal("I couldn't check with Slack whether you are an admin just now. Try again in a minute.") from None
+        admin = bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
+        self._admins[user] = (admin, time.monotonic() + ADMIN_CACHE_SECONDS)
+        return admin
+
+    def member(self, user: str) -> Member:
+        return Member(user, lambda: self.is_admin(user))
+
+    def context(self, user: str) -> Context:
+        s = self.settings
+        return Context(self.store, self.group, self.member(user), self.clock(), s.focus_tag, s.channel)
+
+    # -- after the reply ---------------------------------------------------------
+
+    def later(self, fn: Callable, *args) -> Future:
+        """Run `fn` after the reply has gone; failures are logged, never shown as tracebacks."""
+
+        def guarded():
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("background %s failed", getattr(fn, "__name__", fn))
+
+        future = self._pool.submit(guarded)
+        with self._pending_lock:
+            self._pending.add(future)
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: Future) -> None:
+        with self._pending_lock:
+            self._pending.discard(future)
+
+    def drain(self, timeout: float = 10) -> None:
+        """Wait for background work (tests, shutdown)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._pending_lock:
+                pending = set(self._pending)
+            if not pending or time.monotonic() > deadline:
+                return
+            wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+
+    def close(self) -> None:
+        self.drain()
+        self._pool.shutdown(wait=True)
+
+    def after_change(self, change: Change) -> None:
+        """Tell the channel, and bring the week's post (if it is out) up to date."""
+        self.later(self.announce, change)
+        self.later(self.refresh_post, change.line.week)
+
+    def announce(self, change: Change) -> None:
+        if not self.settings.channel:
+            return
+        try:
+            call(self.client.chat_postMessage, channel=self.settings.channel,
+                 **blocks.announcement(commands.announcement(change)))
+        except (Rejected, Uncertain) as e:
+            log.warning("could not announce %s of %s in %s: %s", change.action, change.line.week, self.settings.channel, e)
+
+    def refresh_post(self, week: Week) -> None:
+        channel = self.settings.channel
+        if not channel:
+            return
+        sent = weekly.posted(self.store, channel, week)
+        if sent is None:
+            return
+        post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel)
+        if post is None:
+            return
+        try:
+            self.transport.update(sent, post)
+        except (Rejected, Uncertain) as e:
+            log.warning("could not update the post of %s: %s", week, e)
+
+    # -- App Home --------------------------------------------------------------
+
+    def home(self, user: str, notice: Notice | None = None) -> Home:
+        now = self.clock()
+        coming = signups.schedule(self.store, self.group, now)[:12]
+        upcoming, _ = signups.mine(self.store, self.group, now, user)
+        waiting = [
+            PaperEntry(p, Button("Sign up", f"signup {p.number}"))
+            for p in signups.waiting_papers(self.store, 20, self.settings.focus_tag)
+        ]
+        return Home(user, coming, upcoming, waiting, notice)
+
+    def publish_home(self, user: str, notice: Notice | None = None) -> None:
+        try:
+            call(self.client.views_publish, user_id=user, view=blocks.home(self.home(user, notice)))
+        except (Rejected, Uncertain) as e:
+            log.warning("could not publish App Home for %s: %s", user, e)
+
+
+def build_app(bot: SlackBot) -> App:
+    """The Bolt app with every listener registered."""
+    from bot.slack.listeners import actions, commands as command_listeners, events, views
+
+    settings = bot.settings
+    app = App(
+        client=bot.client,
+        signing_secret=settings.signing_secret or "",
+        # The listener runs in the request's thread and the reply leaves when it
+        # returns; Bolt's default would poll for ack() every 10 ms instead.
+        # Anything slow after the reply goes to SlackBot.later().
+        process_before_response=True,
+        request_verification_enabled=not settings.socket_mode,
+        logger=logging.getLogger("bot.slack.bolt"),
+    )
+    command_listeners.register(app, bot)
+    actions.register(app, bot)
+    views.register(app, bot)
+    events.register(app, bot)
+
+    @app.error
+    def on_error(error, body, logger):  # Bolt calls this for anything a listener did not catch
+        logger.exception("unhandled error for %s", (body or {}).get("type") or (body or {}).get("command"), exc_info=error)
+
+    return app

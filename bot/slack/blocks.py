@@ -1,0 +1,468 @@
+"""Block Kit for every reply: pure functions from `bot.replies` values to Slack payloads.
+
+    blocks.message(Notice(text("Signed up: ", Mention("U1"))))
+    # {"text": "Signed up: <@U1>", "blocks": [{"type": "section", "text": {"type": "mrkdwn", ...}}]}
+
+Everything a user wrote (titles, summaries, tags, urls, query words) goes
+through `escape`, in the blocks and in the `text` fallback alike, so a title
+such as `<!channel>` is shown, never obeyed. Each builder keeps within Slack's
+limits itself (50 blocks a message, 100 a view, 3000 characters a section),
+because nothing checks plain dicts before Slack does.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import singledispatch
+
+from bot.replies import (
+    AddForm,
+    Bold,
+    Button,
+    Code,
+    Help,
+    Home,
+    Mention,
+    Mine,
+    Notice,
+    PaperCard,
+    PaperList,
+    PaperRef,
+    Reminder,
+    Schedule,
+    SlotLine,
+    TagCounts,
+    Text,
+    WeekCard,
+    WeeklyPost,
+    When,
+)
+
+MAX_BLOCKS = 50
+MAX_VIEW_BLOCKS = 100
+SECTION = 3000
+MAX_TEXT = 39_000
+BUTTON_LABEL = 75
+
+POST_EVENT = "paper_of_the_week"
+REMINDER_EVENT = "paper_reminder"
+
+#: action_id prefixes: every button's value is a /paper command line.
+RUN, PAGE, WEEKLY = "run", "page", "weekly"
+
+
+def escape(raw: str) -> str:
+    """Make user text inert in mrkdwn: `&`, `<`, `>` (ampersand first)."""
+    return raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def clip(raw: str, limit: int) -> str:
+    """`raw` escaped, cut so that the escaped form fits in `limit` characters."""
+    out, used = [], 0
+    for ch in raw:
+        piece = escape(ch)
+        if used + len(piece) > limit - 1:
+            out.append("…")
+            break
+        out.append(piece)
+        used += len(piece)
+    return "".join(out)
+
+
+def date_token(moment: datetime, with_time: bool = True) -> str:
+    """A date each reader sees in their own zone, with the group's wall time as fallback."""
+    if with_time:
+        fallback = f"{moment:%a %d %b %Y %H:%M} {moment.tzname()}"
+        return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} at {{time}}|{fallback}>"
+    return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}}|{moment:%a %d %b %Y}>"
+
+
+def _plain_date(moment: datetime, with_time: bool = True) -> str:
+    return f"{moment:%a %d %b %Y %H:%M} {moment.tzname()}" if with_time else f"{moment:%a %d %b %Y}"
+
+
+def paper_title(paper, limit: int = 400) -> str:
+    title = clip(paper.title, limit)
+    return f"<{escape(paper.url)}|{title}>" if paper.url else title
+
+
+def mrkdwn(t: Text) -> str:
+    out = []
+    for seg in t:
+        if isinstance(seg, str):
+            out.append(escape(seg))
+        elif isinstance(seg, Mention):
+            out.append(f"<@{seg.user}>")
+        elif isinstance(seg, When):
+            out.append(date_token(seg.moment, seg.with_time))
+        elif isinstance(seg, Code):
+            out.append(f"`{escape(seg.text)}`")
+        elif isinstance(seg, Bold):
+            out.append(f"*{escape(seg.text)}*")
+        elif isinstance(seg, PaperRef):
+            out.append(f"*#{seg.paper.number}* {paper_title(seg.paper)}")
+    return "".join(out)
+
+
+def plain(t: Text) -> str:
+    """The `text` fallback: no formatting, still escaped (Slack parses it too)."""
+    out = []
+    for seg in t:
+        if isinstance(seg, str):
+            out.append(escape(seg))
+        elif isinstance(seg, Mention):
+            out.append(f"<@{seg.user}>")
+        elif isinstance(seg, When):
+            out.append(_plain_date(seg.moment, seg.with_time))
+        elif isinstance(seg, Code | Bold):
+            out.append(escape(seg.text))
+        elif isinstance(seg, PaperRef):
+            out.append(f"#{seg.paper.number} {escape(seg.paper.title)}")
+    return "".join(out)
+
+
+def section(body: str, accessory: dict | None = None) -> dict:
+    if len(body) > SECTION:
+        raise ValueError("section text over Slack's limit: clip it before building")
+    block: dict = {"type": "section", "text": {"type": "mrkdwn", "text": body or " "}}
+    if accessory:
+        block["accessory"] = accessory
+    return block
+
+
+def context(body: str) -> dict:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": body[:SECTION]}]}
+
+
+def button(b: Button, action_id: str) -> dict:
+    element = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": b.label[:BUTTON_LABEL], "emoji": True},
+        "action_id": action_id,
+        "value": b.command[:2000],
+    }
+    if b.primary:
+        element["style"] = "primary"
+    return element
+
+
+def actions(buttons: list[Button], prefix: str = RUN) -> dict:
+    return {"type": "actions", "elements": [button(b, f"{prefix}:{i}") for i, b in enumerate(buttons[:25])]}
+
+
+def _sections(lines: list[str], limit: int = SECTION) -> list[dict]:
+    """Lines packed into as few sections as fit."""
+    blocks, chunk, size = [], [], 0
+    for line in lines:
+        line = line[:limit]
+        if chunk and size + len(line) + 1 > limit:
+            blocks.append(section("\n".join(chunk)))
+            chunk, size = [], 0
+        chunk.append(line)
+        size += len(line) + 1
+    if chunk:
+        blocks.append(section("\n".join(chunk)))
+    return blocks
+
+
+def _long_text(raw: str, max_sections: int = 4) -> list[dict]:
+    """A long user text (a summary) over several sections, escaped, cut in the last one."""
+    blocks: list[dict] = []
+    chunk: list[str] = []
+    used = 0
+    for ch in raw:
+        piece = escape(ch)
+        if used + len(piece) > SECTION - 1:
+            if len(blocks) == max_sections - 1:
+                blocks.append(section("".join(chunk) + "…"))
+                return blocks
+            blocks.append(section("".join(chunk)))
+            chunk, used = [], 0
+        chunk.append(piece)
+        used += len(piece)
+    if chunk:
+        blocks.append(section("".join(chunk)))
+    return blocks
+
+
+def _message(text: str, blocks: list[dict]) -> dict:
+    return {"text": (text or " ")[:MAX_TEXT], "blocks": blocks[:MAX_BLOCKS]}
+
+
+def _slot_line(line: SlotLine) -> str:
+    day = f"*{date_token(line.meeting)}*"
+    if line.state == "skipped":
+        return f"{day}  ·  _no meeting_"
+    if line.state == "open":
+        return f"{day}  ·  _open_"
+    paper = f"*#{line.paper.number}* {paper_title(line.paper, 200)}" if line.paper else "_a removed paper_"
+    return f"{day}  ·  {paper}  ·  <@{line.presenter}>"
+
+
+def _slot_plain(line: SlotLine) -> str:
+    day = _plain_date(line.meeting)
+    if line.state != "presenter":
+        return f"{day}: {'no meeting' if line.state == 'skipped' else 'open'}"
+    title = escape(line.paper.title) if line.paper else "a removed paper"
+    return f"{day}: #{line.paper.number if line.paper else '?'} {title} (<@{line.presenter}>)"
+
+
+# -- replies to commands -------------------------------------------------------
+
+
+@singledispatch
+def message(reply) -> dict:
+    """`{"text": ..., "blocks": [...]}` for a command's reply."""
+    raise TypeError(f"no Block Kit for {type(reply).__name__}")
+
+
+@message.register
+def _(reply: Notice) -> dict:
+    body = mrkdwn(reply.text)
+    blocks = [section(body if len(body) <= SECTION else clip(plain(reply.text), SECTION))]
+    if reply.buttons:
+        blocks.append(actions(reply.buttons))
+    return _message(plain(reply.text), blocks)
+
+
+@message.register
+def _(reply: PaperList) -> dict:
+    blocks = [section(mrkdwn(reply.heading))]
+    fallback = [plain(reply.heading)]
+    for i, entry in enumerate(reply.entries):
+        p = entry.paper
+        body = f"*#{p.number}* {paper_title(p, 600)}  `{escape(p.id)}`"
+        if p.line:
+            body += "\n" + clip(p.line, 600)
+        accessory = button(entry.button, f"{RUN}:{i}") if entry.button else None
+        blocks.append(section(body, accessory))
+        fallback.append(f"#{p.number} {escape(p.title)}")
+    if reply.footer:
+        blocks.append(context(mrkdwn(reply.footer)))
+    if reply.pager:
+        blocks.append(actions(reply.pager, PAGE))
+    return _message("\n".join(fallback), blocks)
+
+
+@message.register
+def _(reply: PaperCard) -> dict:
+    p = reply.paper
+    blocks = [section(f"*#{p.number}* *{paper_title(p, 1200)}*")]
+    if p.summary:
+        blocks += _long_text(p.summary)
+    tags = "  ".join(f"`{escape(t)}`" for t in p.tags) or "_no tags_"
+    blocks.append(context(clip(f"id {p.id}", 200) + "  ·  tags: " + tags[:2500]))
+    if reply.slots:
+        blocks += _sections(["*Presented*"] + [_slot_line(s) for s in reply.slots[:40]])
+    else:
+        blocks.append(section("_Nobody has presented it yet._"))
+    if reply.note:
+        blocks.append(context(mrkdwn(reply.note)))
+    if reply.button:
+        blocks.append(actions([reply.button]))
+    fallback = f"#{p.number} {escape(p.title)}\n{escape(p.summary)}"
+    return _message(fallback, blocks)
+
+
+@message.register
+def _(reply: WeekCard) -> dict:
+    line = reply.line
+    head = f"*This week* ({line.week.key}): meeting {date_token(line.meeting)}"
+    blocks = [section(head)]
+    fallback = [f"This week ({line.week.key}): meeting {_plain_date(line.meeting)}"]
+    if line.paper:
+        label = "Paper of the week" + (" (posted)" if reply.posted else "")
+        body = f"{label}: *#{line.paper.number}* {paper_title(line.paper, 600)}"
+        if line.paper.line:
+            body += "\n" + clip(line.paper.line, 600)
+        blocks.append(section(body))
+        fallback.append(f"#{line.paper.number} {escape(line.paper.title)}")
+    if line.presenter:
+        blocks.append(section(f"Presenter: <@{line.presenter}>"))
+        fallback.append(f"Presenter: <@{line.presenter}>")
+    if reply.note:
+        blocks.append(context(mrkdwn(reply.note)))
+        fallback.append(plain(reply.note))
+    if reply.button:
+        blocks.append(actions([reply.button]))
+    return _message("\n".join(fallback), blocks)
+
+
+@message.register
+def _(reply: Schedule) -> dict:
+    lines = [f"*{mrkdwn(reply.heading)}*"] + [_slot_line(s) for s in reply.lines]
+    if not reply.lines:
+        lines.append("_Nothing planned yet._")
+    blocks = _sections(lines)
+    if reply.footer:
+        blocks.append(context(mrkdwn(reply.footer)))
+    fallback = "\n".join([plain(reply.heading)] + [_slot_plain(s) for s in reply.lines])
+    return _message(fallback, blocks)
+
+
+@message.register
+def _(reply: Mine) -> dict:
+    lines = ["*Your coming slots*"] + [_slot_line(s) for s in reply.upcoming]
+    if not reply.upcoming:
+        lines.append("_None yet: `/paper signup <paper>` takes the first open week._")
+    if reply.past:
+        lines += ["*Your past slots*"] + [_slot_line(s) for s in reply.past[:30]]
+    blocks = _sections(lines)
+    fallback = "\n".join(["Your coming slots:"] + [_slot_plain(s) for s in reply.upcoming])
+    return _message(fallback, blocks)
+
+
+@message.register
+def _(reply: TagCounts) -> dict:
+    if not reply.counts:
+        return _message("No tags yet.", [section("No tags yet.")])
+    lines = [f"`{escape(tag)}`  {n}" for tag, n in reply.counts]
+    blocks = [section("*Tags* (papers)")] + _sections(lines)
+    if len(blocks) > MAX_BLOCKS - 1:
+        shown = sum(b["text"]["text"].count("\n") + 1 for b in blocks[1 : MAX_BLOCKS - 1])
+        blocks = blocks[: MAX_BLOCKS - 1] + [context(f"…and {len(lines) - shown} more tags")]
+    fallback = ", ".join(f"{escape(tag)} ({n})" for tag, n in reply.counts)
+    return _message(fallback, blocks)
+
+
+@message.register
+def _(reply: Help) -> dict:
+    lines = [
+        f"`/paper {escape(h.usage)}`  {escape(h.summary)}{' _(admins)_' if h.admin else ''}  ·  e.g. `/paper {escape(h.example)}`"
+        for h in reply.lines
+    ]
+    blocks = []
+    if reply.intro:
+        blocks.append(section(mrkdwn(reply.intro)))
+    blocks += _sections(lines)
+    blocks.append(context("`<paper>` is an id such as `streaming-diloco` or a number such as `7`; "
+                          "`<date>` is `YYYY-MM-DD` (any day of the week) or `next`."))
+    fallback = (plain(reply.intro) + "\n" if reply.intro else "") + "\n".join(
+        f"/paper {escape(h.usage)}: {escape(h.summary)}" for h in reply.lines
+    )
+    return _message(fallback, blocks)
+
+
+@message.register
+def _(reply: AddForm) -> dict:  # only reached when a form cannot be opened
+    return _message("Use the form to add a paper.", [section("Use the form to add a paper.")])
+
+
+# -- messages the bot sends on its own -------------------------------------------
+
+
+def weekly_post(post: WeeklyPost) -> dict:
+    """The channel post: chat.postMessage / chat.update arguments, metadata included."""
+    p = post.paper
+    blocks: list[dict] = [
+        {"type": "header", "text": {"type": "plain_text", "text": f"📄 Paper of the week · {post.week.key}", "emoji": True}},
+        section(f"*#{p.number}* *{paper_title(p, 1200)}*"),
+    ]
+    if p.summary:
+        blocks += _long_text(p.summary, max_sections=3)
+    tags = "  ".join(f"`{escape(t)}`" for t in p.tags)
+    blocks.append(context((f"Tags: {tags}  ·  " if tags else "") + f"`/paper show {escape(p.id)}`"))
+    meeting = f"🗓 Meeting: *{date_token(post.meeting)}*"
+    fallback = f"Paper of the week {post.week.key}: #{p.number} {escape(p.title)}. Meeting {_plain_date(post.meeting)}."
+    if post.skipped:
+        blocks.append(section("🚫 No meeting this week."))
+        fallback += " No meeting this week."
+    elif post.presenter:
+        blocks.append(section(f"{meeting}\n🎤 Presenter: <@{post.presenter}>"))
+        fallback += f" Presenter: <@{post.presenter}>."
+    else:
+        blocks.append(section(f"{meeting}\n🙋 Nobody presents yet: want to?", button(post.signup_button, f"{WEEKLY}:signup")))
+        fallback += " Nobody presents yet."
+    if p.summary:
+        fallback += f"\n{escape(p.summary)}"
+    return {
+        **_message(fallback, blocks),
+        "metadata": {
+            "event_type": POST_EVENT,
+            "event_payload": {"week": post.week.key, "paper_id": p.id, "paper_number": p.number},
+        },
+        "unfurl_links": False,
+        "unfurl_media": False,
+    }
+
+
+def reminder(r: Reminder) -> dict:
+    withdraw = f"/paper withdraw {r.week.monday.isoformat()}"
+    body = (
+        f"⏰ Reminder: you present *#{r.paper.number}* {paper_title(r.paper, 1000)} "
+        f"on *{date_token(r.meeting)}*.\nCan't make it? `{withdraw}` opens the week for someone else."
+    )
+    fallback = (
+        f"Reminder: you present #{r.paper.number} {escape(r.paper.title)} on {_plain_date(r.meeting)}. "
+        f"Can't make it? {withdraw}"
+    )
+    return {
+        **_message(fallback, [section(body)]),
+        "metadata": {
+            "event_type": REMINDER_EVENT,
+            "event_payload": {"week": r.week.key, "paper_id": r.paper.id, "presenter": r.presenter},
+        },
+        "unfurl_links": False,
+    }
+
+
+def announcement(t: Text) -> dict:
+    return _message(plain(t), [section(mrkdwn(t)[:SECTION])])
+
+
+def home(view: Home) -> dict:
+    blocks: list[dict] = [{"type": "header", "text": {"type": "plain_text", "text": "📚 Reading group"}}]
+    if view.notice:
+        blocks.append(section(("" if view.notice.ok else "⚠️ ") + mrkdwn(view.notice.text)[: SECTION - 4]))
+    blocks.append(section("*Coming weeks*"))
+    blocks += _sections([_slot_line(s) for s in view.coming] or ["_Nothing planned yet._"])
+    blocks.append({"type": "divider"})
+    blocks.append(section("*Your slots*"))
+    if not view.mine:
+        blocks.append(section("_None yet: pick a paper below._"))
+    for i, line in enumerate(view.mine[:15]):
+        blocks.append(section(_slot_line(line), button(Button("Withdraw", f"withdraw {line.week.monday.isoformat()}"), f"{RUN}:w{i}")))
+    blocks.append({"type": "divider"})
+    blocks.append(section("*Papers waiting for a presenter* (sign-up takes the first open week)"))
+    room = MAX_VIEW_BLOCKS - len(blocks) - 1
+    for i, entry in enumerate(view.waiting[:room]):
+        p = entry.paper
+        body = f"*#{p.number}* {paper_title(p, 600)}" + (f"\n{clip(p.line, 600)}" if p.line else "")
+        blocks.append(section(body, button(entry.button, f"{RUN}:s{i}") if entry.button else None))
+    blocks.append(context("Everything here works as `/paper` commands too: `/paper help`."))
+    return {"type": "home", "blocks": blocks[:MAX_VIEW_BLOCKS]}
+
+
+ADD_CALLBACK = "add_paper"
+ADD_FIELDS = ("title", "url", "summary", "tags")
+
+
+def add_form(channel: str | None) -> dict:
+    def field(name: str, label: str, *, optional: bool = False, multiline: bool = False, hint: str = "",
+              max_length: int = 300, placeholder: str = "") -> dict:
+        element = {"type": "plain_text_input", "action_id": name, "max_length": max_length}
+        if multiline:
+            element["multiline"] = True
+        if placeholder:
+            element["placeholder"] = {"type": "plain_text", "text": placeholder}
+        block = {"type": "input", "block_id": name, "optional": optional, "element": element,
+                 "label": {"type": "plain_text", "text": label}}
+        if hint:
+            block["hint"] = {"type": "plain_text", "text": hint}
+        return block
+
+    return {
+        "type": "modal",
+        "callback_id": ADD_CALLBACK,
+        "private_metadata": channel or "",
+        "title": {"type": "plain_text", "text": "Add a paper"},
+        "submit": {"type": "plain_text", "text": "Add"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            field("title", "Title", placeholder="Streaming DiLoCo with Overlapping Communication"),
+            field("url", "Link", optional=True, max_length=1000, placeholder="https://arxiv.org/abs/…"),
+            field("summary", "Summary", optional=True, multiline=True, max_length=3000),
+            field("tags", "Tags", optional=True, hint="Separated by commas, e.g. parallelism-dp, moe",
+                  placeholder="parallelism-dp"),
+        ],
+    }

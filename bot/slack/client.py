@@ -1,0 +1,154 @@
+"""Web API clients, and the Slack side of exactly-once delivery.
+
+    client = make_client(settings)                 # replies, announcements, views: retries 429s
+    transport = SlackTransport(make_client(settings, retries=False))
+
+Every call goes to SLACK_API_URL (slack_sdk has no environment variable for
+it). The everyday client retries rate limits after Retry-After and dropped
+connections. The delivery client retries nothing by itself: a dropped
+connection after Slack accepted a post would otherwise post it twice, so
+`bot.delivery` decides, after looking at the channel's history.
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import socket
+import urllib.error
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+
+from bot.delivery import Delivery, RateLimited, Rejected, Sent, Uncertain
+from bot.replies import Reminder, WeeklyPost
+from bot.slack import blocks
+
+log = logging.getLogger(__name__)
+
+TIMEOUT = 20
+
+#: Errors after which Slack may still have done what was asked.
+_UNCERTAIN_ERRORS = {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+
+#: What an operator should do about Slack's refusals, in words.
+ADVICE = {
+    "not_in_channel": "the bot is not in the channel: invite it with /invite @paperbot",
+    "channel_not_found": "no such channel, or the bot cannot see it: check PAPERBOT_CHANNEL",
+    "is_archived": "the channel is archived",
+    "invalid_auth": "Slack refused the token: check SLACK_BOT_TOKEN",
+    "not_authed": "no token was sent: check SLACK_BOT_TOKEN",
+    "account_inactive": "the token belongs to a deleted app or user: check SLACK_BOT_TOKEN",
+    "token_revoked": "the token was revoked: reinstall the app and update SLACK_BOT_TOKEN",
+    "missing_scope": "the app lacks a permission: reinstall it from manifest.json",
+    "cannot_dm_bot": "that user is a bot",
+    "user_not_found": "no such user",
+}
+
+
+def make_client(settings, *, retries: bool = True) -> WebClient:
+    handlers = [ConnectionErrorRetryHandler(max_retry_count=2), RateLimitErrorRetryHandler(max_retry_count=3)] if retries else []
+    return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=TIMEOUT, retry_handlers=handlers)
+
+
+def describe(error: str) -> str:
+    advice = ADVICE.get(error)
+    return f"{error} ({advice})" if advice else error
+
+
+def _classify(exc: Exception) -> Exception:
+    """A Slack or network failure as Rejected (certainly not done) or Uncertain."""
+    if isinstance(exc, SlackApiError):
+        status = exc.response.status_code
+        error = (exc.response.data or {}).get("error", "") if isinstance(exc.response.data, dict) else ""
+        if status == 429:
+            retry_after = exc.response.headers.get("Retry-After") or exc.response.headers.get("retry-after") or "30"
+            if isinstance(retry_after, list):
+                retry_after = retry_after[0]
+            try:
+                return RateLimited(float(retry_after))
+            except ValueError:
+                return RateLimited(30.0)
+        if status >= 500:
+            return Uncertain(f"Slack answered HTTP {status}")
+        if error in _UNCERTAIN_ERRORS:
+            return Uncertain(f"Slack answered {error}")
+        return Rejected(describe(error or f"HTTP {status}"))
+    reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    if isinstance(reason, ConnectionRefusedError | socket.gaierror):
+        return Rejected(f"cannot reach Slack ({reason})")
+    if isinstance(reason, TimeoutError | ConnectionError | http.client.HTTPException | OSError):
+        return Uncertain(f"no answer from Slack ({reason.__class__.__name__}: {reason})")
+    return Uncertain(f"{exc.__class__.__name__}: {exc}")
+
+
+_NETWORK = (SlackApiError, urllib.error.URLError, OSError, http.client.HTTPException)
+
+
+def call(fn, /, **kwargs) -> Any:
+    """A Web API call whose failure is Rejected or Uncertain, never a raw exception."""
+    try:
+        return fn(**kwargs)
+    except _NETWORK as e:
+        raise _classify(e) from e
+
+
+class SlackTransport:
+    """Sends weekly posts and reminders, and finds them again by their metadata."""
+
+    HISTORY_PAGES = 10
+
+    def __init__(self, client: WebClient):
+        self.client = client
+        self._bot_id: str | None = None
+
+    def _payload(self, message: Any) -> dict:
+        if isinstance(message, WeeklyPost):
+            return blocks.weekly_post(message)
+        if isinstance(message, Reminder):
+            return blocks.reminder(message)
+        raise TypeError(f"cannot send {type(message).__name__}")
+
+    def send(self, delivery: Delivery, message: Any) -> Sent:
+        response = call(self.client.chat_postMessage, channel=delivery.dest, **self._payload(message))
+        return Sent(response["channel"], response["ts"])
+
+    def update(self, sent: Sent, message: Any) -> None:
+        payload = self._payload(message)
+        payload.pop("unfurl_links", None)
+        payload.pop("unfurl_media", None)
+        call(self.client.chat_update, channel=sent.channel, ts=sent.ts, **payload)
+
+    def bot_id(self) -> str | None:
+        if self._bot_id is None:
+            self._bot_id = call(self.client.auth_test).get("bot_id")
+        return self._bot_id
+
+    def find(self, delivery: Delivery, since: float) -> Sent | None:
+        event = blocks.POST_EVENT if delivery.kind == "post" else blocks.REMINDER_EVENT
+        channel = delivery.dest
+        if delivery.kind == "reminder":
+            channel = call(self.client.conversations_open, users=delivery.dest)["channel"]["id"]
+        ours = self.bot_id()
+        cursor = None
+        for _ in range(self.HISTORY_PAGES):
+            kwargs = {"channel": channel, "oldest": f"{max(since, 0):.6f}", "limit": 200, "include_all_metadata": True}
+            if cursor:
+                kwargs["cursor"] = cursor
+            page = call(self.client.conversations_history, **kwargs)
+            for m in page.get("messages", []):
+                meta = m.get("metadata") or {}
+                if (
+                    meta.get("event_type") == event
+                    and (meta.get("event_payload") or {}).get("week") == delivery.key
+                    and (ours is None or m.get("bot_id") in (None, ours))
+                ):
+                    return Sent(channel, m["ts"])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not page.get("has_more") and not cursor:
+                break
+            if not cursor:
+                break
+        return None

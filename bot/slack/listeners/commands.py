@@ -1,0 +1,66 @@
+"""The /paper slash command: parse, run the command, reply in the HTTP response itself."""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+
+from bot import commands
+from bot.delivery import Rejected, Uncertain
+from bot.replies import AddForm
+from bot.slack import blocks
+from bot.slack.client import call
+
+log = logging.getLogger(__name__)
+
+OOPS = "Something went wrong on my side (it is logged). Please try again in a minute."
+
+# With should_escape, Slack sends <@U123|name>, <#C123|name>, <https://x|x> and &amp; &lt; &gt;.
+_ENTITY = re.compile(r"<([@#!]?)([^<>|]*)(?:\|([^<>]*))?>")
+
+
+def from_slack(text: str) -> str:
+    """Slack's escaped command text as the user typed it: `<@U1|ada>` -> `@U1`."""
+
+    def plain(m: re.Match) -> str:
+        sigil, target, label = m[1], m[2], m[3]
+        if sigil == "@":
+            return f"@{target}"
+        if sigil == "#":
+            return f"#{label or target}"
+        if sigil == "!":
+            return f"@{label or target}"
+        return label if label and not target.startswith(("http://", "https://")) else target
+
+    return html.unescape(_ENTITY.sub(plain, text or ""))
+
+
+def register(app, bot) -> None:
+    @app.command("/paper")
+    def on_paper(ack, body):
+        user = body.get("user_id", "")
+        line = from_slack(body.get("text", ""))
+        try:
+            answer = commands.run(bot.context(user), line)
+            if isinstance(answer.reply, AddForm):
+                reply = open_add_form(bot, body)
+            else:
+                reply = {"response_type": "ephemeral", **blocks.message(answer.reply)}
+        except Exception:
+            log.exception("/paper %r from %s failed", line, user)
+            ack(response_type="ephemeral", text=OOPS)
+            return
+        ack(**reply)
+        if answer.change is not None:
+            bot.after_change(answer.change)
+
+
+def open_add_form(bot, body) -> dict:
+    """Open the add modal now: its trigger_id is only good for 3 seconds."""
+    try:
+        call(bot.client.views_open, trigger_id=body.get("trigger_id", ""), view=blocks.add_form(body.get("channel_id")))
+    except (Rejected, Uncertain) as e:
+        log.warning("views.open failed: %s", e)
+        return {"response_type": "ephemeral", "text": "I couldn't open the form just now. Please try `/paper add` again."}
+    return {}

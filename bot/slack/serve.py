@@ -1,0 +1,129 @@
+"""`paperbot run`: connect to Slack and serve until SIGTERM or SIGINT.
+
+Socket Mode when SLACK_APP_TOKEN is set; otherwise HTTP on PORT, served by
+waitress (a production WSGI server: Bolt's own `app.start()` handles one request
+at a time and drops connections under load), with Slack's request URL at
+/slack/events. The scheduler runs in the same process.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Callable
+
+import waitress
+from slack_bolt import App
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+from bot import scheduler
+from bot.delivery import Rejected, Uncertain
+from bot.settings import Settings
+from bot.slack.app import SlackBot, build_app
+from bot.slack.client import call
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+HTTP_THREADS = 8
+
+
+def wsgi(app: App) -> Callable:
+    """Bolt at /slack/events, and a plain health check at /healthz."""
+    bolt = SlackRequestHandler(app, path=EVENTS_PATH)
+
+    def application(environ, start_response):
+        if environ.get("PATH_INFO") == "/healthz":
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"ok\n"]
+        return bolt(environ, start_response)
+
+    return application
+
+
+def http_server(app: App, port: int, host: str = "0.0.0.0", threads: int = HTTP_THREADS):
+    """A waitress server for the app (call .run() to serve, .close() to stop)."""
+    return waitress.create_server(
+        wsgi(app), host=host, port=port, threads=threads, ident="paperbot", channel_timeout=60, clear_untrusted_proxy_headers=True
+    )
+
+
+class StartError(RuntimeError):
+    """`run` cannot start; str() is the one line to show."""
+
+
+def run(settings: Settings) -> int:
+    settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
+    if not settings.socket_mode:
+        settings.require("SLACK_SIGNING_SECRET")
+    store = Store(settings.db_path)
+    bot = SlackBot(settings, store)
+    try:
+        app = build_app(bot)
+    except Exception as e:  # App() calls auth.test: a wrong token or an unreachable Slack ends here
+        raise StartError(f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({e})") from None
+
+    def tell_admins(text: str) -> None:
+        for admin in sorted(settings.admins):
+            try:
+                call(bot.client.chat_postMessage, channel=admin, text=text)
+            except (Rejected, Uncertain) as e:
+                log.warning("could not tell %s: %s", admin, e)
+
+    ticker = scheduler.Ticker(store, settings, bot.transport, tell_admins=tell_admins)
+    stop = threading.Event()
+    jobs = scheduler.start(ticker, settings)
+    try:
+        if settings.socket_mode:
+            _serve_socket_mode(app, settings, stop)
+        else:
+            _serve_http(app, settings)
+    finally:
+        log.info("stopping")
+        jobs.shutdown(wait=True)
+        bot.close()
+        store.close()
+    log.info("stopped")
+    return 0
+
+
+def _serve_socket_mode(app: App, settings: Settings, stop: threading.Event) -> None:
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    handler = SocketModeHandler(app, settings.app_token)
+    try:
+        handler.connect()
+    except Exception as e:
+        raise StartError(f"cannot open a Socket Mode connection (check SLACK_APP_TOKEN): {e}") from None
+    log.info("connected to Slack in Socket Mode")
+    try:
+        stop.wait()
+    finally:
+        handler.close()
+
+
+def _serve_http(app: App, settings: Settings) -> None:
+    try:
+        server = http_server(app, settings.port)
+    except OSError as e:
+        raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
+
+    def on_signal(signum, frame):
+        # Restore the defaults first, so a second signal during shutdown is not swallowed.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        raise SystemExit(0)  # unwinds waitress's loop in this (the main) thread
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    log.info("serving Slack requests on http://0.0.0.0:%s%s", settings.port, EVENTS_PATH)
+    try:
+        server.run()
+    finally:
+        server.close()
