@@ -1,0 +1,158 @@
+"""/paper through real Bolt request handling: signed requests in, Block Kit out, checked as Slack would."""
+
+from __future__ import annotations
+
+import html
+import json
+import time
+from urllib.parse import urlencode
+
+import pytest
+from conftest import CHANNEL, Clock, at, sign
+from slack_standin import check_message
+
+from bot import catalog
+from bot.catalog import PaperInput
+
+
+def blocks_text(reply: dict) -> str:
+    """Everything a reader sees in a reply's blocks, joined (entities decoded, as Slack shows them)."""
+    out = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("type") in ("mrkdwn", "plain_text") and "text" in node:
+                out.append(node["text"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(reply.get("blocks", []))
+    return html.unescape("\n".join(out))
+
+
+def buttons(reply: dict) -> list[dict]:
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("type") == "button":
+                found.append(node)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(reply.get("blocks", []))
+    return found
+
+
+def valid(reply: dict) -> dict:
+    """The reply passes what Slack checks (blocks, limits, text fallback), and is ephemeral."""
+    check_message(reply)
+    assert reply.get("response_type") == "ephemeral"
+    return reply
+
+
+@pytest.fixture
+def clock():
+    return Clock(at("2026-12-02 10:00"))  # a Wednesday; this week's meeting is Thu 3 Dec 16:00
+
+
+@pytest.fixture
+def h(make_harness, clock):
+    return make_harness(clock)
+
+
+def test_tag_lists_all_32_seed_papers_with_folded_spelling(h):
+    for spelling in ("parallelism-dp", "Parallelism_DP", "#parallelism-dp", "PARALLELISM DP"):
+        reply = valid(h.command(f"tag {spelling}"))
+        shown = blocks_text(reply)
+        assert "32 papers tagged *parallelism-dp*" in shown
+        assert "streaming-diloco" in shown and "Streaming DiLoCo" in shown
+        assert shown.count("*#") == 32
+
+
+def test_unknown_tag_suggests_the_closest(h):
+    reply = valid(h.command("tag paralelism-db"))
+    assert "No paper is tagged" in reply["text"]
+    assert "parallelism-dp" in blocks_text(reply)
+
+
+def test_search_english_and_chinese(h):
+    reply = valid(h.command("search diloco"))
+    shown = blocks_text(reply)
+    assert "Streaming DiLoCo" in shown and "DiLoCo: Distributed Low-Communication" in shown
+    reply = valid(h.command("search 数据并行"))  # inside 全分片数据并行 and 混合分片数据并行
+    shown = blocks_text(reply)
+    assert "PyTorch FSDP" in shown and "Fault Tolerant HSDP" in shown
+    reply = valid(h.command("search 推测解码"))
+    assert "MineDraft" in blocks_text(reply)
+
+
+@pytest.mark.parametrize("query", ['"', "*", "AND", "NOT OR", "(((", "a:b", "-", "^", "NEAR(a b)", "{title}: x", "\x00", "😀"])
+def test_search_never_errors(h, query):
+    reply = valid(h.command(f"search {query}"))
+    assert reply["text"]
+
+
+def test_show_has_full_summary_link_tags_and_signup_button(h):
+    reply = valid(h.command("show streaming-diloco"))
+    shown = blocks_text(reply)
+    paper = catalog.find(h.bot.store, "streaming-diloco")
+    assert paper.summary in shown
+    assert f"<{paper.url}|Streaming DiLoCo" in shown
+    assert "`parallelism-dp`" in shown
+    assert [b["value"] for b in buttons(reply)] == [f"signup {paper.number}"]
+    assert blocks_text(valid(h.command("show #29"))) == shown
+    assert blocks_text(valid(h.command("show 29"))) == shown
+
+
+def test_help_for_empty_unknown_and_help(h):
+    for text in ("", "help", "frobnicate"):
+        reply = valid(h.command(text))
+        shown = blocks_text(reply)
+        for verb in ("tag <tag>", "search <words>", "show <paper>", "signup <paper>", "schedule", "assign"):
+            assert verb in shown
+    assert "I don't know `frobnicate`" in blocks_text(h.command("frobnicate"))
+
+
+def test_escaped_title_never_pings(h):
+    catalog.upsert(h.bot.store, [PaperInput(id="ping", title="<!channel> & <@U999> <https://evil|click>",
+                                            summary="<!here> 总结 <b>", tags=("<!subteam^S1>",))])
+    for text in ("tag <!subteam^S1>", "search channel", "show ping", "search 总结"):
+        reply = valid(h.command(text))
+        raw = json.dumps(reply)
+        for live in ("<!channel>", "<!here>", "<@U999>", "<https://evil", "<!subteam"):
+            assert live not in raw
+        assert "&lt;!channel&gt;" in raw or text.startswith("tag")
+
+
+def test_forged_or_stale_signature_gets_401_and_changes_nothing(h):
+    body = urlencode({"team_id": "T0TEST", "channel_id": CHANNEL, "user_id": "U1", "command": "/paper",
+                      "text": "signup streaming-diloco", "response_url": h.slack.response_url(), "trigger_id": "t"})
+    forged = sign(body, secret="not-the-secret")
+    stale = sign(body, timestamp=int(time.time()) - 600)
+    for headers in (forged, stale, {"content-type": "application/x-www-form-urlencoded"}):
+        assert h.dispatch(body, headers).status == 401
+    assert "Nobody has presented it yet" in blocks_text(h.command("show streaming-diloco"))
+    assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0
+    assert h.dispatch(body).status == 200  # the same body, signed, goes through
+    assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 1
+
+
+def test_paging_beyond_40(h):
+    catalog.upsert(h.bot.store, [PaperInput(id=f"extra-{i}", title=f"Extra paper {i}", tags=("parallelism-dp",)) for i in range(60)])
+    reply = valid(h.command("tag parallelism-dp"))
+    assert "92 papers tagged" in blocks_text(reply) and "(1–40)" in blocks_text(reply)
+    nxt = [b for b in buttons(reply) if b["action_id"].startswith("page:")]
+    assert [b["value"] for b in nxt] == ["tag parallelism-dp --page 2"]
+    url = h.click(nxt[0])
+    [page2] = h.slack.responses_to(url)
+    check_message(page2)
+    assert page2["replace_original"] is True
+    assert "(41–80)" in blocks_text(page2)
+    assert len([b for b in buttons(page2) if b["action_id"].startswith("page:")]) == 2
