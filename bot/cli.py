@@ -86,6 +86,7 @@ def cmd_run(args, settings: Settings) -> int:
     from bot.slack import serve
 
     logging.getLogger().setLevel(logging.INFO)
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
     try:
         return serve.run(settings)
     except serve.StartError as e:

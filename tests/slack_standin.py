@@ -47,7 +47,6 @@ from websockets.sync.server import serve
 TEAM_ID, BOT_USER_ID, BOT_ID, APP_ID = "T0TEST", "UBOT", "BBOT", "A0TEST"
 MAX_MESSAGE_BLOCKS, MAX_VIEW_BLOCKS, MAX_TEXT = 50, 100, 40_000
 RESPONSE_URL_MAX_USES = 5  # Slack: a response_url works up to 5 times
-_TS_BASE = 1764662400  # 2025-12-02T08:00:00Z
 # Methods that change state; on_accept fires after one of them succeeds.
 WRITE_METHODS = {"chat.postMessage", "chat.update", "chat.postEphemeral", "views.open",
                  "views.update", "views.publish", "response_url"}
@@ -249,7 +248,7 @@ class SlackStandin:
         self.socket_connected = threading.Event()
         self._lock = threading.RLock()
         self._closing = threading.Event()
-        self._ts_counter = itertools.count(1)
+        self._last_ts = 0
         self._id_counter = itertools.count(1)
         self._ws_connections: list = []  # open Socket Mode connections, oldest first
         self._pending_acks: dict = {}  # envelope_id -> {"event": Event, "ack": dict}
@@ -434,8 +433,10 @@ class SlackStandin:
             raise Rejected("not_allowed_token_type", f"{method} needs a {wanted} token")
 
     def _next_ts(self) -> str:
-        n = next(self._ts_counter)
-        return f"{_TS_BASE + n // 10_000}.{(n % 10_000) * 100:06d}"
+        # Like Slack's: the wall clock when the message was stored, unique and increasing.
+        micros = max(int(time.time() * 1_000_000), self._last_ts + 1)
+        self._last_ts = micros
+        return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
     def _resolve_channel(self, channel: Any) -> str:
         """Channel ID to store under; users and D-channels map to "D"+user."""

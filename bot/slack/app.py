@@ -171,6 +171,10 @@ def build_app(bot: SlackBot) -> App:
     from bot.slack.listeners import actions, commands as command_listeners, events, views
 
     settings = bot.settings
+    bolt_log = logging.getLogger("bot.slack.bolt")
+    if not bolt_log.filters:
+        # Bolt reads SLACK_BOT_TOKEN from the environment even when handed a client, then warns.
+        bolt_log.addFilter(lambda record: "will be unused" not in record.getMessage())
     app = App(
         client=bot.client,
         signing_secret=settings.signing_secret or "",
@@ -179,7 +183,7 @@ def build_app(bot: SlackBot) -> App:
         # Anything slow after the reply goes to SlackBot.later().
         process_before_response=True,
         request_verification_enabled=not settings.socket_mode,
-        logger=logging.getLogger("bot.slack.bolt"),
+        logger=bolt_log,
     )
     command_listeners.register(app, bot)
     actions.register(app, bot)
