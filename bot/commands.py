@@ -77,7 +77,7 @@ class Command:
 
 
 _PAGE = re.compile(r"\s+--page\s+(\d{1,6})\s*$")
-_USER = re.compile(r"^@?([UW][A-Z0-9]{2,})$")
+_USER = re.compile(r"^@?([UW][A-Z0-9]+)$")
 
 
 def _paged(args: str) -> tuple[str, int]:
@@ -241,7 +241,8 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
         return _usage("assign")
     m = _USER.match(parts[0])
     if not m:
-        return _notice("Name the presenter as ", Code("@someone"), " first: ", Code(f"/paper {BY_NAME['assign'].example}"), ok=False)
+        return _notice("Name the presenter first, with a mention (", Code("@someone"), ") or a user ID such as ",
+                       Code("U012ABCDEF"), ": ", Code(f"/paper {BY_NAME['assign'].example}"), ok=False)
     change = signups.assign(ctx.store, ctx.group, ctx.now, ctx.member, m[1], parts[1], parts[2] if len(parts) > 2 else None)
     line = change.line
     return Answer(Notice(text(Mention(line.presenter), " presents ", PaperRef(line.paper), " on ", When(line.meeting), ".")), change)

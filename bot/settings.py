@@ -40,8 +40,8 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_FOCUS_TAG": (None, "when set, papers of the week are drawn from this tag"),
 }
 
-_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
-_CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+_USER_ID = re.compile(r"^[UW][A-Z0-9]+$")
+_CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]+$")
 
 
 class SettingError(ValueError):

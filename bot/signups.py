@@ -355,11 +355,11 @@ def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg:
     with store.write():
         week = _week(group, week_arg, now)
         meeting = group.meeting_of(week)
+        if meeting <= now:
+            raise Refusal("The meeting of that week (", When(meeting), ") is over; its record stays.")
         found = _slot(store.db, week)
         if found is None:
             raise Refusal("The week of ", When(meeting, with_time=False), " has nobody to clear: it is open.")
-        if meeting <= now:
-            raise Refusal("The meeting of that week (", When(meeting), ") is over; its record stays.")
         before = line_for(store, group, week, found)
         store.db.execute("DELETE FROM slots WHERE week = ?", [week.key])
     return Change("unassign", SlotLine(week, meeting, "open"), admin.id, before)
