@@ -1,0 +1,150 @@
+"""Weeks, meetings and post slots in the group's zone: year ends, DST, zones ahead of UTC."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.calendar import BadDate, Group, Meeting, PostSchedule, ScheduleError, Week
+
+UTC = ZoneInfo("UTC")
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+BERLIN = ZoneInfo("Europe/Berlin")
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+@pytest.mark.parametrize(
+    "day, key",
+    [
+        (date(2026, 12, 28), "2026-W53"),  # 2026 has 53 ISO weeks
+        (date(2027, 1, 1), "2026-W53"),  # a Friday of the previous ISO year
+        (date(2027, 1, 3), "2026-W53"),
+        (date(2027, 1, 4), "2027-W01"),
+        (date(2024, 12, 30), "2025-W01"),  # a Monday that belongs to the next ISO year
+        (date(2026, 12, 2), "2026-W49"),
+    ],
+)
+def test_week_keys_across_year_ends(day, key):
+    assert Week.of(day).key == key
+    assert Week.from_key(key).monday <= day
+    assert Week.from_key(key).plus(1).monday > day
+
+
+def test_week_53_only_exists_in_long_years():
+    assert Week.from_key("2026-W53").monday == date(2026, 12, 28)
+    with pytest.raises(ValueError):
+        Week.from_key("2025-W53")
+
+
+def test_shanghai_monday_is_still_sunday_in_utc():
+    schedule = PostSchedule("0 9 * * mon", SHANGHAI)
+    week = Week.containing(datetime(2026, 12, 6, 20, 0, tzinfo=UTC), SHANGHAI)  # Sunday 20:00 UTC
+    assert week.key == "2026-W50"
+    assert Week.containing(datetime(2026, 12, 6, 20, 0, tzinfo=UTC), UTC).key == "2026-W49"
+    slot = schedule.slot(week)
+    assert slot == datetime(2026, 12, 7, 9, 0, tzinfo=SHANGHAI)
+    assert slot.astimezone(UTC) == datetime(2026, 12, 7, 1, 0, tzinfo=UTC)
+    late_sunday = PostSchedule("30 23 * * sun", SHANGHAI).slot(week)
+    assert late_sunday.astimezone(UTC).date() == date(2026, 12, 13)
+
+
+@pytest.mark.parametrize(
+    "expr, weekday",
+    [("0 9 * * 1", 0), ("0 9 * * mon", 0), ("0 9 * * 0", 6), ("0 9 * * 7", 6), ("0 9 * * sun", 6), ("0 9 * * 5", 4)],
+)
+def test_crontab_weekday_numbers_mean_what_cron_means(expr, weekday):
+    # APScheduler 3 alone would read "1" as Tuesday.
+    slot = PostSchedule(expr, UTC).slot(Week(2026, 50))
+    assert slot.weekday() == weekday and slot.time() == time(9, 0)
+
+
+def test_first_slot_of_the_week_when_the_crontab_names_several():
+    schedule = PostSchedule("0 9 * * 1-5", UTC)
+    assert schedule.slot(Week(2026, 50)) == datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
+    assert PostSchedule("0 9 * * fri,tue", UTC).slot(Week(2026, 50)).weekday() == 1
+
+
+def test_weeks_without_a_slot():
+    monthly = PostSchedule("0 9 1 * *", UTC)
+    assert monthly.slot(Week(2026, 50)) is None
+    assert monthly.slot(Week(2027, 1)) is None  # 1 Jan 2027 belongs to 2026-W53
+    assert monthly.slot(Week(2026, 53)) == datetime(2027, 1, 1, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    "expr, problem",
+    [
+        ("0 9 * *", "5 fields"),
+        ("61 9 * * mon", "not a valid crontab"),
+        ("0 9 * * funday", "day of week"),
+        ("0 9 31 2 *", "never fires"),
+        ("0 9 1 * mon", "both day of month and day of week"),
+        ("0 9 * * 5-1", "backwards"),
+    ],
+)
+def test_bad_crontabs_are_refused_with_a_reason(expr, problem):
+    with pytest.raises(ScheduleError, match=problem):
+        PostSchedule(expr, UTC)
+
+
+def test_dst_changes_keep_wall_time():
+    # Europe/Berlin springs forward on 29 Mar 2026 and falls back on 25 Oct 2026.
+    schedule = PostSchedule("0 9 * * mon", BERLIN)
+    before, after = schedule.slot(Week(2026, 13)), schedule.slot(Week(2026, 14))
+    assert (before.hour, after.hour) == (9, 9)
+    assert before.utcoffset().total_seconds() == 3600 and after.utcoffset().total_seconds() == 7200
+    meeting = Meeting.parse("sun 02:30")  # 02:30 does not exist on 29 Mar 2026 in Berlin
+    moment = meeting.time_in(Week(2026, 13), BERLIN)
+    assert moment.date() == date(2026, 3, 29) and moment.astimezone(UTC) == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)
+
+
+def test_reminder_is_calendar_days_before_across_dst():
+    meeting = Meeting.parse("mon 16:00")
+    # New York falls back on Sun 1 Nov 2026: two days before Mon 2 Nov is Sat 31 Oct, still at 16:00
+    # on the wall, which is 49 real hours before the meeting.
+    week = Week.of(date(2026, 11, 2))
+    remind = meeting.reminder_in(week, NEW_YORK, 2)
+    assert (remind.date(), remind.time()) == (date(2026, 10, 31), time(16, 0))
+    real = meeting.time_in(week, NEW_YORK).astimezone(UTC) - remind.astimezone(UTC)
+    assert real.total_seconds() == 49 * 3600
+
+
+@pytest.mark.parametrize("text", ["thu 16:00", "Thursday 16:00", " THU 4:05 "])
+def test_meeting_parse(text):
+    assert Meeting.parse(text).weekday == 3
+
+
+@pytest.mark.parametrize("text", ["thu", "16:00", "thu 25:00", "thu 16:60", "someday 10:00", "thu 4pm"])
+def test_meeting_parse_refuses(text):
+    with pytest.raises(ValueError):
+        Meeting.parse(text)
+
+
+@pytest.fixture
+def group():
+    return Group(BERLIN, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", BERLIN))
+
+
+@pytest.mark.parametrize(
+    "arg, key",
+    [
+        ("2026-12-07", "2026-W50"),
+        ("2026-12-13", "2026-W50"),  # any day of the week names the week
+        ("2026-12-31", "2026-W53"),
+        ("2027-01-03", "2026-W53"),
+        ("next", "2026-W50"),
+        ("NEXT", "2026-W50"),
+        ("2026-W51", "2026-W51"),
+    ],
+)
+def test_date_arguments(group, arg, key):
+    now = datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN)
+    assert group.parse_week(arg, now).key == key
+
+
+@pytest.mark.parametrize("arg", ["2026-02-30", "2026-13-01", "tomorrow", "12/07/2026", "2025-W53", "", "2026-12-07T09:00"])
+def test_impossible_dates(group, arg):
+    with pytest.raises(BadDate):
+        group.parse_week(arg, datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))

@@ -1,0 +1,84 @@
+"""Settings: from the environment and .env (the environment wins), every mistake caught at start."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.calendar import Meeting
+from bot.settings import SETTINGS, Settings, SettingError
+
+
+def test_defaults_are_the_contracts():
+    s = Settings.load({}, dotenv=None)
+    assert s.api_url == "https://slack.com/api/"
+    assert s.port == 3000
+    assert str(s.db_path) == "data/paperbot.db"
+    assert s.schedule.expr == "0 9 * * mon"
+    assert s.timezone.key == "UTC"
+    assert s.meeting == Meeting(0, s.meeting.at) and s.meeting.at.hour == 9  # the post's day and time
+    assert s.remind_days == 2 and s.admins == frozenset() and s.focus_tag is None and not s.socket_mode
+
+
+def test_dotenv_is_read_and_the_environment_wins(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_text('PAPERBOT_TIMEZONE="Asia/Shanghai"\nPORT=4000\n# a comment\nexport PAPERBOT_ADMINS=U1,U2\n')
+    s = Settings.load({"PORT": "5000"}, dotenv=env_file)
+    assert s.timezone.key == "Asia/Shanghai" and s.port == 5000 and s.admins == {"U1", "U2"}
+
+
+def test_blank_values_mean_default(tmp_path):
+    # .env.example copied as it is must work: its blanks are "not set".
+    s = Settings.load({"SLACK_APP_TOKEN": "", "PAPERBOT_MEETING": " ", "PAPERBOT_FOCUS_TAG": ""}, dotenv=None)
+    assert s.app_token is None and s.focus_tag is None
+
+
+@pytest.mark.parametrize(
+    "name, value, words",
+    [
+        ("SLACK_BOT_TOKEN", "xoxp-user-token", "xoxb-"),
+        ("SLACK_APP_TOKEN", "xoxb-wrong", "xapp-"),
+        ("SLACK_API_URL", "slack.com/api", "http"),
+        ("PORT", "abc", "whole number"),
+        ("PORT", "70000", "between"),
+        ("PAPERBOT_CHANNEL", "#papers", "channel ID"),
+        ("PAPERBOT_SCHEDULE", "every monday", "5 fields"),
+        ("PAPERBOT_SCHEDULE", "0 25 * * mon", "valid crontab"),
+        ("PAPERBOT_TIMEZONE", "Mars/Base", "unknown time zone"),
+        ("PAPERBOT_TIMEZONE", "../etc/passwd", "unknown time zone"),
+        ("PAPERBOT_MEETING", "thursday afternoon", "weekday and a time"),
+        ("PAPERBOT_REMIND_DAYS", "two", "whole number"),
+        ("PAPERBOT_REMIND_DAYS", "0", "between 1 and 14"),
+        ("PAPERBOT_ADMINS", "U1,@ada", "not a Slack user ID"),
+        ("PAPERBOT_FOCUS_TAG", "###", "not a tag"),
+    ],
+)
+def test_a_malformed_setting_is_one_line_naming_it(name, value, words):
+    with pytest.raises(SettingError) as err:
+        Settings.load({name: value}, dotenv=None)
+    message = str(err.value)
+    assert message.startswith(f"{name}: ") and words in message and "\n" not in message
+
+
+def test_require_names_the_missing_setting():
+    s = Settings.load({}, dotenv=None)
+    with pytest.raises(SettingError, match="^SLACK_BOT_TOKEN: is not set"):
+        s.require("SLACK_BOT_TOKEN")
+    with pytest.raises(SettingError, match="^PAPERBOT_CHANNEL: is not set"):
+        s.require("PAPERBOT_CHANNEL")
+
+
+def test_focus_tag_is_folded():
+    assert Settings.load({"PAPERBOT_FOCUS_TAG": "#Parallelism_DP"}, dotenv=None).focus_tag == "parallelism-dp"
+
+
+def test_env_example_lists_every_setting_and_nothing_else():
+    from conftest import ROOT
+
+    names = [
+        line.split("=", 1)[0].strip()
+        for line in (ROOT / ".env.example").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert sorted(names) == sorted(SETTINGS)
+    # ...and copying it unchanged gives a valid configuration.
+    Settings.load({}, dotenv=ROOT / ".env.example")
