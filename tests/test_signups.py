@@ -1,0 +1,200 @@
+"""Sign-ups, withdrawals and the admin verbs, through the command layer a user types into."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+import pytest
+from conftest import TZ, at
+
+from bot import commands, signups
+from bot.calendar import Group, Meeting, PostSchedule, Week
+from bot.commands import Context
+from bot.console import inline, render
+from bot.signups import Member
+
+
+@pytest.fixture
+def group():
+    return Group(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ), remind_days=2)
+
+
+class Room:
+    """The group's members typing /paper commands at a given moment."""
+
+    def __init__(self, store, group, now: datetime):
+        self.store, self.group, self.now = store, group, now
+
+    def run(self, user: str, line: str, admin: bool = False):
+        ctx = Context(self.store, self.group, Member(user, lambda: admin), self.now)
+        return commands.run(ctx, line)
+
+    def say(self, user: str, line: str, admin: bool = False) -> str:
+        return render(self.run(user, line, admin).reply)
+
+    def slots(self) -> list[tuple]:
+        return self.store.db.execute("SELECT week, kind, presenter, paper FROM slots ORDER BY week").fetchall()
+
+
+@pytest.fixture
+def room(store, group):
+    return Room(store, group, at("2026-12-02 10:00"))  # Wednesday of 2026-W49; meeting Thu 3 Dec 16:00
+
+
+def test_signup_takes_the_first_open_week_this_week_included(room):
+    answer = room.run("U1", "signup streaming-diloco")
+    assert answer.change.line.week.key == "2026-W49"
+    assert "You're signed up" in render(answer.reply) and "Thu 03 Dec 2026 16:00" in render(answer.reply)
+    assert inline(commands.announcement(answer.change)).startswith("📅 @U1 will present #29 Streaming DiLoCo")
+    assert room.run("U2", "signup 7").change.line.week.key == "2026-W50"
+    assert room.slots() == [("2026-W49", "presenter", "U1", 29), ("2026-W50", "presenter", "U2", 7)]
+
+
+def test_after_this_weeks_meeting_the_first_open_week_is_next_week(room):
+    room.now = at("2026-12-03 16:00")
+    assert room.run("U1", "signup 7").change.line.week.key == "2026-W50"
+
+
+@pytest.mark.parametrize(
+    "line, reply",
+    [
+        ("signup nope", "There is no paper `nope`"),
+        ("signup stream-diloco", "Did you mean `streaming-diloco`?"),
+        ("signup 7 2026-02-30", "is not a real date"),
+        ("signup 7 yesterday", "is not a date"),
+        ("signup 7 2026-11-26", "is over"),  # last week
+        ("signup 7 2026-12-03", "is over") ,  # today, but the meeting is after... see below
+        ("signup", "Usage: `/paper signup <paper> [<date>]`"),
+        ("signup 1 2 3", "Usage:"),
+        ("withdraw 7", "You have no coming slot for #7"),
+        ("withdraw next", "Nobody presents in the week of"),
+        ("mine", "none — sign up"),
+    ],
+)
+def test_wrong_requests_get_one_line_and_change_nothing(room, line, reply):
+    if line == "signup 7 2026-12-03":
+        room.now = at("2026-12-03 17:00")  # Thursday after the meeting
+    text = room.say("U1", line)
+    assert reply in text
+    if line.startswith(("signup", "withdraw")):
+        assert "\n" not in text.strip() and text.startswith("✗")
+    assert room.slots() == []
+
+
+def test_taken_week_says_who_has_it_and_which_weeks_are_open(room):
+    room.run("U1", "signup 7 2026-12-10")
+    text = room.say("U2", "signup 8 2026-12-07")  # another day of the same week
+    assert text.startswith("✗ The week of Thu 10 Dec 2026 is taken: @U1 presents #7")
+    assert "Open weeks: `2026-11-30`, `2026-12-14`, `2026-12-21`" in text
+    assert room.slots() == [("2026-W50", "presenter", "U1", 7)]
+
+
+def test_a_paper_is_presented_once_but_an_admin_may_repeat_it(room):
+    room.run("U1", "signup 7 next")
+    assert "is already presented by @U1" in room.say("U2", "signup 7")
+    assert "is already presented by you" in room.say("U1", "signup asyncdiff 2026-12-21")
+    assert "@U2 presents #7" in room.say("UADMIN", "assign @U2 7 2026-12-21", admin=True)
+    assert [r[3] for r in room.slots()] == [7, 7]
+
+
+def test_withdraw_only_your_own_slot(room):
+    room.run("U1", "signup 7 next")
+    text = room.say("U2", "withdraw 2026-12-08")
+    assert "@U1's slot, not yours" in text
+    assert "You have no coming slot" in room.say("U2", "withdraw 7")
+    assert "only they can withdraw" in room.say("UADMIN", "withdraw next", admin=True)  # admins unassign instead
+    assert len(room.slots()) == 1
+    answer = room.run("U1", "withdraw 7")
+    assert "The week is open again" in render(answer.reply)
+    assert "open again (@U1 was to present #7" in inline(commands.announcement(answer.change))
+    assert room.slots() == []
+
+
+def test_cannot_withdraw_after_the_meeting(room):
+    room.run("U1", "signup 7")  # this week, Thu 3 Dec 16:00
+    room.now = at("2026-12-03 16:30")
+    assert "is over" in room.say("U1", "withdraw 2026-12-03")
+    assert "no coming slot" in room.say("U1", "withdraw 7")
+    assert len(room.slots()) == 1
+    assert "Your past slots" in room.say("U1", "mine")
+
+
+@pytest.mark.parametrize("line", ["assign @U2 7", "unassign next", "skip next", "add"])
+def test_non_admins_cannot(room, line):
+    room.run("U3", "signup 9 next")
+    before = room.slots()
+    text = room.say("U1", line)
+    assert text.startswith("✗ Only admins can")
+    assert room.slots() == before
+
+
+def test_admin_assign_unassign_skip(room):
+    say = lambda line: room.say("UADMIN", line, admin=True)  # noqa: E731
+    assert "@U2 presents #7" in say("assign <@U2> 7 next".replace("<@U2>", "@U2"))
+    assert "is taken" in say("assign @U3 8 next") and "/paper unassign 2026-12-07" in say("assign @U3 8 next")
+    assert "has a presenter (@U2)" in say("skip next")
+    assert "Cleared the week" in say("unassign next")
+    assert "has nobody to clear" in say("unassign next")
+    assert "No meeting in the week of" in say("skip next")
+    assert "already skipped" in say("skip next")
+    assert "it is skipped" in room.say("U1", "signup 7 next")
+    assert "Name the presenter" in say("assign ada 7")
+    assert room.slots() == [("2026-W50", "skipped", None, None)]
+    assert "is over" in say("skip 2026-11-26") and "is over" in say("unassign 2026-11-26")
+
+
+def test_schedule_shows_presenters_open_weeks_and_skips(room):
+    room.run("U1", "signup 7 2026-12-10")
+    room.run("UADMIN", "skip 2026-12-24", admin=True)
+    room.run("U2", "signup 8 2027-03-04")
+    lines = signups.schedule(room.store, room.group, room.now)
+    states = [(line.week.key, line.state) for line in lines]
+    assert states[:5] == [("2026-W49", "open"), ("2026-W50", "presenter"), ("2026-W51", "open"),
+                          ("2026-W52", "skipped"), ("2026-W53", "open")]
+    assert ("2027-W09", "presenter") in states
+    assert len([s for s in states if s[1] == "open"]) == 4
+
+
+def test_schedule_shows_the_next_26_presenters(room):
+    for i in range(30):
+        room.run(f"U{i}", f"signup {i + 1} {Week(2026, 50).plus(i).monday}")
+    lines = signups.schedule(room.store, room.group, room.now)
+    assert len([line for line in lines if line.state == "presenter"]) == 26
+
+
+def test_many_threads_racing_for_one_week_one_wins(room):
+    results: list[str] = []
+    barrier = threading.Barrier(40)
+
+    def go(i: int):
+        barrier.wait()
+        results.append(room.say(f"U{i}", f"signup {i % 32 + 1} 2026-12-10"))
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wins = [r for r in results if r.startswith("You're signed up")]
+    assert len(wins) == 1
+    assert all("is taken" in r or "already presented" in r for r in results if r not in wins)
+    assert len(room.slots()) == 1
+
+
+def test_many_threads_without_a_date_each_get_their_own_week(room):
+    results: list = []
+    barrier = threading.Barrier(20)
+
+    def go(i: int):
+        barrier.wait()
+        results.append(room.run(f"U{i}", f"signup {i + 1}"))
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    weeks = sorted(a.change.line.week.key for a in results)
+    assert len(weeks) == len(set(weeks)) == 20
+    assert len(room.slots()) == 20

@@ -1,0 +1,229 @@
+"""The paper of the week: which paper, when, and exactly once whatever fails."""
+
+from __future__ import annotations
+
+import socket
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+from conftest import CHANNEL, TZ, at
+from slack_sdk import WebClient
+from slack_standin import check_message
+
+from bot import catalog, delivery, signups, weekly
+from bot.calendar import Group, Meeting, PostSchedule, Week
+from bot.catalog import PaperInput
+from bot.replies import WeeklyPost
+from bot.signups import Member
+from bot.slack import blocks
+from bot.slack.client import SlackTransport
+
+
+@pytest.fixture
+def group():
+    return Group(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
+
+
+@pytest.fixture
+def transport(slack):
+    return SlackTransport(WebClient(base_url=slack.api_url, token="xoxb-test", retry_handlers=[]))
+
+
+class Naps:
+    """Stands in for time.sleep: records how long the code asked to wait."""
+
+    def __init__(self):
+        self.asked: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.asked.append(seconds)
+
+
+def post(store, group, transport, when, **kw):
+    kw.setdefault("sleep", Naps())
+    return weekly.post_week(store, group, transport, CHANNEL, when, **kw)
+
+
+def posts(slack):
+    return [m for m in slack.messages(CHANNEL) if (m.get("metadata") or {}).get("event_type") == "paper_of_the_week"]
+
+
+def test_nothing_before_the_slot_then_one_post_then_nothing(store, group, transport, slack):
+    assert post(store, group, transport, at("2026-12-07 08:59")).status == "not-yet"
+    first = post(store, group, transport, at("2026-12-07 09:00"))
+    assert first.status == "sent"
+    again = post(store, group, transport, at("2026-12-07 09:00:30"))
+    assert again.status == "done" and again.result.sent == first.result.sent
+    [message] = posts(slack)
+    check_message(message)
+    assert message["metadata"] == {"event_type": "paper_of_the_week",
+                                   "event_payload": {"week": "2026-W50", "paper_id": "chopper", "paper_number": 1}}
+    paper = catalog.find(store, "chopper")
+    assert paper.title in message["text"] and paper.summary in message["text"]
+    shown = str(message["blocks"])
+    assert paper.summary in shown and "<!date^" in shown and "Sign up to present" in shown
+
+
+def test_rotation_no_repeats_until_all_featured_then_a_new_round(store, group, transport, slack):
+    week = Week(2026, 50)
+    featured = []
+    for i in range(34):
+        slot = group.slot_of(week.plus(i))
+        outcome = post(store, group, transport, slot)
+        featured.append(outcome.post.paper.number)
+    assert featured[:32] == list(range(1, 33))
+    assert featured[32:] == [1, 2]
+
+
+def test_presenters_choice_wins_and_others_are_not_featured_before_their_week(store, group, transport):
+    now = at("2026-12-02 10:00")
+    signups.signup(store, group, now, Member("U1"), "streaming-diloco", "2026-12-07")  # W50
+    signups.signup(store, group, now, Member("U2"), "2", "2026-12-14")  # W51: paper 2 is booked later
+    w50 = post(store, group, transport, at("2026-12-07 09:00"))
+    assert (w50.post.paper.id, w50.post.presenter) == ("streaming-diloco", "U1")
+    assert post(store, group, transport, at("2027-01-04 09:00")).post.paper.number == 1
+    assert post(store, group, transport, at("2027-01-11 09:00")).post.paper.number == 3  # not 2: U2 presents it
+
+
+def test_a_skipped_week_has_no_post_and_the_rotation_moves_on(store, group, transport, slack):
+    signups.skip(store, group, at("2026-12-02 10:00"), Member("UADMIN", lambda: True), "2026-12-07")
+    assert post(store, group, transport, at("2026-12-07 09:00")).status == "skipped"
+    assert post(store, group, transport, at("2026-12-14 09:00")).post.paper.number == 1
+    assert len(posts(slack)) == 1
+
+
+def test_focus_tag(store, group, transport):
+    catalog.upsert(store, [PaperInput(id=f"moe-{i}", title=f"MoE {i}", tags=("moe",)) for i in range(3)])
+    numbers = [post(store, group, transport, group.slot_of(Week(2026, 50).plus(i)), focus_tag="moe").post.paper.id
+               for i in range(4)]
+    assert numbers == ["moe-0", "moe-1", "moe-2", "moe-0"]
+
+
+def test_catch_up_after_downtime_but_not_for_a_week_that_is_over(store, group, transport, slack):
+    # Down over Monday 09:00, back on Wednesday: the slot is posted at once.
+    assert post(store, group, transport, at("2026-12-09 11:00")).status == "sent"
+    # Down for all of the next week: back on its Sunday night, that week still gets it...
+    assert post(store, group, transport, at("2026-12-20 23:59")).status == "sent"
+    # ...but a week that is over is never posted later: back on Monday 08:00 of W53, before its slot.
+    assert post(store, group, transport, at("2026-12-28 08:00")).status == "not-yet"
+    assert [m["metadata"]["event_payload"]["week"] for m in posts(slack)] == ["2026-W50", "2026-W51"]
+
+
+def test_shanghai_post_carries_the_week_of_the_slot_in_the_groups_zone(store, transport, slack):
+    shanghai = ZoneInfo("Asia/Shanghai")
+    group = Group(shanghai, Meeting.parse("mon 09:00"), PostSchedule("0 9 * * mon", shanghai))
+    sunday_utc = datetime(2026, 12, 7, 1, 0, tzinfo=ZoneInfo("UTC"))  # Monday 09:00 in Shanghai
+    assert post(store, group, transport, sunday_utc).status == "sent"
+    assert posts(slack)[0]["metadata"]["event_payload"]["week"] == "2026-W50"
+    new_year = datetime(2027, 1, 1, 12, 0, tzinfo=shanghai)
+    assert post(store, group, transport, new_year, force=True).status == "sent"
+    assert posts(slack)[1]["metadata"]["event_payload"]["week"] == "2026-W53"
+
+
+# -- exactly once, case by case ---------------------------------------------------
+
+MONDAY = "2026-12-07 09:00"
+DEAD = f"{socket.gethostname()}:999999:deadbeef"  # a process of this host that no longer runs
+
+
+def row(store):
+    return store.db.execute("SELECT state, owner, ts, attempts FROM deliveries WHERE kind = 'post'").fetchone()
+
+
+def test_crash_before_the_claim(store, group, transport, slack):
+    assert row(store) is None  # nothing was written: the next check simply posts
+    assert post(store, group, transport, at(MONDAY)).status == "sent" and len(posts(slack)) == 1
+
+
+def test_crash_after_the_claim_before_sending(store, group, transport, slack):
+    store.db.execute(
+        "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "
+        "VALUES ('post', ?, '2026-W50', 'claimed', ?, 9e18, 0, 'x')", [CHANNEL, DEAD])
+    assert post(store, group, transport, at(MONDAY)).status == "sent"
+    assert len(posts(slack)) == 1 and not slack.calls_to("conversations.history")  # nothing was sent: no look needed
+
+
+def test_crash_after_slack_accepted_before_recording(store, group, transport, slack):
+    # The dead process marked 'sending', Slack stored its message, and it died before hearing back.
+    paper = catalog.find(store, "chopper")
+    earlier = WeeklyPost(Week(2026, 50), paper, group.meeting_of(Week(2026, 50)), None)
+    WebClient(base_url=slack.api_url, token="xoxb-test").chat_postMessage(channel=CHANNEL, **blocks.weekly_post(earlier))
+    store.db.execute(
+        "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, paper, attempts, updated_at) "
+        "VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 1, 1, 'x')", [CHANNEL, DEAD])
+    outcome = post(store, group, transport, at(MONDAY))
+    assert outcome.status == "found"
+    assert len(posts(slack)) == 1
+    assert row(store)[0] == "sent" and row(store)[2] == posts(slack)[0]["ts"]
+
+
+def test_crash_after_recording(store, group, transport, slack):
+    assert post(store, group, transport, at(MONDAY)).status == "sent"
+    assert post(store, group, transport, at(MONDAY)).status == "done"
+    assert len(slack.calls_to("chat.postMessage")) == 1
+
+
+def test_a_live_owner_keeps_its_claim(store, group, transport, slack):
+    store.db.execute(
+        "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "
+        "VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 'x')", [CHANNEL, f"{socket.gethostname()}:1:init"])
+    assert post(store, group, transport, at(MONDAY)).status == "busy"  # pid 1 is alive: it is still posting
+    assert posts(slack) == []
+
+
+def test_connection_dropped_after_slack_accepted(store, group, transport, slack):
+    slack.fail_next("chat.postMessage", accept_then="drop")
+    outcome = post(store, group, transport, at(MONDAY))
+    assert outcome.status == "found" and len(posts(slack)) == 1
+    assert len(slack.calls_to("chat.postMessage")) == 1  # never sent twice
+
+
+def test_server_error_then_one_post(store, group, transport, slack):
+    slack.fail_next("chat.postMessage", status=500)
+    naps = Naps()
+    outcome = post(store, group, transport, at(MONDAY), sleep=naps)
+    assert outcome.status == "sent" and len(posts(slack)) == 1
+    assert len(slack.calls_to("conversations.history")) == 1 and naps.asked == [1]
+
+
+def test_rate_limited_waits_retry_after_then_one_post(store, group, transport, slack):
+    slack.fail_next("chat.postMessage", status=429, retry_after=3)
+    naps = Naps()
+    assert post(store, group, transport, at(MONDAY), sleep=naps).status == "sent"
+    assert naps.asked == [3] and len(posts(slack)) == 1
+    assert [c.status for c in slack.calls_to("chat.postMessage")] == [429, 200]
+
+
+def test_not_in_channel_is_reported_in_words_and_retried_later(store, group, transport, slack):
+    slack.fail_next("chat.postMessage", error="not_in_channel")
+    outcome = post(store, group, transport, at(MONDAY))
+    assert outcome.status == "failed" and "not_in_channel" in outcome.detail and "/invite" in outcome.detail
+    assert outcome.result.new_error and posts(slack) == []
+    assert post(store, group, transport, at("2026-12-07 09:00:30")).status == "waiting"  # no hammering
+    assert post(store, group, transport, at("2026-12-07 09:01"), force=True).status == "sent"
+    assert len(posts(slack)) == 1
+
+
+def test_history_unreadable_after_an_uncertain_attempt_means_no_second_post(store, group, transport, slack):
+    slack.fail_next("chat.postMessage", accept_then="drop")
+    slack.fail_next("conversations.history", error="missing_scope")
+    outcome = post(store, group, transport, at(MONDAY))
+    assert outcome.status == "failed" and "missing_scope" in outcome.detail
+    assert len(posts(slack)) == 1  # the dropped attempt arrived; we did not guess and post again
+    assert post(store, group, transport, at(MONDAY), force=True).status == "found"
+    assert len(posts(slack)) == 1
+
+
+def test_empty_catalog_says_why(tmp_path, group, transport, slack):
+    from bot.store import Store
+
+    empty = Store(tmp_path / "empty.db", seed=None)
+    outcome = post(empty, group, transport, at(MONDAY))
+    assert outcome.status == "failed" and "no papers" in outcome.detail and posts(slack) == []
+    empty.close()
+
+
+def test_delivery_rows_survive_for_the_rotation(store, group, transport):
+    post(store, group, transport, at(MONDAY))
+    assert delivery.sent_ts(store, "post", CHANNEL, "2026-W50") is not None
