@@ -1,0 +1,191 @@
+"""Sign-ups, buttons, admin rights, the add form and App Home, as Slack sends them."""
+
+from __future__ import annotations
+
+import html
+import threading
+
+import pytest
+from conftest import CHANNEL, Clock, at
+from slack_standin import check_message, check_view
+from test_slack_commands import blocks_text, buttons, valid
+
+from bot import weekly
+
+
+@pytest.fixture
+def clock():
+    return Clock(at("2026-12-02 10:00"))
+
+
+@pytest.fixture
+def h(make_harness, clock):
+    return make_harness(clock)
+
+
+def channel_lines(slack) -> list[str]:
+    return [html.unescape(m["text"]) for m in slack.messages(CHANNEL)]
+
+
+def test_signup_command_confirms_privately_and_announces_in_one_line(h):
+    reply = valid(h.command("signup streaming-diloco next", user="U1"))
+    assert "You're signed up" in blocks_text(reply) and "<!date^" in str(reply["blocks"])
+    [line] = channel_lines(h.slack)
+    assert line.startswith("📅 <@U1> will present #29 Streaming DiLoCo") and "\n" not in line
+    check_message(h.slack.messages(CHANNEL)[0])
+
+
+def test_refused_signup_changes_nothing_and_announces_nothing(h):
+    h.command("signup 7 next", user="U1")
+    reply = valid(h.command("signup 8 next", user="U2"))
+    assert "is taken: <@U1> presents" in blocks_text(reply)
+    assert len(h.slack.messages(CHANNEL)) == 1  # only U1's announcement
+
+
+def test_signup_button_on_a_list_entry(h):
+    reply = h.command("search diloco", user="U2")
+    signup = next(b for b in buttons(reply) if b["value"].startswith("signup"))
+    url = h.click(signup, user="U2")
+    [answer] = h.slack.responses_to(url)
+    check_message(answer)
+    assert answer["response_type"] == "ephemeral" and answer["replace_original"] is False
+    assert "You're signed up" in blocks_text(answer)
+    assert "<@U2> will present" in channel_lines(h.slack)[0]
+
+
+def test_weekly_post_button_signs_up_for_that_week_and_updates_the_post(h, clock):
+    outcome = weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    [post] = h.slack.messages(CHANNEL)
+    assert "Nobody presents yet" in blocks_text(post)
+    [button] = [b for b in buttons(post) if b["action_id"].startswith("weekly:")]
+    assert button["value"] == f"signup {outcome.post.paper.number} 2026-12-07"
+    clock.set(at("2026-12-07 09:05"))
+    url = h.click(button, user="U3", message=post)
+    assert "You're signed up" in blocks_text(h.slack.responses_to(url)[0])
+    post, announcement = h.slack.messages(CHANNEL)
+    check_message(post)
+    assert "Presenter: <@U3>" in blocks_text(post) and not buttons(post)
+    assert post["metadata"]["event_payload"]["week"] == "2026-W50"
+    assert "<@U3> will present" in announcement["text"]
+    # A second click, by someone else, is refused and the post keeps U3.
+    url = h.click(button, user="U1", message=post)
+    assert "is taken: <@U3>" in blocks_text(h.slack.responses_to(url)[0])
+    assert "Presenter: <@U3>" in blocks_text(h.slack.messages(CHANNEL)[0])
+
+
+def test_concurrent_clicks_on_the_weekly_post_one_presenter(h, clock):
+    weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    post = h.slack.messages(CHANNEL)[0]
+    [button] = [b for b in buttons(post) if b["action_id"].startswith("weekly:")]
+    urls = {}
+    barrier = threading.Barrier(12)
+
+    def click(i):
+        barrier.wait()
+        urls[i] = h.click(button, user=f"U{i}", message=post)
+
+    threads = [threading.Thread(target=click, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    h.bot.drain()
+    answers = [blocks_text(h.slack.responses_to(u)[0]) for u in urls.values()]
+    assert sum("You're signed up" in a for a in answers) == 1
+    assert sum("is taken" in a for a in answers) == 11
+    rows = h.bot.store.db.execute("SELECT presenter FROM slots WHERE week = '2026-W50'").fetchall()
+    assert len(rows) == 1 and f"Presenter: <@{rows[0][0]}>" in blocks_text(h.slack.messages(CHANNEL)[0])
+
+
+@pytest.mark.parametrize("user, allowed", [("UADMIN", True), ("UWSADMIN", True), ("UOWNER", True), ("U1", False)])
+def test_admins_are_paperbot_admins_and_workspace_admins_and_owners(h, user, allowed):
+    reply = valid(h.command("skip 2026-12-24", user=user))
+    assert ("No meeting in the week" in blocks_text(reply)) is allowed
+    assert ("Only admins can" in blocks_text(reply)) is not allowed
+    asked = [c.params.get("user") for c in h.slack.calls_to("users.info")]
+    assert asked == ([] if user == "UADMIN" else [user])  # PAPERBOT_ADMINS need no lookup
+
+
+def test_admin_lookup_is_cached_and_a_failed_lookup_is_explained(h):
+    h.command("skip 2026-12-24", user="UWSADMIN")
+    h.command("unassign 2026-12-24", user="UWSADMIN")
+    assert len(h.slack.calls_to("users.info")) == 1
+    h.slack.fail_next("users.info", status=500)
+    h.slack.fail_next("users.info", status=500)
+    h.slack.fail_next("users.info", status=500)
+    reply = valid(h.command("skip 2026-12-24", user="U2"))
+    assert "couldn't check with Slack whether you are an admin" in blocks_text(reply)
+    assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0
+
+
+def test_add_opens_a_modal_and_validates_the_submission(h):
+    reply = h.command("add", user="UADMIN")
+    assert reply == {}  # the modal is the answer
+    [opened] = h.slack.calls_to("views.open")
+    check_view(opened.params["view"], kind="modal")
+    assert opened.params["trigger_id"] == "1337.42.abcd"
+
+    errors = h.submit("add_paper", {"title": "", "url": "nope", "summary": None, "tags": None})
+    assert errors["response_action"] == "errors" and "title" in errors["errors"]
+    errors = h.submit("add_paper", {"title": "A fine paper", "url": "javascript:alert(1)", "summary": None, "tags": None})
+    assert errors == {"response_action": "errors", "errors": {"url": "url must start with http:// or https:// and contain no spaces"}}
+    errors = h.submit("add_paper", {"title": "A fine paper", "url": None, "summary": None, "tags": None}, user="U1")
+    assert "Only admins" in errors["errors"]["title"]
+
+    ok = h.submit("add_paper", {"title": "Ring Attention <!here>", "url": "https://arxiv.org/abs/2310.01889",
+                                "summary": "环形注意力", "tags": "long-context, Attention"})
+    assert ok == {}
+    [confirm] = h.slack.ephemerals
+    assert "#33" in confirm["text"] and "<!here>" not in str(confirm)
+    reply = valid(h.command("tag long-context"))
+    assert "Ring Attention &lt;!here&gt;" in str(reply["blocks"])
+    assert "#33" in blocks_text(valid(h.command("search 环形")))
+
+
+def test_add_by_a_non_admin_is_refused_without_a_modal(h):
+    reply = valid(h.command("add", user="U1"))
+    assert "Only admins can add papers" in blocks_text(reply) and not h.slack.calls_to("views.open")
+
+
+def test_app_home_shows_weeks_slots_and_buttons(h):
+    h.command("signup 7 next", user="U1")
+    assert h.event({"type": "app_home_opened", "user": "U1", "tab": "home"}) == 200
+    assert h.event({"type": "app_home_opened", "user": "U1", "tab": "home"}, event_id="Ev1") == 200  # a retry
+    assert len(h.slack.calls_to("views.publish")) == 1
+    view = h.slack.home_views["U1"]
+    check_view(view, kind="home")
+    shown = blocks_text(view)
+    assert "Coming weeks" in shown and "#7" in shown and "Your slots" in shown
+    withdraw = next(b for b in buttons(view) if b["value"].startswith("withdraw"))
+    h.click(withdraw, user="U1", container="view")
+    view = h.slack.home_views["U1"]
+    assert "You gave up" in blocks_text(view)
+    assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0
+    signup = next(b for b in buttons(view) if b["value"].startswith("signup"))
+    h.click(signup, user="U1", container="view")
+    assert "You're signed up" in blocks_text(h.slack.home_views["U1"])
+
+
+def test_week_command(h, clock):
+    reply = valid(h.command("week"))
+    assert "This week" in blocks_text(reply) and "Paper of the week: *#1* <https://arxiv.org/abs/2512.08242|Chopper" in blocks_text(reply)
+    assert [b["value"] for b in buttons(reply)] == ["signup 1 2026-11-30"]
+    h.command("signup 1", user="U2")
+    reply = valid(h.command("week"))
+    assert "Presenter: <@U2>" in blocks_text(reply) and not buttons(reply)
+
+
+def test_schedule_and_mine(h):
+    h.command("signup 7 2026-12-10", user="U1")
+    reply = valid(h.command("schedule"))
+    shown = blocks_text(reply)
+    assert "Coming weeks" in shown and "<@U1>" in shown and "_open_" in shown
+    reply = valid(h.command("mine", user="U1"))
+    assert "Your coming slots" in blocks_text(reply) and "#7" in blocks_text(reply)
+
+
+def test_slack_failure_when_announcing_is_logged_not_shown(h, caplog):
+    h.slack.fail_next("chat.postMessage", error="not_in_channel")
+    reply = valid(h.command("signup 7 next", user="U1"))
+    assert "You're signed up" in blocks_text(reply)
+    assert "could not announce" in caplog.text and "not_in_channel" in caplog.text

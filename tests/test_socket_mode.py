@@ -1,0 +1,45 @@
+"""Socket Mode: the same app over a websocket from the stand-in, as Slack delivers it."""
+
+from __future__ import annotations
+
+import html
+
+from conftest import CHANNEL, Clock, at
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_standin import check_message
+from test_slack_commands import blocks_text, buttons
+
+
+def test_slash_commands_and_buttons_over_socket_mode(make_harness, slack):
+    h = make_harness(Clock(at("2026-12-02 10:00")), SLACK_APP_TOKEN="xapp-test", SLACK_SIGNING_SECRET=None)
+    assert h.bot.settings.socket_mode
+    handler = SocketModeHandler(h.app, "xapp-test")
+    handler.connect()
+    try:
+        assert slack.socket_connected.wait(5)
+        command = {"team_id": "T0TEST", "channel_id": CHANNEL, "user_id": "U1", "command": "/paper",
+                   "text": "tag Parallelism_DP", "response_url": slack.response_url(), "trigger_id": "t"}
+        reply = slack.socket_send("slash_commands", command)
+        check_message(reply)
+        assert "32 papers tagged *parallelism-dp*" in blocks_text(reply)
+
+        command["text"] = "signup streaming-diloco next"
+        reply = slack.socket_send("slash_commands", command)
+        assert "You're signed up" in blocks_text(reply)
+        assert slack.wait_for(lambda s: len(s.messages(CHANNEL)) == 1)
+        assert html.unescape(slack.messages(CHANNEL)[0]["text"]).startswith("📅 <@U1> will present #29")
+
+        show = slack.socket_send("slash_commands", {**command, "text": "show 7", "user_id": "U2"})
+        [signup] = buttons(show)
+        url = slack.response_url()
+        slack.socket_send("interactive", {
+            "type": "block_actions", "user": {"id": "U2"}, "team": {"id": "T0TEST"}, "api_app_id": "A0TEST",
+            "container": {"type": "message", "is_ephemeral": True}, "channel": {"id": CHANNEL}, "response_url": url,
+            "actions": [{"type": "button", "action_id": signup["action_id"], "value": signup["value"]}],
+        })
+        assert slack.wait_for(lambda s: s.responses_to(url))
+        assert "You're signed up" in blocks_text(slack.responses_to(url)[0])
+        rows = h.bot.store.db.execute("SELECT week, presenter, paper FROM slots ORDER BY week").fetchall()
+        assert rows == [("2026-W49", "U2", 7), ("2026-W50", "U1", 29)]  # U2 took this week, still ahead
+    finally:
+        handler.close()
