@@ -1,0 +1,69 @@
+"""README, manifest, help and .env.example say the same as the code."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+from conftest import ROOT
+
+from bot import commands
+from bot.commands import COMMANDS
+from bot.console import render
+from bot.settings import SETTINGS
+from bot.slack.blocks import message
+
+MANIFEST = json.loads((ROOT / "manifest.json").read_text())
+README = (ROOT / "README.md").read_text()
+
+
+def test_manifest_is_valid_for_slacks_schema():
+    schema = json.loads((Path(__file__).parent / "data" / "manifest.schema.1.0.0.json").read_text())
+    jsonschema.validate(MANIFEST, schema)
+
+
+def test_help_readme_and_manifest_name_the_same_commands():
+    usages = [c.usage for c in COMMANDS]
+    [slash] = MANIFEST["features"]["slash_commands"]
+    assert slash["command"] == "/paper" and slash["should_escape"] is True  # mentions arrive as <@U…>
+    assert slash["usage_hint"].split(" | ") == usages
+    table = re.findall(r"^\| `/paper ([^`]+)` \|", README, flags=re.M)
+    assert table == usages
+    help_reply = commands.run(None, "help").reply  # help needs no context
+    text = render(help_reply)
+    slack_text = json.dumps(message(help_reply), ensure_ascii=False)
+    for c in COMMANDS:
+        assert c.usage in text and f"/paper {c.example}" in text
+        assert c.name in slack_text
+
+
+def test_manifest_asks_only_for_the_scopes_the_code_uses():
+    scope_of = {
+        "chat_postMessage": {"chat:write"}, "chat_update": {"chat:write"}, "chat_postEphemeral": {"chat:write"},
+        "conversations_history": {"channels:history", "groups:history", "im:history"},
+        "conversations_open": {"im:write"}, "users_info": {"users:read"},
+        "views_open": set(), "views_publish": set(), "auth_test": set(),
+    }
+    code = "\n".join(p.read_text() for p in (ROOT / "bot").rglob("*.py"))
+    called = set(re.findall(r"\bclient\.([a-z]+_[A-Za-z]+)", code))
+    assert called <= set(scope_of), f"a Web API method without a known scope: {called - set(scope_of)}"
+    needed = {"commands"}.union(*(scope_of[m] for m in called))
+    assert set(MANIFEST["oauth_config"]["scopes"]["bot"]) == needed
+    assert MANIFEST["settings"]["event_subscriptions"]["bot_events"] == ["app_home_opened"]
+    assert MANIFEST["settings"]["interactivity"]["is_enabled"] and MANIFEST["settings"]["socket_mode_enabled"]
+
+
+def test_readme_settings_table_matches_the_code():
+    names = re.findall(r"^\| `([A-Z_]+)` \|", README, flags=re.M)
+    assert names == list(SETTINGS)
+
+
+def test_readme_first_screen_has_the_two_commands_and_ci_runs_the_same_tests():
+    first_screen = "\n".join(README.splitlines()[:12])
+    assert "pip install -e . && paperbot console" in first_screen
+    test_command = "pip install -e '.[test]' && python -m pytest"
+    assert test_command in first_screen
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "pip install -e '.[test]'" in ci and "\npython -m pytest\n" in ci
