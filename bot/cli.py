@@ -21,7 +21,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bot.settings import Settings, SettingError
+from bot.settings import Settings, SettingError, check_focus_tag
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -53,15 +53,6 @@ def _store(settings: Settings):
         if e.__class__.__name__ in ("OperationalError", "DatabaseError"):
             raise Failure(f"PAPERBOT_DB: {settings.db_path} is not a usable SQLite file ({e})") from None
         raise
-
-
-def _check_focus(settings: Settings, store) -> None:
-    from bot import catalog
-
-    if settings.focus_tag and settings.focus_tag not in catalog.tag_names(store):
-        close = catalog.closest_tags(store, settings.focus_tag)
-        hint = f" (closest: {', '.join(close)})" if close else ""
-        raise SettingError("PAPERBOT_FOCUS_TAG", f"no paper has the tag {settings.focus_tag!r}{hint}")
 
 
 # -- verbs ---------------------------------------------------------------------
@@ -105,7 +96,7 @@ def cmd_post_week(args, settings: Settings) -> int:
     if not args.dry_run:
         settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
     store = _store(settings)
-    _check_focus(settings, store)
+    check_focus_tag(settings, store)
     at = _parse_at(args.at, settings)
     group = settings.group
     week = group.week_of(at)

@@ -188,3 +188,13 @@ def _integer(name: str, raw: str, low: int, high: int) -> int:
     if not low <= value <= high:
         raise SettingError(name, f"must be between {low} and {high}, not {value}")
     return value
+
+
+def check_focus_tag(settings: Settings, store) -> None:
+    """PAPERBOT_FOCUS_TAG must name a tag that papers have, or no post could ever be made."""
+    from bot import catalog
+
+    if settings.focus_tag and settings.focus_tag not in catalog.tag_names(store):
+        close = catalog.closest_tags(store, settings.focus_tag)
+        hint = f" (closest: {', '.join(close)})" if close else ""
+        raise SettingError("PAPERBOT_FOCUS_TAG", f"no paper has the tag {settings.focus_tag!r}{hint}")

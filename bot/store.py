@@ -189,7 +189,9 @@ class Store:
             migrations.apply(db)
             seeded = db.execute("SELECT value FROM meta WHERE key = 'seeded'").fetchone()
             if seeded is None:
-                count = self._seed(seed)
+                # Only an empty catalog is seeded: papers someone already has are never overwritten.
+                empty = db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
+                count = self._seed(seed) if empty else 0
                 db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
 
     def _seed(self, seed: Path | None) -> int:

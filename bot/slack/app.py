@@ -35,6 +35,8 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 ADMIN_CACHE_SECONDS = 600
+#: Calls made before a reply (users.info, views.open) must leave time within Slack's 3 seconds.
+QUICK_TIMEOUT = 2.0
 
 
 class SlackBot:
@@ -51,6 +53,8 @@ class SlackBot:
         self.store = store
         self.group = settings.group
         self.client = client or make_client(settings)
+        self.quick = WebClient(token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT,
+                               retry_handlers=[])
         self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
         self.clock = clock or settings.now
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-after")
@@ -68,7 +72,7 @@ class SlackBot:
         if cached and cached[1] > time.monotonic():
             return cached[0]
         try:
-            info = call(self.client.users_info, user=user)["user"]
+            info = call(self.quick.users_info, user=user)["user"]
         except (Rejected, Uncertain) as e:
             log.warning("users.info %s failed: %s", user, e)
             raise Refusal("I couldn't check with Slack whether you are an admin just now. Try again in a minute.") from None

@@ -20,7 +20,7 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot import scheduler
 from bot.delivery import Rejected, Uncertain
-from bot.settings import Settings
+from bot.settings import Settings, check_focus_tag
 from bot.slack.app import SlackBot, build_app
 from bot.slack.client import call
 from bot.store import Store
@@ -60,6 +60,7 @@ def run(settings: Settings) -> int:
     if not settings.socket_mode:
         settings.require("SLACK_SIGNING_SECRET")
     store = Store(settings.db_path)
+    check_focus_tag(settings, store)
     bot = SlackBot(settings, store)
     try:
         app = build_app(bot)

@@ -59,7 +59,7 @@ def register(app, bot) -> None:
 def open_add_form(bot, body) -> dict:
     """Open the add modal now: its trigger_id is only good for 3 seconds."""
     try:
-        call(bot.client.views_open, trigger_id=body.get("trigger_id", ""), view=blocks.add_form(body.get("channel_id")))
+        call(bot.quick.views_open, trigger_id=body.get("trigger_id", ""), view=blocks.add_form(body.get("channel_id")))
     except (Rejected, Uncertain) as e:
         log.warning("views.open failed: %s", e)
         return {"response_type": "ephemeral", "text": "I couldn't open the form just now. Please try `/paper add` again."}
