@@ -274,18 +274,32 @@ def _book(store: Store, group: Group, now: datetime, week: Week, presenter: str,
     return SlotLine(week, group.meeting_of(week), "presenter", paper, presenter)
 
 
+def _target_week(store: Store, group: Group, now: datetime, week_arg: str | None, *, admin_hint: bool = False) -> Week:
+    """The week that `week_arg` names, if it can be booked, or the first open week."""
+    if week_arg:
+        week = _week(group, week_arg, now)
+        _check_bookable(store, group, now, week, admin_hint=admin_hint)
+        return week
+    free = open_weeks(store, group, now, 1)
+    if not free:
+        raise Refusal("No week is open in the coming ten years.")
+    return free[0]
+
+
+def _coming_week(group: Group, week_arg: str, now: datetime, over: str = ".") -> tuple[Week, datetime]:
+    """The week that `week_arg` names and its meeting, refused if the meeting is over."""
+    week = _week(group, week_arg, now)
+    meeting = group.meeting_of(week)
+    if meeting <= now:
+        raise Refusal("The meeting of that week (", When(meeting), ") is over", over)
+    return week, meeting
+
+
 def signup(store: Store, group: Group, now: datetime, member: Member, paper_ref: str, week_arg: str | None = None) -> Change:
     """Sign `member` up to present a paper, in the week of `week_arg` or the first open one."""
     with store.write():
         paper = find_paper(store, paper_ref)
-        if week_arg:
-            week = _week(group, week_arg, now)
-            _check_bookable(store, group, now, week)
-        else:
-            free = open_weeks(store, group, now, 1)
-            if not free:
-                raise Refusal("No week is open in the coming ten years.")
-            week = free[0]
+        week = _target_week(store, group, now, week_arg)
         _check_not_presented(store, group, paper, member.id)
         line = _book(store, group, now, week, member.id, paper, member.id)
     return Change("signup", line, member.id)
@@ -337,14 +351,7 @@ def assign(
     _require_admin(admin, "assign weeks")
     with store.write():
         paper = find_paper(store, paper_ref)
-        if week_arg:
-            week = _week(group, week_arg, now)
-            _check_bookable(store, group, now, week, admin_hint=True)
-        else:
-            free = open_weeks(store, group, now, 1)
-            if not free:
-                raise Refusal("No week is open in the coming ten years.")
-            week = free[0]
+        week = _target_week(store, group, now, week_arg, admin_hint=True)
         line = _book(store, group, now, week, user, paper, admin.id)
     return Change("assign", line, admin.id)
 
@@ -353,10 +360,7 @@ def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg:
     """Admin: clear a week's presenter or skip."""
     _require_admin(admin, "clear weeks")
     with store.write():
-        week = _week(group, week_arg, now)
-        meeting = group.meeting_of(week)
-        if meeting <= now:
-            raise Refusal("The meeting of that week (", When(meeting), ") is over; its record stays.")
+        week, meeting = _coming_week(group, week_arg, now, over="; its record stays.")
         found = _slot(store.db, week)
         if found is None:
             raise Refusal("The week of ", When(meeting, with_time=False), " has nobody to clear: it is open.")
@@ -369,10 +373,7 @@ def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str
     """Admin: no meeting that week: no post, no presenter."""
     _require_admin(admin, "skip weeks")
     with store.write():
-        week = _week(group, week_arg, now)
-        meeting = group.meeting_of(week)
-        if meeting <= now:
-            raise Refusal("The meeting of that week (", When(meeting), ") is over.")
+        week, meeting = _coming_week(group, week_arg, now)
         found = _slot(store.db, week)
         if found is not None and found.kind == "skipped":
             raise Refusal("The week of ", When(meeting, with_time=False), " is already skipped.")
