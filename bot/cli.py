@@ -76,7 +76,8 @@ def cmd_console(args, settings: Settings) -> int:
 def cmd_run(args, settings: Settings) -> int:
     from bot.slack import serve
 
-    logging.getLogger().setLevel(logging.INFO)
+    if not args.verbose:
+        logging.getLogger().setLevel(logging.INFO)  # a server logs what it does
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
     try:
         return serve.run(settings)
@@ -225,8 +226,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    # Verbs other than `run` speak in their own words: one line per outcome, nothing from loggers.
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING,
+        level=logging.DEBUG if args.verbose else logging.CRITICAL,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:

@@ -1,0 +1,841 @@
+"""Real processes: `python -m bot VERB` as subprocesses on one SQLite file, the stand-in as Slack.
+
+Every process runs with cwd=tmp_path (so no .env of the repo is read) and
+PAPERBOT_DB inside tmp_path. Every child is killed in teardown if it still runs.
+Nothing sleeps for long: tests poll the stand-in, the processes' output or the
+database, with generous deadlines.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import queue
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+import pytest
+from conftest import CHANNEL, env_for_process, sign
+
+BOT = [sys.executable, "-m", "bot"]
+TZ = ZoneInfo("Europe/Berlin")  # env_for_process's PAPERBOT_TIMEZONE
+SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+NO_SLACK = "http://127.0.0.1:9/api/"  # nothing listens there: a process that needs no Slack
+
+
+# -- processes -------------------------------------------------------------------
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+class LineReader:
+    """Reads a pipe in a thread, so that a test can wait for a line with a deadline."""
+
+    def __init__(self, pipe):
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.seen: list[str] = []
+        self._thread = threading.Thread(target=self._pump, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, pipe):
+        for line in iter(pipe.readline, ""):
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def until(self, predicate, timeout: float) -> list[str]:
+        """Lines read until one satisfies predicate (inclusive); fails at EOF or timeout."""
+        got: list[str] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no matching line within {timeout} s; got {got!r}") from None
+            if line is None:
+                raise AssertionError(f"EOF before a matching line; got {got!r}")
+            got.append(line)
+            self.seen.append(line)
+            if predicate(line):
+                return got
+
+    def rest(self, timeout: float) -> str:
+        """Everything up to EOF."""
+        got: list[str] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no EOF within {timeout} s; got {got!r}") from None
+            if line is None:
+                return "".join(got)
+            got.append(line)
+            self.seen.append(line)
+
+
+class Proc:
+    """A started child: Popen plus where its output goes."""
+
+    def __init__(self, popen: subprocess.Popen, out: Path | None, err: Path | None):
+        self.popen, self.out_path, self.err_path = popen, out, err
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def poll(self):
+        return self.popen.poll()
+
+    def wait(self, timeout: float) -> int:
+        return self.popen.wait(timeout)
+
+    def log(self) -> str:
+        """stdout + stderr so far (for processes started with output to files)."""
+        parts = []
+        for path in (self.out_path, self.err_path):
+            if path is not None and path.exists():
+                parts.append(path.read_text(encoding="utf-8", errors="replace"))
+        return "".join(parts)
+
+    def stderr(self) -> str:
+        return self.err_path.read_text(encoding="utf-8", errors="replace") if self.err_path else ""
+
+    def terminate_and_wait(self, timeout: float = 10) -> tuple[int, float]:
+        started = time.monotonic()
+        self.popen.send_signal(signal.SIGTERM)
+        code = self.popen.wait(timeout)
+        return code, time.monotonic() - started
+
+
+class Procs:
+    def __init__(self, tmp_path: Path):
+        self.tmp_path = tmp_path
+        self.started: list[subprocess.Popen] = []
+        self._n = 0
+
+    def start(
+        self,
+        *args: str,
+        env: dict,
+        exe: list[str] | None = None,
+        pipes: bool = False,
+        stdin=subprocess.DEVNULL,
+    ) -> Proc:
+        """Start `python -m bot ARGS` in tmp_path; output to files (or to pipes)."""
+        self._n += 1
+        out = err = None
+        if pipes:
+            stdout = stderr = subprocess.PIPE
+        else:
+            out = self.tmp_path / f"proc{self._n}-{args[0]}.out"
+            err = self.tmp_path / f"proc{self._n}-{args[0]}.err"
+            stdout, stderr = out.open("w"), err.open("w")
+        try:
+            popen = subprocess.Popen(
+                [*(exe or BOT), *args],
+                cwd=self.tmp_path,
+                env=env,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=stderr,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+            )
+        finally:
+            if not pipes:
+                stdout.close()
+                stderr.close()
+        self.started.append(popen)
+        return Proc(popen, out, err)
+
+    def run(
+        self,
+        *args: str,
+        env: dict,
+        input: str | None = None,
+        exe: list[str] | None = None,
+        timeout: float = 30,
+    ) -> Done:
+        started = time.monotonic()
+        proc = self.start(*args, env=env, exe=exe, pipes=True, stdin=subprocess.PIPE)
+        try:
+            out, err = proc.popen.communicate(input or "", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.popen.kill()
+            out, err = proc.popen.communicate()
+            raise AssertionError(
+                f"{args} did not finish within {timeout} s:\n{out}\n{err}"
+            ) from None
+        return Done(proc.popen.returncode, out, err, time.monotonic() - started)
+
+    def close(self) -> None:
+        for p in self.started:
+            if p.poll() is None:
+                p.kill()
+        for p in self.started:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+            for stream in (p.stdin, p.stdout, p.stderr):
+                if stream is not None:
+                    try:
+                        stream.close()
+                    except OSError:
+                        pass
+
+
+@pytest.fixture
+def procs(tmp_path):
+    p = Procs(tmp_path)
+    yield p
+    p.close()
+
+
+def one_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one line, got {len(lines)}:\n{text}"
+    assert "Traceback" not in text
+    return lines[0]
+
+
+# -- HTTP ------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A `run` process in HTTP mode, and a way to talk to it as Slack does."""
+
+    def __init__(self, proc: Proc, port: int, slack):
+        self.proc, self.port, self.slack = proc, port, slack
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: str = "",
+        headers: dict | None = None,
+        timeout: float = 10,
+    ) -> tuple[int, bytes, float]:
+        started = time.monotonic()
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            conn.request(method, path, body=body.encode(), headers=headers or {})
+            response = conn.getresponse()
+            data = response.read()
+            return response.status, data, time.monotonic() - started
+        finally:
+            conn.close()
+
+    def wait_ready(self, timeout: float = 20) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"run exited with {self.proc.poll()}:\n{self.proc.log()}")
+            try:
+                if self.request("GET", "/healthz", timeout=2)[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"run did not serve within {timeout} s:\n{self.proc.log()}")
+
+    def form(self, text: str, user: str = "U1") -> str:
+        return urlencode(
+            {
+                "team_id": "T0TEST",
+                "channel_id": CHANNEL,
+                "user_id": user,
+                "command": "/paper",
+                "text": text,
+                "response_url": self.slack.response_url(),
+                "trigger_id": "1337.42.abcd",
+                "api_app_id": "A0TEST",
+            }
+        )
+
+    def command(self, text: str, user: str = "U1", timeout: float = 10) -> tuple[int, dict, float]:
+        body = self.form(text, user)
+        status, data, seconds = self.request(
+            "POST", "/slack/events", body, sign(body), timeout=timeout
+        )
+        return status, (json.loads(data) if data and status == 200 else {}), seconds
+
+
+def start_server(procs: Procs, tmp_path: Path, slack, **env: str) -> Server:
+    port = free_port()
+    proc = procs.start("run", env=env_for_process(tmp_path, slack.api_url, PORT=str(port), **env))
+    server = Server(proc, port, slack)
+    server.wait_ready()
+    return server
+
+
+# -- dates and Slack state -------------------------------------------------------
+
+
+def monday(weeks_ahead: int) -> date:
+    """The Monday `weeks_ahead` weeks after this week's, in the group's zone.
+
+    With weeks_ahead >= 2 its meeting is always ahead, so the week is bookable.
+    """
+    today = datetime.now(TZ).date()
+    return today - timedelta(days=today.weekday()) + timedelta(weeks=weeks_ahead)
+
+
+def iso_week(day: date) -> str:
+    iso = day.isocalendar()
+    return f"{iso.year}-W{iso.week:02d}"
+
+
+def weekly_posts(slack, channel: str = CHANNEL) -> list[dict]:
+    return [
+        m
+        for m in slack.messages(channel)
+        if (m.get("metadata") or {}).get("event_type") == "paper_of_the_week"
+    ]
+
+
+def db_rows(tmp_path: Path, sql: str, params=()) -> list[tuple]:
+    conn = sqlite3.connect(tmp_path / "paperbot.db", timeout=15)
+    try:
+        return conn.execute(sql, list(params)).fetchall()
+    finally:
+        conn.close()
+
+
+def catalog(procs: Procs, tmp_path: Path) -> dict[str, dict]:
+    done = procs.run("export", env=env_for_process(tmp_path, NO_SLACK))
+    assert done.returncode == 0, done.stderr
+    return {p["id"]: p for p in json.loads(done.stdout)}
+
+
+# -- 1. console --------------------------------------------------------------------
+
+
+def _check_tag_listing(done: Done) -> None:
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "32 papers tagged parallelism-dp" in done.stdout
+    numbers = re.findall(r"^#(\d+)\s+\S+\s", done.stdout, re.M)
+    assert len(set(numbers)) == 32, done.stdout
+
+
+def test_console_lists_a_tag_without_tokens(procs, tmp_path):
+    env = {
+        k: v for k, v in env_for_process(tmp_path, NO_SLACK).items() if not k.startswith("SLACK_")
+    }
+    _check_tag_listing(procs.run("console", env=env, input="/paper tag parallelism-dp\n"))
+    # Without the leading /paper, and EOF right away: both end cleanly.
+    _check_tag_listing(procs.run("console", env=env, input="tag Parallelism_DP\n"))
+    empty = procs.run("console", env=env, input="")
+    assert empty.returncode == 0 and empty.stderr == ""
+
+    script = shutil.which("paperbot") or str(Path(sys.executable).with_name("paperbot"))
+    if not Path(script).is_file():
+        pytest.skip("the paperbot console script is not installed next to this Python")
+    _check_tag_listing(
+        procs.run("console", exe=[script], env=env, input="/paper tag parallelism-dp\n")
+    )
+
+
+# -- 2. run in HTTP mode -----------------------------------------------------------
+
+
+def test_run_serves_signed_requests_and_stops_on_sigterm(procs, tmp_path, slack):
+    server = start_server(procs, tmp_path, slack)
+
+    status, reply, seconds = server.command("tag parallelism-dp")
+    assert status == 200 and seconds < 3, (status, seconds)
+    assert reply["response_type"] == "ephemeral"
+    assert "32 papers tagged parallelism-dp" in reply["text"]
+
+    body = server.form("tags")
+    forged = sign(body, secret="not-the-secret")
+    assert server.request("POST", "/slack/events", body, forged)[0] == 401
+    stale = sign(body, timestamp=int(time.time()) - 600)
+    assert server.request("POST", "/slack/events", body, stale)[0] == 401
+    unsigned = {"content-type": "application/x-www-form-urlencoded"}
+    assert server.request("POST", "/slack/events", body, unsigned)[0] == 401
+
+    code, seconds = server.proc.terminate_and_wait(timeout=10)
+    assert code == 0, server.proc.log()
+    assert seconds < 5, seconds
+    assert "Traceback" not in server.proc.log()
+
+
+@pytest.mark.parametrize(
+    "setting, env",
+    [
+        ("SLACK_SIGNING_SECRET", {"SLACK_SIGNING_SECRET": ""}),
+        ("PAPERBOT_TIMEZONE", {"PAPERBOT_TIMEZONE": "Mars/Base"}),
+        ("PAPERBOT_SCHEDULE", {"PAPERBOT_SCHEDULE": "61 * * * *"}),
+        ("PORT", {"PORT": "abc"}),
+        ("PAPERBOT_CHANNEL", {"PAPERBOT_CHANNEL": ""}),
+        ("SLACK_BOT_TOKEN", {"SLACK_BOT_TOKEN": ""}),
+    ],
+)
+def test_run_refuses_a_bad_setting_at_once(procs, tmp_path, slack, setting, env):
+    full = env_for_process(tmp_path, slack.api_url, PORT=str(free_port()))
+    full.update(env)
+    done = procs.run("run", env=full, timeout=15)
+    assert done.returncode != 0
+    assert done.seconds < 5, done.seconds
+    line = one_line(done.stderr)
+    assert setting in line, line
+    assert slack.calls == [], "a bad setting must stop the process before it talks to Slack"
+
+
+# -- 3. exactly once ---------------------------------------------------------------
+
+
+def test_two_post_week_processes_at_once_post_once(procs, tmp_path, slack):
+    env = env_for_process(tmp_path, slack.api_url)
+    at = "2027-03-03T12:00"
+    started = [procs.start("post-week", "--at", at, env=env) for _ in range(2)]
+    codes = [p.wait(60) for p in started]
+    logs = [p.log() for p in started]
+    assert codes == [0, 0], logs
+    assert len(slack.messages(CHANNEL)) == 1, logs
+    assert len(slack.calls_to("chat.postMessage")) == 1
+    assert sum("Posted the paper of the week 2027-W09" in log for log in logs) == 1, logs
+    assert sum("2027-W09 already has its post" in log for log in logs) == 1, logs
+    assert weekly_posts(slack)[0]["metadata"]["event_payload"]["week"] == "2027-W09"
+
+
+def test_two_run_processes_catch_up_once(procs, tmp_path, slack):
+    this_week = iso_week(datetime.now(TZ).date())
+    servers = []
+    for _ in range(2):
+        port = free_port()
+        env = env_for_process(
+            tmp_path, slack.api_url, PORT=str(port), PAPERBOT_SCHEDULE="* * * * *"
+        )
+        servers.append(Server(procs.start("run", env=env), port, slack))
+    for server in servers:
+        server.wait_ready()
+    assert slack.wait_for(lambda s: len(weekly_posts(s)) >= 1, timeout=20), [
+        s.proc.log() for s in servers
+    ]
+    # Both checked at start (the scheduler starts before serving); let a late one misbehave.
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        assert len(weekly_posts(slack)) == 1
+        time.sleep(0.1)
+    logs = [s.proc.log() for s in servers]
+    posts = weekly_posts(slack)
+    assert len(posts) == 1, logs
+    assert posts[0]["metadata"]["event_payload"]["week"] == this_week
+    assert sum(f"posted the paper of the week {this_week}" in log for log in logs) == 1, logs
+    assert db_rows(tmp_path, "SELECT state, attempts FROM deliveries WHERE kind = 'post'") == [
+        ("sent", 1)
+    ]
+    for server in servers:
+        code, _ = server.proc.terminate_and_wait()
+        assert code == 0, server.proc.log()
+        assert "Traceback" not in server.proc.log()
+    assert len(weekly_posts(slack)) == 1
+
+
+def test_crash_after_slack_accepted_then_rerun_posts_nothing_more(procs, tmp_path, slack):
+    env = env_for_process(tmp_path, slack.api_url)
+    at = "2027-03-10T09:30"
+    victim: dict = {}
+
+    def kill_on_post(call):
+        if call.method == "chat.postMessage" and "proc" in victim:
+            os.kill(victim["proc"].pid, signal.SIGKILL)  # before the response leaves the stand-in
+
+    slack.on_accept = kill_on_post
+    victim["proc"] = procs.start("post-week", "--at", at, env=env)
+    assert victim["proc"].wait(30) == -signal.SIGKILL, victim["proc"].log()
+    slack.on_accept = None
+    assert len(slack.messages(CHANNEL)) == 1
+    assert db_rows(tmp_path, "SELECT state FROM deliveries WHERE kind = 'post'") == [("sending",)]
+
+    again = procs.run("post-week", "--at", at, env=env)
+    assert again.returncode == 0, again.stderr
+    assert re.search(r"2027-W10 already ha(s|d) its post", again.stdout), again.stdout
+    assert len(slack.messages(CHANNEL)) == 1
+    assert len(slack.calls_to("chat.postMessage")) == 1
+    assert db_rows(tmp_path, "SELECT state FROM deliveries WHERE kind = 'post'") == [("sent",)]
+
+    third = procs.run("post-week", "--at", at, env=env)
+    assert third.returncode == 0 and "2027-W10 already has its post" in third.stdout, third.stdout
+    assert len(slack.messages(CHANNEL)) == 1
+
+
+def test_dropped_connection_after_acceptance_posts_once(procs, tmp_path, slack):
+    env = env_for_process(tmp_path, slack.api_url)
+    slack.fail_next("chat.postMessage", accept_then="drop")
+    done = procs.run("post-week", "--at", "2027-03-17T10:00", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(slack.messages(CHANNEL)) == 1
+    assert [c.status for c in slack.calls_to("chat.postMessage")] == [0]
+    assert re.search(r"2027-W11 already ha(s|d) its post", done.stdout), done.stdout
+
+
+def test_server_error_then_posts_once(procs, tmp_path, slack):
+    # A 500 is uncertain: the bot looks at the history first, finds nothing, and posts once.
+    env = env_for_process(tmp_path, slack.api_url)
+    slack.fail_next("chat.postMessage", status=500)
+    done = procs.run("post-week", "--at", "2027-03-18T10:00", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Posted the paper of the week 2027-W11" in done.stdout, done.stdout
+    assert [c.status for c in slack.calls_to("chat.postMessage")] == [500, 200]
+    assert slack.calls_to("conversations.history")
+    assert len(slack.messages(CHANNEL)) == 1
+
+
+def test_rate_limited_post_waits_and_posts_once(procs, tmp_path, slack):
+    env = env_for_process(tmp_path, slack.api_url)
+    slack.fail_next("chat.postMessage", status=429, retry_after=1)
+    done = procs.run("post-week", "--at", "2027-03-24T10:00", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Posted the paper of the week 2027-W12" in done.stdout
+    calls = slack.calls_to("chat.postMessage")
+    assert [c.status for c in calls] == [429, 200]
+    assert done.seconds >= 1  # it waited as Retry-After asked
+    assert len(slack.messages(CHANNEL)) == 1
+
+
+def test_not_in_channel_fails_in_one_line_then_posts_once(procs, tmp_path, slack):
+    env = env_for_process(tmp_path, slack.api_url)
+    at = "2027-03-31T10:00"
+    slack.fail_next("chat.postMessage", error="not_in_channel")
+    failed = procs.run("post-week", "--at", at, env=env)
+    assert failed.returncode != 0
+    assert "not_in_channel" in one_line(failed.stderr)
+    assert slack.messages(CHANNEL) == []
+
+    done = procs.run("post-week", "--at", at, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Posted the paper of the week 2027-W13" in done.stdout
+    assert len(slack.messages(CHANNEL)) == 1
+    again = procs.run("post-week", "--at", at, env=env)
+    assert again.returncode == 0 and len(slack.messages(CHANNEL)) == 1
+
+
+def test_skipped_week_and_dry_run_post_nothing(procs, tmp_path, slack):
+    env = env_for_process(tmp_path, slack.api_url)
+    skipped = monday(3)
+    console = procs.run("console", env=env, input=f"skip {skipped.isoformat()}\n")
+    assert console.returncode == 0, console.stderr
+    assert "No meeting" in console.stdout, console.stdout
+
+    done = procs.run("post-week", "--at", f"{skipped + timedelta(days=2)}T12:00", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "skipped" in done.stdout, done.stdout
+    assert slack.calls_to("chat.postMessage") == []
+
+    papers = catalog(procs, tmp_path)
+    week = monday(4)
+    dry = procs.run("post-week", "--at", f"{week}T12:00", "--dry-run", env=env)
+    assert dry.returncode == 0, dry.stderr
+    shown = [p for p in papers.values() if p["title"] in dry.stdout]
+    assert len(shown) == 1, dry.stdout
+    assert shown[0]["summary"].strip() in dry.stdout
+    assert "dry run" in dry.stdout
+    assert slack.calls_to("chat.postMessage") == [] and slack.messages(CHANNEL) == []
+
+    # The dry run showed what is then posted.
+    real = procs.run("post-week", "--at", f"{week}T12:00", env=env)
+    assert real.returncode == 0, real.stderr
+    assert weekly_posts(slack)[0]["metadata"]["event_payload"]["paper_id"] == shown[0]["id"]
+
+
+@pytest.mark.parametrize(
+    "at, week",
+    [
+        ("2026-12-07T09:00", "2026-W50"),
+        ("2027-01-01T10:00", "2026-W53"),
+        ("2026-12-06T20:00+00:00", "2026-W50"),  # Sunday in UTC, Monday 04:00 in Shanghai
+    ],
+)
+def test_weekly_post_metadata(procs, tmp_path, slack, at, week):
+    env = env_for_process(tmp_path, slack.api_url, PAPERBOT_TIMEZONE="Asia/Shanghai")
+    done = procs.run("post-week", "--at", at, env=env)
+    assert done.returncode == 0, done.stderr
+    (post,) = weekly_posts(slack)
+    meta = post["metadata"]
+    assert meta["event_type"] == "paper_of_the_week"
+    assert meta["event_payload"]["week"] == week
+    paper_id = meta["event_payload"]["paper_id"]
+    assert SLUG.match(paper_id), paper_id
+    assert paper_id in catalog(procs, tmp_path)
+
+
+# -- 4. a kill in the middle of a burst of sign-ups ---------------------------------
+
+
+def test_kill_mid_burst_loses_no_confirmed_signup(procs, tmp_path, slack):
+    n = 90
+    papers = tmp_path / "burst.jsonl"
+    papers.write_text(
+        "".join(
+            json.dumps({"id": f"burst-{i:03d}", "title": f"Burst paper {i}", "tags": ["burst"]})
+            + "\n"
+            for i in range(n)
+        )
+    )
+    imported = procs.run("import", str(papers), env=env_for_process(tmp_path, NO_SLACK))
+    assert imported.returncode == 0 and f"{n} added" in imported.stdout, (
+        imported.stdout + imported.stderr
+    )
+
+    server = start_server(procs, tmp_path, slack)
+    jobs: queue.Queue = queue.Queue()
+    for i in range(n):
+        jobs.put((f"UB{i:03d}", f"burst-{i:03d}", monday(2 + i)))
+    confirmed: list[tuple[str, str, date]] = []
+    failed: list = []
+    lock = threading.Lock()
+    killed = threading.Event()
+    kill_after = 30
+
+    def worker():
+        while True:
+            try:
+                user, paper, week = jobs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                status, reply, _ = server.command(
+                    f"signup {paper} {week.isoformat()}", user=user, timeout=10
+                )
+            except (OSError, http.client.HTTPException) as e:  # the server is gone
+                with lock:
+                    failed.append((user, repr(e)))
+                continue
+            with lock:
+                if status == 200 and "You're signed up" in reply.get("text", ""):
+                    confirmed.append((user, paper, week))
+                    if len(confirmed) >= kill_after and not killed.is_set():
+                        killed.set()
+                        os.kill(server.proc.pid, signal.SIGKILL)
+                else:
+                    failed.append((user, status, reply.get("text")))
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert killed.is_set(), (len(confirmed), failed[:5])
+    assert server.proc.wait(10) == -signal.SIGKILL
+    assert failed, "the kill should have cut the burst short"
+    assert len(confirmed) >= kill_after
+
+    rows = {
+        (presenter, week): paper
+        for week, presenter, paper in db_rows(
+            tmp_path,
+            "SELECT s.week, s.presenter, p.id FROM slots s JOIN papers p ON p.number = s.paper "
+            "WHERE s.kind = 'presenter'",
+        )
+    }
+    lost = [(u, p, w) for u, p, w in confirmed if rows.get((u, iso_week(w))) != p]
+    assert lost == [], f"{len(lost)} confirmed sign-ups are missing: {lost[:5]}"
+
+    # And the product itself says so, for one of them.
+    user, paper, week = confirmed[-1]
+    mine = procs.run(
+        "console", "--user", user, env=env_for_process(tmp_path, NO_SLACK), input="mine\n"
+    )
+    assert mine.returncode == 0, mine.stderr
+    assert f"Burst paper {int(paper.rsplit('-', 1)[1])}" in mine.stdout, mine.stdout
+
+
+# -- 5. many processes racing for one week ---------------------------------------
+
+
+def test_console_processes_racing_for_one_week(procs, tmp_path):
+    env = env_for_process(tmp_path, NO_SLACK)
+    week = monday(2)
+    racers = []
+    for i in range(1, 9):
+        p = procs.start("console", "--user", f"U{i}", env=env, pipes=True, stdin=subprocess.PIPE)
+        racers.append((f"U{i}", p, LineReader(p.popen.stdout)))
+    # Each has opened the database and answered once: now they race.
+    for _, p, _ in racers:
+        p.popen.stdin.write("week\n")
+        p.popen.stdin.flush()
+    for _, _, reader in racers:
+        reader.until(lambda line: line == "\n", timeout=30)
+    for i, (_, p, _) in enumerate(racers, start=1):
+        p.popen.stdin.write(f"signup {i} {week + timedelta(days=2)}\n")
+    for _, p, _ in racers:
+        p.popen.stdin.close()
+    outputs = {}
+    for user, p, reader in racers:
+        outputs[user] = reader.rest(timeout=30)
+        code, err = p.wait(10), p.popen.stderr.read()
+        assert code == 0 and "Traceback" not in err, err
+
+    winners = [u for u, out in outputs.items() if "You're signed up" in out]
+    assert len(winners) == 1, outputs
+    (winner,) = winners
+    for user, out in outputs.items():
+        if user != winner:
+            assert re.search(rf"is taken: @{winner}\b", out), out
+    assert db_rows(tmp_path, "SELECT presenter FROM slots WHERE week = ?", [iso_week(week)]) == [
+        (winner,)
+    ]
+
+
+# -- 6. import while run serves the same database ---------------------------------
+
+
+def test_import_while_serving(procs, tmp_path, slack):
+    server = start_server(procs, tmp_path, slack)
+    big = tmp_path / "big.jsonl"
+    big.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"bulk-{i:04d}",
+                    "title": f"Bulk paper {i}",
+                    "summary": f"批量导入的论文 {i}: sharded training",
+                    "tags": ["bulk-import", f"bulk-{i % 7}"],
+                    "url": f"https://example.org/bulk/{i}",
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+            for i in range(2000)
+        ),
+        encoding="utf-8",
+    )
+
+    stop = threading.Event()
+    answered: list[tuple[float, int, float]] = []
+    errors: list = []
+
+    def keep_asking():
+        texts = ["tags", "search sharded", "week", "tag parallelism-dp"]
+        i = 0
+        while not stop.is_set():
+            try:
+                status, _, seconds = server.command(texts[i % len(texts)], timeout=10)
+                answered.append((time.monotonic(), status, seconds))
+            except (OSError, http.client.HTTPException) as e:
+                errors.append(repr(e))
+            i += 1
+
+    asker = threading.Thread(target=keep_asking)
+    asker.start()
+    try:
+        began = time.monotonic()
+        first = procs.run("import", str(big), env=env_for_process(tmp_path, NO_SLACK), timeout=60)
+        ended = time.monotonic()
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        asker.join(30)
+    assert first.returncode == 0, first.stderr
+    assert "2000 added" in first.stdout, first.stdout
+    assert errors == []
+    assert answered and all(status == 200 for _, status, _ in answered), answered
+    assert max(seconds for _, _, seconds in answered) < 3
+    assert any(began <= t <= ended for t, _, _ in answered), (
+        "no request was answered during the import"
+    )
+
+    status, reply, seconds = server.command("tag bulk-import")
+    assert status == 200 and seconds < 3
+    assert "2000 papers tagged bulk-import" in reply["text"], reply["text"][:300]
+    status, reply, _ = server.command("show bulk-1999")
+    assert status == 200 and "Bulk paper 1999" in reply["text"]
+
+    second = procs.run("import", str(big), env=env_for_process(tmp_path, NO_SLACK), timeout=60)
+    assert second.returncode == 0, second.stderr
+    assert "0 added" in second.stdout and "2000 unchanged" in second.stdout, second.stdout
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "good-one", "title": "Good paper one", "tags": ["fresh-tag"]}),
+                "{not json",
+                json.dumps({"id": "no-title"}),
+                json.dumps({"id": "good-two", "title": "Good paper two", "tags": ["fresh-tag"]}),
+                json.dumps({"id": "bad-url", "title": "Bad url", "url": "ftp://x y"}),
+                json.dumps([1, 2, 3]),
+                json.dumps({"id": "Bad Id!", "title": "Bad id"}),
+            ]
+        )
+        + "\n"
+    )
+    mixed = procs.run("import", str(bad), env=env_for_process(tmp_path, NO_SLACK))
+    assert mixed.returncode == 0, mixed.stderr
+    assert "2 added" in mixed.stdout and "5 skipped" in mixed.stdout, mixed.stdout
+    for line in (2, 3, 5, 6, 7):
+        assert re.search(rf"\bline {line}\b", mixed.stderr), mixed.stderr
+    assert "line 1:" not in mixed.stderr and "line 4:" not in mixed.stderr
+    assert "Traceback" not in mixed.stderr
+    status, reply, _ = server.command("tag fresh-tag")
+    assert status == 200 and "2 papers tagged fresh-tag" in reply["text"], reply.get("text")
+
+    code, _ = server.proc.terminate_and_wait()
+    assert code == 0, server.proc.log()
+
+
+# -- 7. reminders ----------------------------------------------------------------
+
+
+def test_remind_sends_a_due_reminder_once(procs, tmp_path, slack):
+    env = env_for_process(tmp_path, slack.api_url)
+    week = monday(3)
+    signup = procs.run("console", "--user", "U1", env=env, input=f"signup 5 {week}\n")
+    assert "You're signed up" in signup.stdout, signup.stdout + signup.stderr
+    meeting = datetime.combine(
+        week + timedelta(days=3), datetime.min.time().replace(hour=16)
+    )  # thu 16:00
+    due = meeting - timedelta(days=2)
+
+    early = procs.run(
+        "remind", "--at", (due - timedelta(minutes=1)).isoformat(timespec="minutes"), env=env
+    )
+    assert early.returncode == 0 and "No reminders are due" in early.stdout, (
+        early.stdout + early.stderr
+    )
+    assert slack.messages("DU1") == []
+
+    first = procs.run("remind", "--at", due.isoformat(timespec="minutes"), env=env)
+    assert first.returncode == 0, first.stderr
+    assert "Reminded U1" in first.stdout, first.stdout
+    dms = slack.messages("DU1")
+    assert len(dms) == 1
+    assert dms[0]["metadata"]["event_payload"]["week"] == iso_week(week)
+
+    again = procs.run(
+        "remind", "--at", (due + timedelta(hours=1)).isoformat(timespec="minutes"), env=env
+    )
+    assert again.returncode == 0, again.stderr
+    assert "No reminders are due" in again.stdout, again.stdout
+    assert len(slack.messages("DU1")) == 1
