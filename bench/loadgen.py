@@ -1,0 +1,187 @@
+"""The benchmark's clients: signed /paper requests over keep-alive HTTP, timed end to end.
+
+Runs in worker processes (see bench.py), never in the process that hosts the
+Slack stand-in, so the clock of a request is not held up by the stand-in
+taking announcements.
+
+    sequential(url, secret, lines)          -> {"ms": [...], "errors": [...], "kinds": {...}}
+    load(url, secret, mix, seconds, threads, signup_base) -> the same, for concurrent clients
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.client
+import json
+import random
+import threading
+import time
+from datetime import date, timedelta
+from urllib.parse import urlencode, urlsplit
+
+PATH = "/slack/events"
+TIMEOUT = 10.0  # seconds; anything slower is an error anyway (Slack gives up after 3)
+
+
+class Client:
+    """One keep-alive connection; every request freshly signed, as Slack signs it."""
+
+    def __init__(self, url: str, secret: str):
+        parts = urlsplit(url)
+        self.host, self.port = parts.hostname, parts.port
+        self.path = parts.path or PATH
+        self.secret = secret.encode()
+        self.conn = http.client.HTTPConnection(self.host, self.port, timeout=TIMEOUT)
+
+    def command(self, text: str, user: str = "UBENCH1") -> tuple[float, int, bytes]:
+        """POST /paper `text`; returns (milliseconds, status, body). Status 0: no response."""
+        form = urlencode(
+            {
+                "team_id": "T0TEST",
+                "channel_id": "C0BENCH",
+                "user_id": user,
+                "command": "/paper",
+                "text": text,
+                "response_url": "https://hooks.slack.invalid/commands/T0TEST/1/x",
+                "trigger_id": "1337.42.abcd",
+                "api_app_id": "A0TEST",
+            }
+        ).encode()
+        start = time.perf_counter()
+        ts = str(int(time.time()))
+        sig = "v0=" + hmac.new(self.secret, b"v0:" + ts.encode() + b":" + form, hashlib.sha256).hexdigest()
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": ts,
+            "X-Slack-Signature": sig,
+        }
+        for attempt in (1, 2):
+            try:
+                self.conn.request("POST", self.path, body=form, headers=headers)
+                response = self.conn.getresponse()
+                body = response.read()
+                return (time.perf_counter() - start) * 1000, response.status, body
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
+                # A server that closes idle keep-alive connections: reconnect once (the time counts).
+                self.conn.close()
+                if attempt == 2:
+                    return (time.perf_counter() - start) * 1000, 0, repr(e).encode()
+            except (OSError, http.client.HTTPException) as e:
+                self.conn.close()
+                return (time.perf_counter() - start) * 1000, 0, repr(e).encode()
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def classify(status: int, body: bytes) -> str:
+    """'ok', 'signed-up', 'taken' (a refusal, still a real reply), or 'error: ...'."""
+    if status != 200:
+        return f"error: HTTP {status} {body[:120]!r}"
+    try:
+        reply = json.loads(body)
+    except ValueError:
+        return f"error: not JSON {body[:120]!r}"
+    if not isinstance(reply, dict) or not reply.get("text"):
+        return f"error: no text {body[:120]!r}"
+    text = reply["text"]
+    if text.startswith("You're signed up"):
+        return "signed-up"
+    if "Something went wrong" in text:
+        return "error: the bot's apology"
+    if " is taken" in text or "already presented" in text or "is over" in text:
+        return "taken"
+    return "ok"
+
+
+def sequential(url: str, secret: str, lines: list[tuple[str, str]], warmup: int = 5) -> dict:
+    """Send (text, user) pairs one after another; the first `warmup` are not counted."""
+    client = Client(url, secret)
+    out = {"ms": [], "errors": [], "kinds": {}}
+    try:
+        for i, (text, user) in enumerate(lines):
+            ms, status, body = client.command(text, user)
+            kind = classify(status, body)
+            if i < warmup:
+                continue
+            out["ms"].append(ms)
+            out["kinds"][kind.split(":")[0]] = out["kinds"].get(kind.split(":")[0], 0) + 1
+            if kind.startswith("error"):
+                out["errors"].append(kind)
+    finally:
+        client.close()
+    out["errors"] = out["errors"][:20]
+    return out
+
+
+def week_dates(first_monday: str, start: int, n: int) -> list[str]:
+    monday = date.fromisoformat(first_monday)
+    return [(monday + timedelta(weeks=start + k)).isoformat() for k in range(n)]
+
+
+def load(url: str, secret: str, mix: list[str], seconds: float, threads: int, signups: dict) -> dict:
+    """`threads` clients, each sending commands from `mix` round-robin for `seconds`.
+
+    An entry "SHOW" is `show` of a random paper (of `signups["papers"]`); "SIGNUP" in the mix is a sign-up of a paper nobody has yet, for a
+    week nobody has yet: `signups` gives {"first_monday", "week_offset",
+    "paper_offset", "per_thread"} so that every worker and thread has its own.
+    """
+    results: list[dict] = []
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def client_thread(k: int) -> None:
+        client = Client(url, secret)
+        ms: list[float] = []
+        kinds: dict[str, int] = {}
+        errors: list[str] = []
+        per = signups["per_thread"]
+        dates = week_dates(signups["first_monday"], signups["week_offset"] + k * per, per)
+        paper0 = signups["paper_offset"] + k * per
+        n_signup = 0
+        rng = random.Random(signups["week_offset"] * 100 + k)
+        i = k  # threads start at different places in the mix
+        while time.monotonic() < deadline:
+            text = mix[i % len(mix)]
+            i += 1
+            user = f"UL{k:02d}{i % 50:03d}"
+            if text == "SHOW":
+                text = f"show {rng.randint(1, signups['papers'])}"
+            elif text == "SIGNUP":
+                if n_signup >= per:
+                    continue
+                text = f"signup {paper0 + n_signup} {dates[n_signup]}"
+                user = f"US{signups['week_offset']}X{k}X{n_signup}"
+                n_signup += 1
+            t, status, body = client.command(text, user)
+            kind = classify(status, body)
+            ms.append(t)
+            kinds[kind.split(":")[0]] = kinds.get(kind.split(":")[0], 0) + 1
+            if kind.startswith("error") and len(errors) < 20:
+                errors.append(f"{text!r}: {kind}")
+        client.close()
+        with lock:
+            results.append({"ms": ms, "kinds": kinds, "errors": errors})
+
+    start = time.monotonic()
+    cpu0 = time.process_time()
+    pool = [threading.Thread(target=client_thread, args=(k,), daemon=True) for k in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join(seconds + 2 * TIMEOUT)
+    elapsed = time.monotonic() - start
+    merged = {"ms": [], "kinds": {}, "errors": [], "elapsed": elapsed, "client_cpu_s": time.process_time() - cpu0}
+    for r in results:
+        merged["ms"].extend(r["ms"])
+        for k, v in r["kinds"].items():
+            merged["kinds"][k] = merged["kinds"].get(k, 0) + v
+        merged["errors"].extend(r["errors"])
+    merged["errors"] = merged["errors"][:20]
+    missing = threads - len(results)
+    if missing:
+        merged["kinds"]["error"] = merged["kinds"].get("error", 0) + missing
+        merged["errors"].append(f"{missing} client threads did not finish")
+    return merged

@@ -1,0 +1,63 @@
+"""The benchmark runs end to end on a small catalog and reports every figure (no timed assertions)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_bench_quick_run_reports_every_figure(tmp_path):
+    out_json = tmp_path / "bench.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench.py"),
+            "--quick",
+            "--json",
+            str(out_json),
+            "--out",
+            str(tmp_path / "work"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "| target |" in done.stdout and "targets pass" in done.stdout
+    r = json.loads(out_json.read_text(encoding="utf-8"))
+
+    assert r["import"]["seconds"] > 0 and r["import"]["total_mb"] > 0
+    assert r["data"]["tags"] > 100 and r["data"]["papers"] == r["params"]["papers"]
+    for label in ("a", "b"):
+        assert r["floors"][label]["p50_ms"] > 0 and r["floors"][label]["p99_ms"] > 0
+    rows = r["rows"]
+    wanted = {"tag (top tag)", "tag (rare tag)", "show", "schedule", "signup"} | {
+        f"search ({label})"
+        for label in ("common English", "rare English", "common Chinese", "rare Chinese", "multi-word")
+    }
+    assert wanted <= set(rows)
+    for name in wanted:
+        row = rows[name]
+        assert row["n"] == r["params"]["requests"], name
+        assert row["p50_ms"] > 0 and row["p99_ms"] >= row["p50_ms"], name
+        assert row["kinds"].get("error", 0) == 0, (name, row["errors"])
+    assert rows["signup"]["kinds"].get("signed-up") == rows["signup"]["n"]  # every timed sign-up really signed up
+
+    load = r["load"]
+    assert load["commands"] > 0 and load["commands_per_s"] > 0
+    assert {"errors", "over_3s", "p50_ms", "p99_ms", "max_ms"} <= set(load)
+    assert r["memory"]["rss_mb"] > 0 and r["memory"]["hwm_mb"] >= r["memory"]["rss_mb"] * 0.5
+    assert r["announcements"] > 0  # sign-ups were announced to the stand-in's channel
+
+    sizes = r["growth"]["sizes"]
+    assert len(sizes) == 3 and sizes[-1] == r["params"]["papers"]
+    for by_size in r["growth"]["by_query"].values():
+        assert all(by_size[str(s)]["p99_ms"] > 0 for s in sizes)
+
+    assert r["targets"] and all(isinstance(t["pass"], bool) for t in r["targets"])
+    assert r["bot_exit_code"] == 0
