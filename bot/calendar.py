@@ -22,8 +22,7 @@ from apscheduler.triggers.cron import CronTrigger
 
 DAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _DAY_WORDS = {name: i for i, name in enumerate(DAY_NAMES)} | {
-    full: i
-    for i, full in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
+    full: i for i, full in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
 }
 
 

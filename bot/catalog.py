@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -201,25 +202,24 @@ def similar_ids(store: Store, ref: str, n: int = 3) -> list[str]:
     ref = ref.strip().lower()
     if not ref or _REF.match(ref):
         return []
-    prefix = [r[0] for r in store.db.execute(
-        "SELECT id FROM papers WHERE id >= ? AND id < ? ORDER BY id LIMIT ?", [ref[:3], ref[:3] + "\uffff", 200]
-    )]
+    prefix = [
+        r[0]
+        for r in store.db.execute(
+            "SELECT id FROM papers WHERE id >= ? AND id < ? ORDER BY id LIMIT ?", [ref[:3], ref[:3] + "\uffff", 200]
+        )
+    ]
     return difflib.get_close_matches(ref, prefix, n=n, cutoff=0.5)
 
 
 def tag_counts(store: Store) -> list[tuple[str, int]]:
     """Every tag with its paper count, commonest first."""
     return [
-        (name, count)
-        for name, count in store.db.execute(
-            "SELECT t.name, count(*) AS n FROM paper_tags pt JOIN tags t ON t.id = pt.tag "
-            "GROUP BY pt.tag ORDER BY n DESC, t.name"
-        )
+        tuple(r) for r in store.db.execute("SELECT name, papers FROM tags WHERE papers > 0 ORDER BY papers DESC, name")
     ]
 
 
 def tag_names(store: Store) -> list[str]:
-    return [r[0] for r in store.db.execute("SELECT name FROM tags ORDER BY name")]
+    return [r[0] for r in store.db.execute("SELECT name FROM tags WHERE papers > 0 ORDER BY name")]
 
 
 def closest_tags(store: Store, wanted: str, n: int = 3) -> list[str]:
@@ -234,12 +234,11 @@ def closest_tags(store: Store, wanted: str, n: int = 3) -> list[str]:
 def tagged(store: Store, tag: str, page: int = 1) -> tuple[str, Page]:
     """Papers carrying `tag` (folded), a page of PAGE_SIZE at a time, by number."""
     name = fold_tag(tag)
-    row = store.db.execute("SELECT id FROM tags WHERE name = ?", [name]).fetchone()
-    if row is None:
-        return name, Page([], page, False, 0)
-    tag_id = row[0]
     with store.snapshot():
-        total = store.db.execute("SELECT count(*) FROM paper_tags WHERE tag = ?", [tag_id]).fetchone()[0]
+        row = store.db.execute("SELECT id, papers FROM tags WHERE name = ?", [name]).fetchone()
+        if row is None:
+            return name, Page([], page, False, 0)
+        tag_id, total = row
         papers = _papers(
             store,
             f"SELECT {_PAPER_COLUMNS} FROM paper_tags pt JOIN papers p ON p.number = pt.paper "
@@ -249,63 +248,77 @@ def tagged(store: Store, tag: str, page: int = 1) -> tuple[str, Page]:
     return name, Page(papers, page, page * PAGE_SIZE < total, total)
 
 
+#: The groups of "best first", each its own FTS5 index keyed by paper number.
+_SEARCH_GROUPS = ("paper_titles", "paper_tag_words", "paper_search")
+
+
 def search(store: Store, query: str, page: int = 1) -> Page | None:
     """Papers matching every word of `query`, best first; None if there is nothing to search for.
 
     Best first means: papers whose title has all the words, then those whose
     tags have them, then the rest; newest first within each group. Each group
-    is read in rowid order, which FTS5 walks lazily, so a page costs the same
-    whether a word is in ten papers or in half the catalog (a bm25 sort would
-    have to score every match first).
+    is its own index, read in rowid order, which FTS5 walks lazily and stops
+    after one page: a page costs about the same whether a word is in ten papers
+    or in half the catalog (a bm25 sort would have to score every match first).
+    A group is only read when the ones before it ran out, so excluding their
+    papers costs at most a page of rows, except on deep pages.
     """
-    expr = search_terms.match_expression(query)
+    db = store.db
+    expr = search_terms.match_expression(query, expand=lambda prefix: _words_starting(db, prefix))
     if expr is None:
         return None
-    tiers = [
-        f"{{title}} : ({expr})",
-        f"{{tags}} : ({expr}) NOT {{title}} : ({expr})",
-        f"({expr}) NOT {{title}} : ({expr}) NOT {{tags}} : ({expr})",
-    ]
     skip = (page - 1) * PAGE_SIZE
     want = PAGE_SIZE + 1  # one more tells whether there is a next page
     numbers: list[int] = []
-    db = store.db
     with store.snapshot():
-        for tier in tiers:
+        for i, table in enumerate(_SEARCH_GROUPS):
+            earlier = _SEARCH_GROUPS[:i]
+            where = f"{table} MATCH ?" + "".join(
+                f" AND rowid NOT IN (SELECT rowid FROM {t} WHERE {t} MATCH ?)" for t in earlier
+            )
+            params = [expr] * (1 + len(earlier))
             if skip:
-                # Only deep pages pay for counting how many earlier matches to skip.
-                in_tier = db.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM paper_search WHERE paper_search MATCH ? LIMIT ?)",
-                    [tier, skip],
+                # Deep pages count how many of this group's matches come before them.
+                in_group = db.execute(
+                    f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {where} LIMIT ?)", [*params, skip]
                 ).fetchone()[0]
-                if in_tier >= skip:
-                    rows = db.execute(
-                        "SELECT rowid FROM paper_search WHERE paper_search MATCH ? ORDER BY rowid DESC LIMIT ? OFFSET ?",
-                        [tier, want, skip],
-                    ).fetchall()
-                    skip = 0
-                else:
-                    skip -= in_tier
+                if in_group < skip:
+                    skip -= in_group
                     continue
-            else:
-                rows = db.execute(
-                    "SELECT rowid FROM paper_search WHERE paper_search MATCH ? ORDER BY rowid DESC LIMIT ?",
-                    [tier, want - len(numbers)],
-                ).fetchall()
+            rows = db.execute(
+                f"SELECT rowid FROM {table} WHERE {where} ORDER BY rowid DESC LIMIT ? OFFSET ?",
+                [*params, want - len(numbers), skip],
+            ).fetchall()
+            skip = 0
             numbers.extend(r[0] for r in rows)
             if len(numbers) >= want:
                 break
         has_more = len(numbers) > PAGE_SIZE
-        numbers = numbers[:PAGE_SIZE]
-        papers = _by_numbers(store, numbers)
+        papers = _by_numbers(store, numbers[:PAGE_SIZE])
     return Page(papers, page, has_more)
 
 
-def _by_numbers(store: Store, numbers: list[int]) -> list[Paper]:
+def _words_starting(db, prefix: str) -> list[str] | None:
+    """Indexed words that start with `prefix`, or None if there are more than a query should name."""
+    rows = db.execute(
+        "SELECT term FROM search_vocab WHERE term >= ? AND term < ? ORDER BY term LIMIT ?",
+        [prefix, prefix + "\U0010ffff", search_terms.MAX_EXPANSION + 1],
+    ).fetchall()
+    return None if len(rows) > search_terms.MAX_EXPANSION else [r[0] for r in rows]
+
+
+def many(store: Store, numbers, *, with_tags: bool = False) -> dict[int, Paper]:
+    """Papers by number, in one query."""
+    numbers = list(numbers)
     if not numbers:
-        return []
+        return {}
     marks = ",".join("?" * len(numbers))
-    found = {p.number: p for p in _papers(store, f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number IN ({marks})", numbers)}
+    sql = f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number IN ({marks})"
+    return {p.number: p for p in _papers(store, sql, numbers, with_tags=with_tags)}
+
+
+def _by_numbers(store: Store, numbers: list[int]) -> list[Paper]:
+    found = many(store, numbers)
     return [found[n] for n in numbers if n in found]
 
 
@@ -336,7 +349,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def upsert(store: Store, papers: Iterable[PaperInput], *, in_transaction: bool = False, batch: int = 500) -> UpsertCounts:
+def upsert(
+    store: Store, papers: Iterable[PaperInput], *, in_transaction: bool = False, batch: int = 1000
+) -> UpsertCounts:
     """Add or update papers by id; identical rows change nothing.
 
     Commits every `batch` papers, so that an import of a big list never holds
@@ -359,20 +374,50 @@ def upsert(store: Store, papers: Iterable[PaperInput], *, in_transaction: bool =
             flush()
     if chunk:
         flush()
+    if not in_transaction and counts.added + counts.updated >= OPTIMIZE_AFTER:
+        optimize(store)
     return counts
+
+
+#: After writing this many papers, the search indexes are merged into one segment each.
+OPTIMIZE_AFTER = 2000
+
+
+def optimize(store: Store) -> None:
+    """Merge each search index into one segment: a big import leaves dozens, and every query reads them all."""
+    for table in _SEARCH_GROUPS:
+        with store.write() as db:
+            db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+
+
+@dataclass
+class _Written:
+    """What one transaction wrote: tag ids by name, tags whose papers changed, words in search_vocab."""
+
+    tags: dict[str, int] = field(default_factory=dict)
+    counts: Counter = field(default_factory=Counter)  # tag id -> papers added minus papers removed
+    words: set[str] = field(default_factory=set)
+
+    def recount(self, db) -> None:
+        """Apply the tags' paper counts (before the transaction commits)."""
+        db.conn.executemany(
+            "UPDATE tags SET papers = papers + ? WHERE id = ?", [(n, tag_id) for tag_id, n in self.counts.items() if n]
+        )
+        self.counts.clear()
 
 
 def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts) -> None:
     db = store.db
-    tag_ids: dict[str, int] = {}
+    written = _Written()
     for paper in papers:
-        number, changed = _upsert_one(db, paper, tag_ids)
+        number, changed = _upsert_one(db, paper, written)
         if number is None:
             counts.unchanged += 1
         elif changed == "added":
             counts.added += 1
         else:
             counts.updated += 1
+    written.recount(db)
 
 
 def add(store: Store, paper: PaperInput) -> Paper:
@@ -383,7 +428,9 @@ def add(store: Store, paper: PaperInput) -> Paper:
         same = db.execute("SELECT number FROM papers WHERE title = ? COLLATE NOCASE", [paper.title]).fetchone()
         if same is not None:
             raise InvalidPaper("title", f"#{same[0]} already has this title")
-        number, _ = _upsert_one(db, paper, {}, always_new=True)
+        written = _Written()
+        number, _ = _upsert_one(db, paper, written, always_new=True)
+        written.recount(db)
     found = by_number(store, number)
     assert found is not None
     return found
@@ -397,7 +444,7 @@ def _free_slug(db, base: str) -> str:
     return slug
 
 
-def _upsert_one(db, paper: PaperInput, tag_ids: dict[str, int], always_new: bool = False) -> tuple[int | None, str]:
+def _upsert_one(db, paper: PaperInput, written: _Written, always_new: bool = False) -> tuple[int | None, str]:
     """Write one paper; returns (number, 'added'|'updated'), or (None, '') when nothing changed."""
     slug = paper.id
     existing = None
@@ -427,9 +474,10 @@ def _upsert_one(db, paper: PaperInput, tag_ids: dict[str, int], always_new: bool
         number = paper.number
         if number is not None and db.execute("SELECT 1 FROM papers WHERE number = ?", [number]).fetchone():
             number = None
-        if number is not None and db.execute(
-            "SELECT 1 FROM sqlite_sequence WHERE name = 'papers' AND seq >= ?", [number]
-        ).fetchone():
+        if (
+            number is not None
+            and db.execute("SELECT 1 FROM sqlite_sequence WHERE name = 'papers' AND seq >= ?", [number]).fetchone()
+        ):
             number = None  # numbers of deleted papers are never handed out again
         cur = db.execute(
             "INSERT INTO papers (number, id, title, summary, url, added_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -437,8 +485,8 @@ def _upsert_one(db, paper: PaperInput, tag_ids: dict[str, int], always_new: bool
         )
         number = cur.lastrowid
         tags = paper.tags or ()
-        _set_tags(db, number, tags, tag_ids)
-        _index(db, number, paper.title, paper.summary or "", tags, new=True)
+        _set_tags(db, number, tags, written)
+        _index(db, number, paper.title, paper.summary or "", tags, new=True, known=written.words)
         return number, "added"
 
     number, _, old_title, old_summary, old_url = existing
@@ -459,31 +507,41 @@ def _upsert_one(db, paper: PaperInput, tag_ids: dict[str, int], always_new: bool
         [title, summary, url, now, number],
     )
     if tuple(sorted(tags)) != tuple(sorted(old_tags)):
+        written.counts.subtract(r[0] for r in db.execute("SELECT tag FROM paper_tags WHERE paper = ?", [number]))
         db.execute("DELETE FROM paper_tags WHERE paper = ?", [number])
-        _set_tags(db, number, tags, tag_ids)
-    _index(db, number, title, summary, tags, new=False)
+        _set_tags(db, number, tags, written)
+    _index(db, number, title, summary, tags, new=False, known=written.words)
     return number, "updated"
 
 
-def _set_tags(db, number: int, tags: Iterable[str], tag_ids: dict[str, int]) -> None:
+def _set_tags(db, number: int, tags: Iterable[str], written: _Written) -> None:
     for name in tags:
-        tag_id = tag_ids.get(name)
+        tag_id = written.tags.get(name)
         if tag_id is None:
             row = db.execute("SELECT id FROM tags WHERE name = ?", [name]).fetchone()
             tag_id = row[0] if row else db.execute("INSERT INTO tags (name) VALUES (?)", [name]).lastrowid
-            tag_ids[name] = tag_id
-        db.execute("INSERT OR IGNORE INTO paper_tags (tag, paper) VALUES (?, ?)", [tag_id, number])
+            written.tags[name] = tag_id
+        if db.execute("INSERT OR IGNORE INTO paper_tags (tag, paper) VALUES (?, ?)", [tag_id, number]).rowcount:
+            written.counts[tag_id] += 1
 
 
-def _index(db, number: int, title: str, summary: str, tags: Iterable[str], *, new: bool) -> None:
+def _index(db, number: int, title: str, summary: str, tags: Iterable[str], *, new: bool, known: set[str]) -> None:
+    """Write a paper's search rows; `known` holds the words this transaction already put in search_vocab."""
     if not new:
-        db.execute("DELETE FROM paper_search WHERE rowid = ?", [number])
+        for table in _SEARCH_GROUPS:
+            db.execute(f"DELETE FROM {table} WHERE rowid = ?", [number])
+    (title_text, title_words), (summary_text, summary_words), (tag_text, tag_words) = (
+        search_terms.index_form(title),
+        search_terms.index_form(summary),
+        search_terms.index_form(" ".join(tags)),
+    )
     db.execute(
         "INSERT INTO paper_search (rowid, title, summary, tags) VALUES (?, ?, ?, ?)",
-        [
-            number,
-            search_terms.index_text(title),
-            search_terms.index_text(summary),
-            search_terms.index_text(" ".join(tags)),
-        ],
+        [number, title_text, summary_text, tag_text],
     )
+    db.execute("INSERT INTO paper_titles (rowid, text) VALUES (?, ?)", [number, title_text])
+    db.execute("INSERT INTO paper_tag_words (rowid, text) VALUES (?, ?)", [number, tag_text])
+    fresh = (title_words | summary_words | tag_words) - known
+    if fresh:
+        db.conn.executemany("INSERT OR IGNORE INTO search_vocab (term) VALUES (?)", [(w,) for w in fresh])
+        known |= fresh

@@ -21,7 +21,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bot.settings import Settings, SettingError, check_focus_tag
+from bot.settings import SettingError, Settings, check_focus_tag
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -36,7 +36,9 @@ def _parse_at(text: str | None, settings: Settings) -> datetime:
     try:
         at = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise Failure(f"--at: {text!r} is not an ISO 8601 time such as 2026-12-07T09:00 or 2026-12-07T09:00+08:00") from None
+        raise Failure(
+            f"--at: {text!r} is not an ISO 8601 time such as 2026-12-07T09:00 or 2026-12-07T09:00+08:00"
+        ) from None
     if at.tzinfo is None:
         at = at.replace(tzinfo=settings.timezone)  # a bare time is the group's wall time
     return at.astimezone(settings.timezone)
@@ -114,7 +116,10 @@ def cmd_post_week(args, settings: Settings) -> int:
             return 0
         post = weekly.plan(store, group, week, settings.focus_tag, settings.channel)
         if post is None:
-            raise Failure("cannot post: the catalog has no papers" + (f" tagged {settings.focus_tag}" if settings.focus_tag else ""))
+            raise Failure(
+                "cannot post: the catalog has no papers"
+                + (f" tagged {settings.focus_tag}" if settings.focus_tag else "")
+            )
         print(console.render(post))
         print(f"(dry run: nothing was posted{' to ' + settings.channel if settings.channel else ''})")
         return 0
@@ -122,7 +127,9 @@ def cmd_post_week(args, settings: Settings) -> int:
     transport = _transport(settings)
     deadline = time.monotonic() + 60
     while True:
-        outcome = weekly.post_week(store, group, transport, settings.channel, at, focus_tag=settings.focus_tag, force=True)
+        outcome = weekly.post_week(
+            store, group, transport, settings.channel, at, focus_tag=settings.focus_tag, force=True
+        )
         if outcome.status != "busy" or time.monotonic() > deadline:
             break
         time.sleep(1)  # another process is posting this week right now: wait for its result

@@ -93,15 +93,14 @@ def _notice(*segments, ok: bool = True, buttons=None) -> Answer:
 
 def _usage(name: str) -> Answer:
     cmd = BY_NAME[name]
-    return _notice("Usage: ", Code(f"/paper {cmd.usage}"), ", for example ", Code(f"/paper {cmd.example}"), ".", ok=False)
+    return _notice(
+        "Usage: ", Code(f"/paper {cmd.usage}"), ", for example ", Code(f"/paper {cmd.example}"), ".", ok=False
+    )
 
 
 def _entries(ctx: Context, papers: list[catalog.Paper]) -> list[PaperEntry]:
     taken = signups.scheduled_numbers(ctx.store, [p.number for p in papers])
-    return [
-        PaperEntry(p, None if p.number in taken else Button("Sign up", f"signup {p.number}"))
-        for p in papers
-    ]
+    return [PaperEntry(p, None if p.number in taken else Button("Sign up", f"signup {p.number}")) for p in papers]
 
 
 def _pager(command: str, page: catalog.Page) -> list[Button]:
@@ -150,8 +149,9 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
     if not page.papers:
         return _notice("Tag ", Code(name), f" has {page.total} papers; there is no page {page_no}.", ok=False)
     many = page.total > PAGE_SIZE
-    heading = text(f"{page.total} paper{'s' if page.total != 1 else ''} tagged ", Bold(name),
-                   f" ({_range(page)})" if many else "")
+    heading = text(
+        f"{page.total} paper{'s' if page.total != 1 else ''} tagged ", Bold(name), f" ({_range(page)})" if many else ""
+    )
     return Answer(PaperList(heading, _entries(ctx, page.papers), pager=_pager(f"tag {name}", page)))
 
 
@@ -159,14 +159,21 @@ def cmd_search(ctx: Context, args: str) -> Answer:
     words, page_no = _paged(args)
     page = catalog.search(ctx.store, words, page_no)
     if page is None:
-        return _notice("Give me a word to look for, for example ", Code("/paper search diloco"),
-                       " or ", Code("/paper search 数据并行"), ".", ok=False)
+        return _notice(
+            "Give me a word to look for, for example ",
+            Code("/paper search diloco"),
+            " or ",
+            Code("/paper search 数据并行"),
+            ".",
+            ok=False,
+        )
     shown = words.strip()[:100]
     if not page.papers:
         if page_no > 1:
             return _notice(f"There is no page {page_no} of results for “", shown, "”.", ok=False)
-        return _notice("No paper matches “", shown, "”. Try fewer or shorter words, or browse ",
-                       Code("/paper tags"), ".", ok=False)
+        return _notice(
+            "No paper matches “", shown, "”. Try fewer or shorter words, or browse ", Code("/paper tags"), ".", ok=False
+        )
     more = page.has_more or page_no > 1
     heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page)})" if more else "")
     return Answer(PaperList(heading, _entries(ctx, page.papers), pager=_pager(f"search {words.strip()}", page)))
@@ -213,8 +220,16 @@ def cmd_signup(ctx: Context, args: str) -> Answer:
     change = signups.signup(ctx.store, ctx.group, ctx.now, ctx.member, parts[0], parts[1] if len(parts) > 1 else None)
     line = change.line
     return Answer(
-        Notice(text("You're signed up: you present ", PaperRef(line.paper), " on ", When(line.meeting),
-                    ". Changed your mind? ", Code(f"/paper withdraw {line.week.monday.isoformat()}"))),
+        Notice(
+            text(
+                "You're signed up: you present ",
+                PaperRef(line.paper),
+                " on ",
+                When(line.meeting),
+                ". Changed your mind? ",
+                Code(f"/paper withdraw {line.week.monday.isoformat()}"),
+            )
+        ),
         change,
     )
 
@@ -241,25 +256,44 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
         return _usage("assign")
     m = _USER.match(parts[0])
     if not m:
-        return _notice("Name the presenter first, with a mention (", Code("@someone"), ") or a user ID such as ",
-                       Code("U012ABCDEF"), ": ", Code(f"/paper {BY_NAME['assign'].example}"), ok=False)
-    change = signups.assign(ctx.store, ctx.group, ctx.now, ctx.member, m[1], parts[1], parts[2] if len(parts) > 2 else None)
+        return _notice(
+            "Name the presenter first, with a mention (",
+            Code("@someone"),
+            ") or a user ID such as ",
+            Code("U012ABCDEF"),
+            ": ",
+            Code(f"/paper {BY_NAME['assign'].example}"),
+            ok=False,
+        )
+    change = signups.assign(
+        ctx.store, ctx.group, ctx.now, ctx.member, m[1], parts[1], parts[2] if len(parts) > 2 else None
+    )
     line = change.line
-    return Answer(Notice(text(Mention(line.presenter), " presents ", PaperRef(line.paper), " on ", When(line.meeting), ".")), change)
+    return Answer(
+        Notice(text(Mention(line.presenter), " presents ", PaperRef(line.paper), " on ", When(line.meeting), ".")),
+        change,
+    )
 
 
 def cmd_unassign(ctx: Context, args: str) -> Answer:
     if len(args.split()) != 1:
         return _usage("unassign")
     change = signups.unassign(ctx.store, ctx.group, ctx.now, ctx.member, args.strip())
-    return Answer(Notice(text("Cleared the week of ", When(change.line.meeting, with_time=False), ": it is open again.")), change)
+    return Answer(
+        Notice(text("Cleared the week of ", When(change.line.meeting, with_time=False), ": it is open again.")), change
+    )
 
 
 def cmd_skip(ctx: Context, args: str) -> Answer:
     if len(args.split()) != 1:
         return _usage("skip")
     change = signups.skip(ctx.store, ctx.group, ctx.now, ctx.member, args.strip())
-    return Answer(Notice(text("No meeting in the week of ", When(change.line.meeting, with_time=False), ": no post, no presenter.")), change)
+    return Answer(
+        Notice(
+            text("No meeting in the week of ", When(change.line.meeting, with_time=False), ": no post, no presenter.")
+        ),
+        change,
+    )
 
 
 def cmd_add(ctx: Context, args: str) -> Answer:
@@ -276,10 +310,18 @@ COMMANDS: list[Command] = [
     Command("show", "<paper>", "one paper in full, and who presents it", "show streaming-diloco", cmd_show),
     Command("week", "", "this week's paper, presenter and meeting", "week", cmd_week),
     Command("schedule", "", "the coming weeks and their presenters", "schedule", cmd_schedule),
-    Command("signup", "<paper> [<date>]", "present a paper (default: the first open week)", "signup streaming-diloco next", cmd_signup),
+    Command(
+        "signup",
+        "<paper> [<date>]",
+        "present a paper (default: the first open week)",
+        "signup streaming-diloco next",
+        cmd_signup,
+    ),
     Command("withdraw", "<paper or date>", "give up one of your slots", "withdraw 7", cmd_withdraw),
     Command("mine", "", "your coming and past slots", "mine", cmd_mine),
-    Command("assign", "<@user> <paper> [<date>]", "put someone in a week", "assign @ada 7 next", cmd_assign, admin=True),
+    Command(
+        "assign", "<@user> <paper> [<date>]", "put someone in a week", "assign @ada 7 next", cmd_assign, admin=True
+    ),
     Command("unassign", "<date>", "clear a week", "unassign next", cmd_unassign, admin=True),
     Command("skip", "<date>", "no meeting that week", "skip 2026-12-28", cmd_skip, admin=True),
     Command("add", "", "add a paper (opens a form)", "add", cmd_add, admin=True),
@@ -299,14 +341,16 @@ def announcement(change: Change) -> Text:
     was: tuple = ()
     if before is not None and before.state == "presenter":
         was = (" (", Mention(before.presenter), " was to present ", PaperRef(before.paper), ")")
-    return text("🔓 ", day, " is open again", *was, ": ", Code(f"/paper signup <paper> {line.week.monday.isoformat()}"), *by)
+    return text(
+        "🔓 ", day, " is open again", *was, ": ", Code(f"/paper signup <paper> {line.week.monday.isoformat()}"), *by
+    )
 
 
 def split(line: str) -> tuple[str, str]:
     """`'/paper tag x'` -> `('tag', 'x')`; the `/paper` prefix is optional."""
     line = line.strip()
     if line.lower().startswith("/paper"):
-        rest = line[len("/paper"):]
+        rest = line[len("/paper") :]
         if not rest or rest[0].isspace():
             line = rest.strip()
     verb, _, args = line.partition(" ")

@@ -213,7 +213,10 @@ def _(reply: Reminder) -> str:
 @render.register
 def _(reply: Home) -> str:
     return "\n".join(
-        ["Coming weeks:"] + [f"  {_slot(s)}" for s in reply.coming] + ["Your slots:"] + [f"  {_slot(s)}" for s in reply.mine]
+        ["Coming weeks:"]
+        + [f"  {_slot(s)}" for s in reply.coming]
+        + ["Your slots:"]
+        + [f"  {_slot(s)}" for s in reply.mine]
     )
 
 

@@ -177,8 +177,11 @@ def _update(store: Store, d: Delivery, sets: str, params: list, *, owned: bool =
 def _record_sent(store: Store, d: Delivery, sent: Sent) -> None:
     # Not conditional on still owning the claim: the message is out, and that fact wins.
     _update(
-        store, d, "state = 'sent', channel = ?, ts = ?, owner = NULL, lease_until = 0, last_error = NULL",
-        [sent.channel, sent.ts], owned=False,
+        store,
+        d,
+        "state = 'sent', channel = ?, ts = ?, owner = NULL, lease_until = 0, last_error = NULL",
+        [sent.channel, sent.ts],
+        owned=False,
     )
 
 
@@ -219,7 +222,9 @@ def deliver(
         except NothingToSend as e:
             return _give_up(store, d, str(e), previous_error, state)
         if not _update(
-            store, d, "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?",
+            store,
+            d,
+            "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?",
             [paper, _wall() + LEASE_SECONDS],
         ):
             return Result("busy", "another process took over")
@@ -252,7 +257,9 @@ def deliver(
 
 def _give_up(store: Store, d: Delivery, reason: str, previous_error: str | None, state: str) -> Result:
     _update(
-        store, d, "owner = NULL, lease_until = 0, retry_at = ?, last_error = ?",
+        store,
+        d,
+        "owner = NULL, lease_until = 0, retry_at = ?, last_error = ?",
         [_wall() + RETRY_AFTER_REFUSAL, reason],
     )
     log.warning("%s %s for %s not delivered: %s", d.kind, d.key, d.dest, reason)

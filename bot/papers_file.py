@@ -137,24 +137,25 @@ def as_dict(paper: Paper) -> dict:
 def write(papers: Iterable[Paper], fmt: str, out: TextIO) -> int:
     """Write every paper to `out`; returns how many."""
     n = 0
-    if fmt == "json":
-        out.write("[")
-        for n, paper in enumerate(papers, start=1):
-            out.write("\n  " if n == 1 else ",\n  ")
-            out.write(json.dumps(as_dict(paper), ensure_ascii=False))
-        out.write("\n]\n" if n else "]\n")
-    elif fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=list(FIELDS), lineterminator="\n")
-        writer.writeheader()
-        for n, paper in enumerate(papers, start=1):
-            row = as_dict(paper)
-            row["tags"] = ",".join(paper.tags)
-            writer.writerow(row)
-    elif fmt == "yaml":
-        for n, paper in enumerate(papers, start=1):
-            out.write(yaml.safe_dump([as_dict(paper)], allow_unicode=True, sort_keys=False, width=1000))
-        if n == 0:
-            out.write("[]\n")
-    else:
+    if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
+    n = 0
+    writer = csv.DictWriter(out, fieldnames=list(FIELDS), lineterminator="\n") if fmt == "csv" else None
+    if writer:
+        writer.writeheader()
+    elif fmt == "json":
+        out.write("[")
+    for paper in papers:  # one at a time: an export of 100,000 papers never sits in memory
+        n += 1
+        row = as_dict(paper)
+        if fmt == "json":
+            out.write(("\n  " if n == 1 else ",\n  ") + json.dumps(row, ensure_ascii=False))
+        elif writer:
+            writer.writerow({**row, "tags": ",".join(paper.tags)})
+        else:
+            out.write(yaml.safe_dump([row], allow_unicode=True, sort_keys=False, width=1000))
+    if fmt == "json":
+        out.write("\n]\n" if n else "]\n")
+    elif fmt == "yaml" and n == 0:
+        out.write("[]\n")
     return n

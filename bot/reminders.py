@@ -34,7 +34,8 @@ def due(store: Store, group: Group, now: datetime) -> list[Reminder]:
     found: list[Reminder] = []
     rows = store.db.execute(
         "SELECT s.week, s.presenter, s.paper FROM slots s "
-        "LEFT JOIN deliveries d ON d.kind = 'reminder' AND d.dest = s.presenter AND d.key = s.week AND d.state = 'sent' "
+        "LEFT JOIN deliveries d "
+        "ON d.kind = 'reminder' AND d.dest = s.presenter AND d.key = s.week AND d.state = 'sent' "
         "WHERE s.kind = 'presenter' AND s.week >= ? AND s.week <= ? AND d.key IS NULL ORDER BY s.week",
         [first.key, last.key],
     ).fetchall()

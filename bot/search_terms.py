@@ -4,6 +4,8 @@
     'gpu 上稀 稀疏 疏矩 矩阵 阵乘 乘法'
     >>> match_expression("稀疏矩阵 gpu")
     '"稀疏" + "疏矩" + "矩阵" AND "gpu"*'
+    >>> match_expression("distrib", expand=lambda prefix: ["distributed", "distribution"])
+    '("distributed" OR "distribution")'
     >>> match_expression("!!! ()") is None      # nothing searchable: no query at all
     True
 
@@ -20,10 +22,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 # Scripts written without spaces between words.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u31f0-\u31ff\uff66-\uff9f"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+_TOKEN_KIND = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")  # the same, telling CJK runs from words
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 
 MAX_QUERY_TERMS = 12
@@ -48,34 +52,59 @@ def _bigrams(run: str) -> list[str]:
 
 def index_text(text: str) -> str:
     """The form of `text` stored in the search index."""
+    return index_form(text)[0]
+
+
+def index_form(text: str) -> tuple[str, set[str]]:
+    """(the indexed form of `text`, its words that a prefix query may expand to)."""
     out: list[str] = []
-    for token in tokens(text):
-        if _CJK_RUN.fullmatch(token):
-            out.extend(_bigrams(token))
+    words: set[str] = set()
+    for run, word in _TOKEN_KIND.findall(_normal(text)):
+        if run:
+            out.extend(_bigrams(run))
         else:
-            out.append(token)
-    return " ".join(out)
+            out.append(word)
+            words.add(word)
+    return " ".join(out), words
 
 
-def match_expression(query: str) -> str | None:
+#: FTS5 keeps a prefix index for prefixes this short (prefix='2 3'): such a query is cheap.
+INDEXED_PREFIX = 3
+MAX_EXPANSION = 32
+
+
+def match_expression(query: str, expand: Callable[[str], list[str] | None] | None = None) -> str | None:
     """An FTS5 MATCH expression for a user's query: every word must match.
 
     English words match as prefixes (`distrib` finds "distributed"); a CJK word
     of two or more characters matches where those characters stand together; a
     single CJK character matches words that start with it. Returns None when the
     query has nothing to search for.
+
+    `expand(prefix)` lists the indexed words that start with `prefix`, or None
+    if there are too many. A prefix longer than FTS5's prefix index is then
+    spelled as those exact words: FTS5 reads `"training"*` by first merging the
+    lists of every matching word in full, but walks `("training" OR
+    "trainings")` lazily, so a page of results costs the same for any word.
     """
     terms: list[str] = []
     for token in tokens(query)[:MAX_QUERY_TERMS]:
         token = token[:MAX_TERM_CHARS]
         if _CJK_RUN.fullmatch(token):
-            grams = _bigrams(token)
             if len(token) == 1:
                 terms.append(f'"{token}"*')
             else:
-                terms.append(" + ".join(f'"{g}"' for g in grams))
-        else:
+                terms.append(" + ".join(f'"{g}"' for g in _bigrams(token)))
+            continue
+        words = expand(token) if expand is not None and len(token) > INDEXED_PREFIX else None
+        if words is None:
             terms.append(f'"{token}"*')
+        elif not words:
+            terms.append(f'"{token}"')  # no indexed word starts so: matches nothing, cheaply
+        elif len(words) == 1:
+            terms.append(f'"{words[0]}"')
+        else:
+            terms.append("(" + " OR ".join(f'"{w}"' for w in words) + ")")
     if not terms:
         return None
     return " AND ".join(terms)

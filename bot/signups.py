@@ -71,9 +71,7 @@ class Change:
 
 
 def _slot(db, week: Week) -> Slot | None:
-    row = db.execute(
-        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE week = ?", [week.key]
-    ).fetchone()
+    row = db.execute("SELECT week, kind, presenter, paper, booked_by FROM slots WHERE week = ?", [week.key]).fetchone()
     return _as_slot(row) if row else None
 
 
@@ -90,8 +88,7 @@ def _slots(db, sql: str, params: Iterable) -> list[Slot]:
 
 
 def _papers_for(store: Store, slots: Iterable[Slot]) -> dict[int, Paper]:
-    numbers = sorted({s.paper for s in slots if s.paper is not None})
-    return {n: p for n in numbers if (p := catalog.by_number(store, n)) is not None}
+    return catalog.many(store, {s.paper for s in slots if s.paper is not None}, with_tags=True)
 
 
 def line_for(store: Store, group: Group, week: Week, slot: Slot | None = None, papers: dict | None = None) -> SlotLine:
@@ -173,7 +170,8 @@ def history(store: Store, group: Group, paper: Paper) -> list[SlotLine]:
     """Every week that paper was or will be presented."""
     slots = _slots(
         store.db,
-        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week",
+        "SELECT week, kind, presenter, paper, booked_by FROM slots "
+        "WHERE paper = ? AND kind = 'presenter' ORDER BY week",
         [paper.number],
     )
     return [line_for(store, group, s.week, s, {paper.number: paper}) for s in slots]
@@ -187,7 +185,9 @@ def find_paper(store: Store, ref: str) -> Paper:
     if paper is not None:
         return paper
     similar = catalog.similar_ids(store, ref)
-    hint: tuple = (" Did you mean ", Code(similar[0]), "?") if similar else (" Find it with ", Code("/paper search <words>"), ".")
+    hint: tuple = (
+        (" Did you mean ", Code(similar[0]), "?") if similar else (" Find it with ", Code("/paper search <words>"), ".")
+    )
     raise Refusal("There is no paper ", Code(ref[:60]), ".", *hint)
 
 
@@ -220,7 +220,7 @@ def _check_bookable(store: Store, group: Group, now: datetime, week: Week, *, ad
             "There is no meeting in the week of ",
             When(meeting, with_time=False),
             ": it is skipped.",
-            *(( " Clear the skip with ", Code(f"/paper unassign {week.monday}"), " first.") if admin_hint else ()),
+            *((" Clear the skip with ", Code(f"/paper unassign {week.monday}"), " first.") if admin_hint else ()),
             *_open_hint(store, group, now),
         )
     paper = catalog.by_number(store, existing.paper)
@@ -264,7 +264,8 @@ def _require_admin(member: Member, what: str) -> None:
 def _book(store: Store, group: Group, now: datetime, week: Week, presenter: str, paper: Paper, by: str) -> SlotLine:
     try:
         store.db.execute(
-            "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) VALUES (?, 'presenter', ?, ?, ?, ?)",
+            "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) "
+            "VALUES (?, 'presenter', ?, ?, ?, ?)",
             [week.key, presenter, paper.number, by, datetime.now(UTC).isoformat(timespec="seconds")],
         )
     except sqlite3.IntegrityError:
@@ -295,7 +296,9 @@ def _coming_week(group: Group, week_arg: str, now: datetime, over: str = ".") ->
     return week, meeting
 
 
-def signup(store: Store, group: Group, now: datetime, member: Member, paper_ref: str, week_arg: str | None = None) -> Change:
+def signup(
+    store: Store, group: Group, now: datetime, member: Member, paper_ref: str, week_arg: str | None = None
+) -> Change:
     """Sign `member` up to present a paper, in the week of `week_arg` or the first open one."""
     with store.write():
         paper = find_paper(store, paper_ref)
@@ -314,10 +317,15 @@ def _own_upcoming(store: Store, group: Group, now: datetime, member: Member, ref
         found = _slot(store.db, week)
         meeting = group.meeting_of(week)
         if found is None or found.kind != "presenter":
-            raise Refusal("Nobody presents in the week of ", When(meeting, with_time=False), ". Your slots: ", Code("/paper mine"))
+            raise Refusal(
+                "Nobody presents in the week of ", When(meeting, with_time=False), ". Your slots: ", Code("/paper mine")
+            )
         if found.presenter != member.id:
             raise Refusal(
-                "The week of ", When(meeting, with_time=False), " is ", Mention(found.presenter),
+                "The week of ",
+                When(meeting, with_time=False),
+                " is ",
+                Mention(found.presenter),
                 "'s slot, not yours: only they can withdraw (or an admin can unassign it).",
             )
         if meeting <= now:
@@ -379,8 +387,13 @@ def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str
             raise Refusal("The week of ", When(meeting, with_time=False), " is already skipped.")
         if found is not None:
             raise Refusal(
-                "The week of ", When(meeting, with_time=False), " has a presenter (", Mention(found.presenter),
-                "). Clear it with ", Code(f"/paper unassign {week.monday}"), " first.",
+                "The week of ",
+                When(meeting, with_time=False),
+                " has a presenter (",
+                Mention(found.presenter),
+                "). Clear it with ",
+                Code(f"/paper unassign {week.monday}"),
+                " first.",
             )
         store.db.execute(
             "INSERT INTO slots (week, kind, booked_by, booked_at) VALUES (?, 'skipped', ?, ?)",

@@ -44,7 +44,8 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: s
         focus_join = "JOIN paper_tags ft ON ft.paper = p.number AND ft.tag = (SELECT id FROM tags WHERE name = ?)"
         focus_args = [focus_tag]
     featured = """
-        SELECT key AS week, paper FROM deliveries WHERE kind = 'post' AND dest = ? AND state = 'sent' AND paper IS NOT NULL
+        SELECT key AS week, paper FROM deliveries
+        WHERE kind = 'post' AND dest = ? AND state = 'sent' AND paper IS NOT NULL
         UNION
         SELECT week, paper FROM slots WHERE kind = 'presenter' AND week != ?
     """
@@ -128,7 +129,9 @@ def post_week(
     return Outcome(week, result.status, result.detail, post, result)
 
 
-def post_due(store: Store, group: Group, transport: Transport, channel: str, now: datetime, *, focus_tag=None) -> Outcome:
+def post_due(
+    store: Store, group: Group, transport: Transport, channel: str, now: datetime, *, focus_tag=None
+) -> Outcome:
     """The scheduler's check: post this week's paper if its slot has come (a missed slot too).
 
     Only the week that contains `now` is ever considered, so a slot missed

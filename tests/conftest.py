@@ -80,7 +80,14 @@ def slack():
     with SlackStandin(
         channels={CHANNEL, "C0OTHER"},
         members={CHANNEL},
-        users={"UADMIN": {}, "UOWNER": {"is_owner": True}, "UWSADMIN": {"is_admin": True}, "U1": {}, "U2": {}, "U3": {}},
+        users={
+            "UADMIN": {},
+            "UOWNER": {"is_owner": True},
+            "UWSADMIN": {"is_admin": True},
+            "U1": {},
+            "U2": {},
+            "U3": {},
+        },
     ) as standin:
         yield standin
 
@@ -109,16 +116,29 @@ class SlackHarness:
     def command(self, text: str, user: str = "U1", **extra) -> dict:
         """POST /paper as Slack does; returns the reply (the HTTP response body)."""
         form = {
-            "team_id": "T0TEST", "channel_id": CHANNEL, "user_id": user, "command": "/paper", "text": text,
-            "response_url": self.slack.response_url(), "trigger_id": "1337.42.abcd", "api_app_id": "A0TEST",
+            "team_id": "T0TEST",
+            "channel_id": CHANNEL,
+            "user_id": user,
+            "command": "/paper",
+            "text": text,
+            "response_url": self.slack.response_url(),
+            "trigger_id": "1337.42.abcd",
+            "api_app_id": "A0TEST",
             **extra,
         }
         response = self.dispatch(urlencode(form))
         assert response.status == 200, response.body
         return json.loads(response.body) if response.body else {}
 
-    def click(self, button: dict, user: str = "U1", *, message: dict | None = None, container: str = "message",
-              response_url: str | None = None) -> str:
+    def click(
+        self,
+        button: dict,
+        user: str = "U1",
+        *,
+        message: dict | None = None,
+        container: str = "message",
+        response_url: str | None = None,
+    ) -> str:
         """A block_actions payload for a button as Slack sends it; returns the response_url used."""
         response_url = response_url or self.slack.response_url()
         payload = {
@@ -127,15 +147,26 @@ class SlackHarness:
             "user": {"id": user},
             "api_app_id": "A0TEST",
             "trigger_id": "1337.43.abcd",
-            "actions": [{"type": "button", "action_id": button["action_id"], "value": button["value"],
-                         "block_id": "b", "action_ts": str(time.time())}],
+            "actions": [
+                {
+                    "type": "button",
+                    "action_id": button["action_id"],
+                    "value": button["value"],
+                    "block_id": "b",
+                    "action_ts": str(time.time()),
+                }
+            ],
         }
         if container == "view":
             payload["container"] = {"type": "view", "view_id": "V1"}
             payload["view"] = {"id": "V1", "type": "home"}
         else:
-            payload["container"] = {"type": "message", "message_ts": (message or {}).get("ts", "1.2"),
-                                    "channel_id": CHANNEL, "is_ephemeral": message is None}
+            payload["container"] = {
+                "type": "message",
+                "message_ts": (message or {}).get("ts", "1.2"),
+                "channel_id": CHANNEL,
+                "is_ephemeral": message is None,
+            }
             payload["channel"] = {"id": CHANNEL}
             payload["response_url"] = response_url
             if message:
@@ -151,7 +182,10 @@ class SlackHarness:
             "user": {"id": user},
             "api_app_id": "A0TEST",
             "view": {
-                "id": "V2", "type": "modal", "callback_id": callback_id, "private_metadata": private_metadata,
+                "id": "V2",
+                "type": "modal",
+                "callback_id": callback_id,
+                "private_metadata": private_metadata,
                 "state": {"values": {k: {k: {"type": "plain_text_input", "value": v}} for k, v in values.items()}},
             },
         }
@@ -160,8 +194,16 @@ class SlackHarness:
         return json.loads(response.body) if response.body else {}
 
     def event(self, event: dict, event_id: str = "Ev1") -> int:
-        body = json.dumps({"type": "event_callback", "team_id": "T0TEST", "api_app_id": "A0TEST",
-                           "event_id": event_id, "event_time": int(time.time()), "event": event})
+        body = json.dumps(
+            {
+                "type": "event_callback",
+                "team_id": "T0TEST",
+                "api_app_id": "A0TEST",
+                "event_id": event_id,
+                "event_time": int(time.time()),
+                "event": event,
+            }
+        )
         headers = {**sign(body), "content-type": "application/json"}
         return self.dispatch(body, headers).status
 
@@ -177,7 +219,13 @@ def make_harness(tmp_path, slack):
         settings = settings_for(tmp_path, slack.api_url, **env)
         store = Store(settings.db_path)
         client = WebClient(base_url=slack.api_url, token="xoxb-test")
-        bot = SlackBot(settings, store, client=client, delivery_client=WebClient(base_url=slack.api_url, token="xoxb-test", retry_handlers=[]), clock=clock)
+        bot = SlackBot(
+            settings,
+            store,
+            client=client,
+            delivery_client=WebClient(base_url=slack.api_url, token="xoxb-test", retry_handlers=[]),
+            clock=clock,
+        )
         harness = SlackHarness(bot, build_app(bot), slack)
         made.append(harness)
         return harness
@@ -191,16 +239,18 @@ def make_harness(tmp_path, slack):
 def env_for_process(tmp_path: Path, api_url: str, **extra: str) -> dict[str, str]:
     """Environment for a real `python -m bot` process (no .env is read from tmp_path)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "PAPERBOT_"))}
-    env.update({
-        "SLACK_BOT_TOKEN": "xoxb-test",
-        "SLACK_SIGNING_SECRET": SECRET,
-        "SLACK_API_URL": api_url,
-        "PAPERBOT_DB": str(tmp_path / "paperbot.db"),
-        "PAPERBOT_CHANNEL": CHANNEL,
-        "PAPERBOT_TIMEZONE": "Europe/Berlin",
-        "PAPERBOT_MEETING": "thu 16:00",
-        "PAPERBOT_ADMINS": "UADMIN",
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "SLACK_BOT_TOKEN": "xoxb-test",
+            "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": api_url,
+            "PAPERBOT_DB": str(tmp_path / "paperbot.db"),
+            "PAPERBOT_CHANNEL": CHANNEL,
+            "PAPERBOT_TIMEZONE": "Europe/Berlin",
+            "PAPERBOT_MEETING": "thu 16:00",
+            "PAPERBOT_ADMINS": "UADMIN",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     env.update(extra)
     return env

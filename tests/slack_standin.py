@@ -48,17 +48,29 @@ TEAM_ID, BOT_USER_ID, BOT_ID, APP_ID = "T0TEST", "UBOT", "BBOT", "A0TEST"
 MAX_MESSAGE_BLOCKS, MAX_VIEW_BLOCKS, MAX_TEXT = 50, 100, 40_000
 RESPONSE_URL_MAX_USES = 5  # Slack: a response_url works up to 5 times
 # Methods that change state; on_accept fires after one of them succeeds.
-WRITE_METHODS = {"chat.postMessage", "chat.update", "chat.postEphemeral", "views.open",
-                 "views.update", "views.publish", "response_url"}
+WRITE_METHODS = {
+    "chat.postMessage",
+    "chat.update",
+    "chat.postEphemeral",
+    "views.open",
+    "views.update",
+    "views.publish",
+    "response_url",
+}
 # Fields that Slack only accepts as plain_text objects.
-_PLAIN_TEXT_FIELDS = {"header": ("text",), "button": ("text",), "input": ("label", "hint"),
-                      "modal": ("title", "submit", "close")}
+_PLAIN_TEXT_FIELDS = {
+    "header": ("text",),
+    "button": ("text",),
+    "input": ("label", "hint"),
+    "modal": ("title", "submit", "close"),
+}
 
 
 @dataclass(frozen=True)
 class Call:
     """One recorded request.  status 0 means the connection was dropped on
     purpose (accept_then="drop"); response then holds what would have been sent."""
+
     method: str  # Web API method, or "response_url"
     params: dict  # JSON-string fields (blocks, metadata, view...) decoded
     token: str | None
@@ -90,6 +102,7 @@ class RejectedAck(AssertionError):
 # --------------------------------------------------------------------------
 # Validation (pure functions, usable on their own)
 # --------------------------------------------------------------------------
+
 
 def _walk(node: Any, path: str):
     """Yield (path, dict) for every dict inside node, depth first."""
@@ -180,13 +193,17 @@ def check_blocks(blocks: Any, limit: int = MAX_MESSAGE_BLOCKS) -> None:
 
 
 def check_metadata(metadata: Any) -> None:
-    ok = (isinstance(metadata, dict) and isinstance(metadata.get("event_type"), str)
-          and metadata["event_type"] and isinstance(metadata.get("event_payload"), dict)
-          and all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
-                  for k, v in metadata["event_payload"].items()))
+    ok = (
+        isinstance(metadata, dict)
+        and isinstance(metadata.get("event_type"), str)
+        and metadata["event_type"]
+        and isinstance(metadata.get("event_payload"), dict)
+        and all(
+            isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in metadata["event_payload"].items()
+        )
+    )
     if not ok:
-        raise Rejected("invalid_metadata",
-                       "need {event_type: str, event_payload: {str: str|number|bool}}")
+        raise Rejected("invalid_metadata", "need {event_type: str, event_payload: {str: str|number|bool}}")
 
 
 def check_message(params: dict) -> None:
@@ -236,6 +253,7 @@ def _ts_key(ts: Any, error: str = "invalid_arguments") -> Decimal:
 # The stand-in
 # --------------------------------------------------------------------------
 
+
 class SlackStandin:
     """Slack Web API + Socket Mode on 127.0.0.1.  All public methods are thread-safe."""
 
@@ -263,8 +281,9 @@ class SlackStandin:
         self._ws = serve(self._ws_handler, "127.0.0.1", 0, ping_interval=0.1, close_timeout=1)
         self.socket_url = f"ws://127.0.0.1:{self._ws.socket.getsockname()[1]}/link"
         self._threads = [
-            threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
-                             name="slack-standin-http", daemon=True),
+            threading.Thread(
+                target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, name="slack-standin-http", daemon=True
+            ),
             threading.Thread(target=self._ws.serve_forever, name="slack-standin-ws", daemon=True),
         ]
         for t in self._threads:
@@ -345,8 +364,9 @@ class SlackStandin:
         with self._lock:
             return copy.deepcopy(self._views)
 
-    def wait_for(self, predicate: Callable[["SlackStandin"], bool], timeout: float = 10,
-                 interval: float = 0.01) -> bool:
+    def wait_for(
+        self, predicate: Callable[["SlackStandin"], bool], timeout: float = 10, interval: float = 0.01
+    ) -> bool:
         deadline = time.monotonic() + timeout
         while True:
             if predicate(self):
@@ -357,9 +377,16 @@ class SlackStandin:
 
     # ----- fault injection -------------------------------------------------
 
-    def fail_next(self, method: str, *, status: int | None = None,
-                  retry_after: int | None = None, error: str | None = None,
-                  accept_then: str | None = None, seconds: float = 30) -> None:
+    def fail_next(
+        self,
+        method: str,
+        *,
+        status: int | None = None,
+        retry_after: int | None = None,
+        error: str | None = None,
+        accept_then: str | None = None,
+        seconds: float = 30,
+    ) -> None:
         """Queue one fault for the next call to method ("response_url" for response URLs).
         Exactly one of: status (429 -> Retry-After, default 1 s; 5xx), error (HTTP 200
         {"ok": false}), accept_then ("hang": process normally then delay the response
@@ -391,6 +418,7 @@ class SlackStandin:
         try:
             with self._lock:
                 if url_id is not None:
+
                     def handler(p):
                         return self._response_url_post(p, url_id)
                 else:
@@ -459,9 +487,16 @@ class SlackStandin:
     # ----- Web API methods: return the success body or raise Rejected ------
 
     def _api_auth_test(self, params):
-        return {"url": "https://test.slack.com/", "team": "Test", "user": "paperbot",
-                "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID, "app_id": APP_ID,
-                "is_enterprise_install": False}
+        return {
+            "url": "https://test.slack.com/",
+            "team": "Test",
+            "user": "paperbot",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER_ID,
+            "bot_id": BOT_ID,
+            "app_id": APP_ID,
+            "is_enterprise_install": False,
+        }
 
     def _api_apps_connections_open(self, params):
         return {"url": self.socket_url}
@@ -469,9 +504,15 @@ class SlackStandin:
     def _api_chat_postMessage(self, params):
         channel = self._resolve_channel(params.get("channel"))
         check_message(params)
-        message = {"type": "message", "ts": self._next_ts(),
-                   "text": str(params.get("text") or "")[:MAX_TEXT],
-                   "user": BOT_USER_ID, "bot_id": BOT_ID, "app_id": APP_ID, "team": TEAM_ID}
+        message = {
+            "type": "message",
+            "ts": self._next_ts(),
+            "text": str(params.get("text") or "")[:MAX_TEXT],
+            "user": BOT_USER_ID,
+            "bot_id": BOT_ID,
+            "app_id": APP_ID,
+            "team": TEAM_ID,
+        }
         for key in ("blocks", "attachments", "metadata", "thread_ts"):
             if params.get(key) is not None:
                 message[key] = copy.deepcopy(params[key])
@@ -489,8 +530,7 @@ class SlackStandin:
             if params.get(key) is not None:
                 message[key] = copy.deepcopy(params[key])
         message["edited"] = {"user": BOT_USER_ID, "ts": self._next_ts()}
-        return {"channel": channel, "ts": message["ts"], "text": message["text"],
-                "message": copy.deepcopy(message)}
+        return {"channel": channel, "ts": message["ts"], "text": message["text"], "message": copy.deepcopy(message)}
 
     def _api_chat_postEphemeral(self, params):
         channel = self._resolve_channel(params.get("channel"))
@@ -498,9 +538,15 @@ class SlackStandin:
             raise Rejected("user_not_found", f"unknown user {params.get('user')!r}")
         check_message(params)
         ts = self._next_ts()
-        self._ephemerals.append({"channel": channel, "user": params["user"], "ts": ts,
-                                 "text": params.get("text"),
-                                 "blocks": copy.deepcopy(params.get("blocks"))})
+        self._ephemerals.append(
+            {
+                "channel": channel,
+                "user": params["user"],
+                "ts": ts,
+                "text": params.get("text"),
+                "blocks": copy.deepcopy(params.get("blocks")),
+            }
+        )
         return {"message_ts": ts}
 
     def _api_conversations_history(self, params):
@@ -525,15 +571,16 @@ class SlackStandin:
             if m.get("thread_ts") not in (None, m["ts"]) and m.get("subtype") != "thread_broadcast":
                 return False
             ts = _ts_key(m["ts"])
-            return ((ts >= oldest if inclusive else ts > oldest)
-                    and (latest is None or (ts <= latest if inclusive else ts < latest))
-                    and (cursor_ts is None or ts <= cursor_ts))
+            return (
+                (ts >= oldest if inclusive else ts > oldest)
+                and (latest is None or (ts <= latest if inclusive else ts < latest))
+                and (cursor_ts is None or ts <= cursor_ts)
+            )
 
         found = [m for m in reversed(self._messages.get(channel, [])) if wanted(m)]
         page, rest = found[:limit], found[limit:]
         with_metadata = _truthy(params.get("include_all_metadata"))
-        messages = [{k: copy.deepcopy(v) for k, v in m.items() if k != "metadata" or with_metadata}
-                    for m in page]
+        messages = [{k: copy.deepcopy(v) for k, v in m.items() if k != "metadata" or with_metadata} for m in page]
         body = {"messages": messages, "has_more": bool(rest), "pin_count": 0}
         if rest:
             cursor = base64.b64encode(f"next_ts:{rest[0]['ts']}".encode()).decode()
@@ -555,18 +602,36 @@ class SlackStandin:
         if uid not in self.users:
             raise Rejected("user_not_found", f"unknown user {uid!r}")
         info = self.users[uid]
-        user = {"id": uid, "team_id": TEAM_ID, "name": uid.lower(), "real_name": uid,
-                "deleted": False, "is_bot": False, "is_admin": False, "is_owner": False,
-                "tz": "Europe/Berlin", "tz_label": "Central European Time", "tz_offset": 3600,
-                **copy.deepcopy(info)}
+        user = {
+            "id": uid,
+            "team_id": TEAM_ID,
+            "name": uid.lower(),
+            "real_name": uid,
+            "deleted": False,
+            "is_bot": False,
+            "is_admin": False,
+            "is_owner": False,
+            "tz": "Europe/Berlin",
+            "tz_label": "Central European Time",
+            "tz_offset": 3600,
+            **copy.deepcopy(info),
+        }
         return {"user": user}
 
     def _store_view(self, view: dict, old: dict | None = None) -> dict:
         view_id = old["id"] if old else f"V{next(self._id_counter):08d}"
-        stored = {"private_metadata": "", "callback_id": "", "external_id": "",
-                  "state": {"values": {}}, **copy.deepcopy(view), "id": view_id,
-                  "team_id": TEAM_ID, "app_id": APP_ID, "bot_id": BOT_ID,
-                  "hash": uuid.uuid4().hex[:16]}
+        stored = {
+            "private_metadata": "",
+            "callback_id": "",
+            "external_id": "",
+            "state": {"values": {}},
+            **copy.deepcopy(view),
+            "id": view_id,
+            "team_id": TEAM_ID,
+            "app_id": APP_ID,
+            "bot_id": BOT_ID,
+            "hash": uuid.uuid4().hex[:16],
+        }
         if stored["type"] == "modal":
             self._views[stored["id"]] = stored
         return copy.deepcopy(stored)
@@ -579,8 +644,14 @@ class SlackStandin:
 
     def _api_views_update(self, params):
         view_id, external_id = params.get("view_id"), params.get("external_id")
-        old = next((v for v in self._views.values() if (view_id and v["id"] == view_id)
-                    or (external_id and v["external_id"] == external_id)), None)
+        old = next(
+            (
+                v
+                for v in self._views.values()
+                if (view_id and v["id"] == view_id) or (external_id and v["external_id"] == external_id)
+            ),
+            None,
+        )
         if old is None:
             raise Rejected("not_found", f"no view {view_id or external_id!r}")
         if params.get("hash") and params["hash"] != old["hash"]:
@@ -616,10 +687,12 @@ class SlackStandin:
         with self._lock:
             self._ws_connections.append(ws)
             self.socket_connection_count += 1
-            hello = {"type": "hello", "num_connections": len(self._ws_connections),
-                     "debug_info": {"host": "applink-standin", "build_number": 1,
-                                    "approximate_connection_time": 18060},
-                     "connection_info": {"app_id": APP_ID}}
+            hello = {
+                "type": "hello",
+                "num_connections": len(self._ws_connections),
+                "debug_info": {"host": "applink-standin", "build_number": 1, "approximate_connection_time": 18060},
+                "connection_info": {"app_id": APP_ID},
+            }
         self.socket_connected.set()
         try:
             ws.send(json.dumps(hello))
@@ -643,16 +716,21 @@ class SlackStandin:
                 if not self._ws_connections:
                     self.socket_connected.clear()
 
-    def socket_send(self, type: str, payload: dict, timeout: float = 5, *,
-                    retry_attempt: int = 0, retry_reason: str = "") -> dict:
+    def socket_send(
+        self, type: str, payload: dict, timeout: float = 5, *, retry_attempt: int = 0, retry_reason: str = ""
+    ) -> dict:
         """Send an envelope to the newest Socket Mode connection and wait for its ack.
         Returns the ack's payload ({} if none); raises TimeoutError, or RejectedAck
         when the ack payload carries blocks/a view Slack would reject."""
         deadline = time.monotonic() + timeout
         if not self.socket_connected.wait(timeout):
             raise TimeoutError("no Socket Mode client is connected")
-        envelope = {"envelope_id": str(uuid.uuid4()), "type": type, "payload": payload,
-                    "accepts_response_payload": type != "events_api"}
+        envelope = {
+            "envelope_id": str(uuid.uuid4()),
+            "type": type,
+            "payload": payload,
+            "accepts_response_payload": type != "events_api",
+        }
         if type == "events_api":
             envelope.update(retry_attempt=retry_attempt, retry_reason=retry_reason)
         waiter = {"event": threading.Event(), "ack": None}
@@ -681,8 +759,7 @@ class SlackStandin:
         with self._lock:
             connections = list(self._ws_connections)
         for ws in connections:
-            ws.send(json.dumps({"type": "disconnect", "reason": reason,
-                                "debug_info": {"host": "applink-standin"}}))
+            ws.send(json.dumps({"type": "disconnect", "reason": reason, "debug_info": {"host": "applink-standin"}}))
 
 
 class _HttpServer(ThreadingHTTPServer):
@@ -725,14 +802,14 @@ class _HttpHandler(BaseHTTPRequestHandler):
                 except ValueError:
                     pass  # left as a string; the validators reject it
         if url.path.startswith("/api/"):
-            method = url.path[len("/api/"):]
+            method = url.path[len("/api/") :]
             auth = self.headers.get("Authorization", "")
             token = params.pop("token", None)
             if auth.startswith("Bearer "):
-                token = auth[len("Bearer "):]
+                token = auth[len("Bearer ") :]
             url_id = None
         elif url.path.startswith("/response/"):
-            method, token, url_id = "response_url", None, url.path[len("/response/"):]
+            method, token, url_id = "response_url", None, url.path[len("/response/") :]
         else:
             return self._reply(404, {"ok": False, "error": "not_found"})
         try:

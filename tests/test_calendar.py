@@ -144,7 +144,9 @@ def test_date_arguments(group, arg, key):
     assert group.parse_week(arg, now).key == key
 
 
-@pytest.mark.parametrize("arg", ["2026-02-30", "2026-13-01", "tomorrow", "12/07/2026", "2025-W53", "", "2026-12-07T09:00"])
+@pytest.mark.parametrize(
+    "arg", ["2026-02-30", "2026-13-01", "tomorrow", "12/07/2026", "2025-W53", "", "2026-12-07T09:00"]
+)
 def test_impossible_dates(group, arg):
     with pytest.raises(BadDate):
         group.parse_week(arg, datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))

@@ -46,7 +46,9 @@ def test_reopening_does_not_seed_again(store, tmp_path):
     again.close()
 
 
-@pytest.mark.parametrize("spelling", ["parallelism-dp", "Parallelism_DP", "#parallelism-dp", " parallelism dp ", "PARALLELISM--DP"])
+@pytest.mark.parametrize(
+    "spelling", ["parallelism-dp", "Parallelism_DP", "#parallelism-dp", " parallelism dp ", "PARALLELISM--DP"]
+)
 def test_tag_spellings_fold(store, spelling):
     name, page = catalog.tagged(store, spelling)
     assert name == "parallelism-dp" and page.total == 32
@@ -102,7 +104,9 @@ def test_two_character_word_inside_a_longer_run(store):
 
 
 def test_search_pages(store):
-    catalog.upsert(store, [PaperInput(id=f"gpu-{i}", title=f"GPU kernel study {i}", tags=("kernels",)) for i in range(90)])
+    catalog.upsert(
+        store, [PaperInput(id=f"gpu-{i}", title=f"GPU kernel study {i}", tags=("kernels",)) for i in range(90)]
+    )
     first = catalog.search(store, "gpu kernel")
     assert len(first.papers) == 40 and first.has_more
     second = catalog.search(store, "gpu kernel", page=2)
@@ -128,7 +132,10 @@ def test_match_expression_quotes_every_term(query):
 
 
 def test_upsert_is_idempotent_and_keeps_numbers(store):
-    rows = [PaperInput(id="new-one", title="New one", tags=("moe",)), PaperInput(id=None, title="No id given", summary="s")]
+    rows = [
+        PaperInput(id="new-one", title="New one", tags=("moe",)),
+        PaperInput(id=None, title="No id given", summary="s"),
+    ]
     first = catalog.upsert(store, rows)
     second = catalog.upsert(store, rows)
     assert (first.added, first.updated) == (2, 0)
@@ -142,7 +149,10 @@ def test_upsert_is_idempotent_and_keeps_numbers(store):
 
 def test_add_refuses_a_duplicate_title(store):
     with pytest.raises(catalog.InvalidPaper, match="already has this title"):
-        catalog.add(store, catalog.validate({"title": "DiLoCo: Distributed Low-Communication Training of Language Models"}, new=True))
+        catalog.add(
+            store,
+            catalog.validate({"title": "DiLoCo: Distributed Low-Communication Training of Language Models"}, new=True),
+        )
     paper = catalog.add(store, catalog.validate({"title": "Brand new: a study", "tags": "a, B_c"}, new=True))
     assert paper.id == "brand-new" and paper.tags == ("a", "b-c") and paper.number == 33
 
@@ -154,11 +164,15 @@ def write(tmp_path, name, text):
 
 
 def test_import_formats_and_bad_rows(tmp_path, store):
-    csv_file = write(tmp_path, "list.csv", "id,title,summary,tags,url\n"
-                     "moe-a,MoE A,专家混合,\"moe, parallelism-ep\",https://example.org/a\n"
-                     "bad id!,Broken,,,\n"
-                     "moe-b,MoE B,,moe,ftp://nope\n"
-                     "moe-c,MoE C,,moe,\n")
+    csv_file = write(
+        tmp_path,
+        "list.csv",
+        "id,title,summary,tags,url\n"
+        'moe-a,MoE A,专家混合,"moe, parallelism-ep",https://example.org/a\n'
+        "bad id!,Broken,,,\n"
+        "moe-b,MoE B,,moe,ftp://nope\n"
+        "moe-c,MoE C,,moe,\n",
+    )
     report = papers_file.read(csv_file)
     assert [p.id for p in report.papers] == ["moe-a", "moe-c"]
     assert any("line 3" in p and "id" in p for p in report.problems)
@@ -171,7 +185,10 @@ def test_import_formats_and_bad_rows(tmp_path, store):
 
     js = write(tmp_path, "list.json", json.dumps([{"id": "k1", "title": "K1", "tags": ["x"]}, {"title": ""}, "x"]))
     report = papers_file.read(js)
-    assert [p.id for p in report.papers] == ["k1"] and ["item 1" in report.problems[0], "item 2" in report.problems[1]] == [True, True]
+    assert [p.id for p in report.papers] == ["k1"] and [
+        "item 1" in report.problems[0],
+        "item 2" in report.problems[1],
+    ] == [True, True]
 
     ym = write(tmp_path, "list.yml", "- id: y1\n  title: Y1\n  tags: [a]\n- {id: y2}\n")
     report = papers_file.read(ym)
@@ -211,3 +228,31 @@ def test_json_export_has_the_contract_fields(store):
     papers_file.write(catalog.all_papers(store), "json", out)
     rows = json.loads(out.getvalue())
     assert {"id", "title", "summary", "tags", "url"} <= set(rows[0]) and rows[0]["tags"] == ["parallelism-dp"]
+
+
+def test_tag_counts_follow_every_change(store):
+    catalog.upsert(store, [PaperInput(id="a", title="A", tags=("x", "y")), PaperInput(id="b", title="B", tags=("x",))])
+    catalog.upsert(store, [PaperInput(id="a", title="A", tags=("y", "z")), PaperInput(id="b", title="B", tags=("x",))])
+    catalog.add(store, catalog.validate({"title": "C", "tags": "z, parallelism-dp"}, new=True))
+    truth = dict(
+        store.db.execute(
+            "SELECT t.name, count(*) FROM paper_tags pt JOIN tags t ON t.id = pt.tag GROUP BY t.name"
+        ).fetchall()
+    )
+    assert dict(catalog.tag_counts(store)) == truth == {"parallelism-dp": 33, "x": 1, "y": 1, "z": 2}
+    assert catalog.tagged(store, "z")[1].total == 2
+
+
+def test_prefixes_spelled_as_words_find_the_same_papers(store):
+    """A long prefix is expanded to the indexed words it stands for; the results are those of a plain prefix."""
+    catalog.upsert(
+        store,
+        [
+            PaperInput(id=f"w{i}", title=f"{word} systems", summary="")
+            for i, word in enumerate(["distributed", "distribution", "distributional", "distant"])
+        ],
+    )
+    found = {p.id for p in catalog.search(store, "distrib").papers}
+    assert {"w0", "w1", "w2"} <= found and "w3" not in found
+    assert catalog._words_starting(store.db, "distrib")[:3] == ["distributed", "distribution", "distributional"]
+    assert catalog.search(store, "zzzzqqq").papers == []

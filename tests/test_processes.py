@@ -183,9 +183,7 @@ class Procs:
         except subprocess.TimeoutExpired:
             proc.popen.kill()
             out, err = proc.popen.communicate()
-            raise AssertionError(
-                f"{args} did not finish within {timeout} s:\n{out}\n{err}"
-            ) from None
+            raise AssertionError(f"{args} did not finish within {timeout} s:\n{out}\n{err}") from None
         return Done(proc.popen.returncode, out, err, time.monotonic() - started)
 
     def close(self) -> None:
@@ -281,9 +279,7 @@ class Server:
 
     def command(self, text: str, user: str = "U1", timeout: float = 10) -> tuple[int, dict, float]:
         body = self.form(text, user)
-        status, data, seconds = self.request(
-            "POST", "/slack/events", body, sign(body), timeout=timeout
-        )
+        status, data, seconds = self.request("POST", "/slack/events", body, sign(body), timeout=timeout)
         return status, (json.loads(data) if data and status == 200 else {}), seconds
 
 
@@ -313,11 +309,7 @@ def iso_week(day: date) -> str:
 
 
 def weekly_posts(slack, channel: str = CHANNEL) -> list[dict]:
-    return [
-        m
-        for m in slack.messages(channel)
-        if (m.get("metadata") or {}).get("event_type") == "paper_of_the_week"
-    ]
+    return [m for m in slack.messages(channel) if (m.get("metadata") or {}).get("event_type") == "paper_of_the_week"]
 
 
 def db_rows(tmp_path: Path, sql: str, params=()) -> list[tuple]:
@@ -346,9 +338,7 @@ def _check_tag_listing(done: Done) -> None:
 
 
 def test_console_lists_a_tag_without_tokens(procs, tmp_path):
-    env = {
-        k: v for k, v in env_for_process(tmp_path, NO_SLACK).items() if not k.startswith("SLACK_")
-    }
+    env = {k: v for k, v in env_for_process(tmp_path, NO_SLACK).items() if not k.startswith("SLACK_")}
     _check_tag_listing(procs.run("console", env=env, input="/paper tag parallelism-dp\n"))
     # Without the leading /paper, and EOF right away: both end cleanly.
     _check_tag_listing(procs.run("console", env=env, input="tag Parallelism_DP\n"))
@@ -358,9 +348,7 @@ def test_console_lists_a_tag_without_tokens(procs, tmp_path):
     script = shutil.which("paperbot") or str(Path(sys.executable).with_name("paperbot"))
     if not Path(script).is_file():
         pytest.skip("the paperbot console script is not installed next to this Python")
-    _check_tag_listing(
-        procs.run("console", exe=[script], env=env, input="/paper tag parallelism-dp\n")
-    )
+    _check_tag_listing(procs.run("console", exe=[script], env=env, input="/paper tag parallelism-dp\n"))
 
 
 # -- 2. run in HTTP mode -----------------------------------------------------------
@@ -432,15 +420,11 @@ def test_two_run_processes_catch_up_once(procs, tmp_path, slack):
     servers = []
     for _ in range(2):
         port = free_port()
-        env = env_for_process(
-            tmp_path, slack.api_url, PORT=str(port), PAPERBOT_SCHEDULE="* * * * *"
-        )
+        env = env_for_process(tmp_path, slack.api_url, PORT=str(port), PAPERBOT_SCHEDULE="* * * * *")
         servers.append(Server(procs.start("run", env=env), port, slack))
     for server in servers:
         server.wait_ready()
-    assert slack.wait_for(lambda s: len(weekly_posts(s)) >= 1, timeout=20), [
-        s.proc.log() for s in servers
-    ]
+    assert slack.wait_for(lambda s: len(weekly_posts(s)) >= 1, timeout=20), [s.proc.log() for s in servers]
     # Both checked at start (the scheduler starts before serving); let a late one misbehave.
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
@@ -451,9 +435,7 @@ def test_two_run_processes_catch_up_once(procs, tmp_path, slack):
     assert len(posts) == 1, logs
     assert posts[0]["metadata"]["event_payload"]["week"] == this_week
     assert sum(f"posted the paper of the week {this_week}" in log for log in logs) == 1, logs
-    assert db_rows(tmp_path, "SELECT state, attempts FROM deliveries WHERE kind = 'post'") == [
-        ("sent", 1)
-    ]
+    assert db_rows(tmp_path, "SELECT state, attempts FROM deliveries WHERE kind = 'post'") == [("sent", 1)]
     for server in servers:
         code, _ = server.proc.terminate_and_wait()
         assert code == 0, server.proc.log()
@@ -598,15 +580,12 @@ def test_kill_mid_burst_loses_no_confirmed_signup(procs, tmp_path, slack):
     papers = tmp_path / "burst.jsonl"
     papers.write_text(
         "".join(
-            json.dumps({"id": f"burst-{i:03d}", "title": f"Burst paper {i}", "tags": ["burst"]})
-            + "\n"
+            json.dumps({"id": f"burst-{i:03d}", "title": f"Burst paper {i}", "tags": ["burst"]}) + "\n"
             for i in range(n)
         )
     )
     imported = procs.run("import", str(papers), env=env_for_process(tmp_path, NO_SLACK))
-    assert imported.returncode == 0 and f"{n} added" in imported.stdout, (
-        imported.stdout + imported.stderr
-    )
+    assert imported.returncode == 0 and f"{n} added" in imported.stdout, imported.stdout + imported.stderr
 
     server = start_server(procs, tmp_path, slack)
     jobs: queue.Queue = queue.Queue()
@@ -625,9 +604,7 @@ def test_kill_mid_burst_loses_no_confirmed_signup(procs, tmp_path, slack):
             except queue.Empty:
                 return
             try:
-                status, reply, _ = server.command(
-                    f"signup {paper} {week.isoformat()}", user=user, timeout=10
-                )
+                status, reply, _ = server.command(f"signup {paper} {week.isoformat()}", user=user, timeout=10)
             except (OSError, http.client.HTTPException) as e:  # the server is gone
                 with lock:
                     failed.append((user, repr(e)))
@@ -664,9 +641,7 @@ def test_kill_mid_burst_loses_no_confirmed_signup(procs, tmp_path, slack):
 
     # And the product itself says so, for one of them.
     user, paper, week = confirmed[-1]
-    mine = procs.run(
-        "console", "--user", user, env=env_for_process(tmp_path, NO_SLACK), input="mine\n"
-    )
+    mine = procs.run("console", "--user", user, env=env_for_process(tmp_path, NO_SLACK), input="mine\n")
     assert mine.returncode == 0, mine.stderr
     assert f"Burst paper {int(paper.rsplit('-', 1)[1])}" in mine.stdout, mine.stdout
 
@@ -703,9 +678,7 @@ def test_console_processes_racing_for_one_week(procs, tmp_path):
     for user, out in outputs.items():
         if user != winner:
             assert re.search(rf"is taken: @{winner}\b", out), out
-    assert db_rows(tmp_path, "SELECT presenter FROM slots WHERE week = ?", [iso_week(week)]) == [
-        (winner,)
-    ]
+    assert db_rows(tmp_path, "SELECT presenter FROM slots WHERE week = ?", [iso_week(week)]) == [(winner,)]
 
 
 # -- 6. import while run serves the same database ---------------------------------
@@ -762,9 +735,7 @@ def test_import_while_serving(procs, tmp_path, slack):
     assert errors == []
     assert answered and all(status == 200 for _, status, _ in answered), answered
     assert max(seconds for _, _, seconds in answered) < 3
-    assert any(began <= t <= ended for t, _, _ in answered), (
-        "no request was answered during the import"
-    )
+    assert any(began <= t <= ended for t, _, _ in answered), "no request was answered during the import"
 
     status, reply, seconds = server.command("tag bulk-import")
     assert status == 200 and seconds < 3
@@ -813,17 +784,11 @@ def test_remind_sends_a_due_reminder_once(procs, tmp_path, slack):
     week = monday(3)
     signup = procs.run("console", "--user", "U1", env=env, input=f"signup 5 {week}\n")
     assert "You're signed up" in signup.stdout, signup.stdout + signup.stderr
-    meeting = datetime.combine(
-        week + timedelta(days=3), datetime.min.time().replace(hour=16)
-    )  # thu 16:00
+    meeting = datetime.combine(week + timedelta(days=3), datetime.min.time().replace(hour=16))  # thu 16:00
     due = meeting - timedelta(days=2)
 
-    early = procs.run(
-        "remind", "--at", (due - timedelta(minutes=1)).isoformat(timespec="minutes"), env=env
-    )
-    assert early.returncode == 0 and "No reminders are due" in early.stdout, (
-        early.stdout + early.stderr
-    )
+    early = procs.run("remind", "--at", (due - timedelta(minutes=1)).isoformat(timespec="minutes"), env=env)
+    assert early.returncode == 0 and "No reminders are due" in early.stdout, early.stdout + early.stderr
     assert slack.messages("DU1") == []
 
     first = procs.run("remind", "--at", due.isoformat(timespec="minutes"), env=env)
@@ -833,9 +798,7 @@ def test_remind_sends_a_due_reminder_once(procs, tmp_path, slack):
     assert len(dms) == 1
     assert dms[0]["metadata"]["event_payload"]["week"] == iso_week(week)
 
-    again = procs.run(
-        "remind", "--at", (due + timedelta(hours=1)).isoformat(timespec="minutes"), env=env
-    )
+    again = procs.run("remind", "--at", (due + timedelta(hours=1)).isoformat(timespec="minutes"), env=env)
     assert again.returncode == 0, again.stderr
     assert "No reminders are due" in again.stdout, again.stdout
     assert len(slack.messages("DU1")) == 1

@@ -18,9 +18,37 @@ from bot.slack.listeners.commands import from_slack
 
 VERBS = [c.name for c in COMMANDS]
 words = st.one_of(
-    st.sampled_from(["7", "#7", "29", "streaming-diloco", "next", "2026-12-10", "2026-02-30", "@U2", "<@U2|ada>",
-                     "parallelism-dp", "数据并行", "并", '"', "*", "AND", "NOT", "(", ")", "--page", "0", "99999999999",
-                     "&amp;", "<!channel>", "\u200b", "ＧＰＵ", "-", "{title}:"]),
+    st.sampled_from(
+        [
+            "7",
+            "#7",
+            "29",
+            "streaming-diloco",
+            "next",
+            "2026-12-10",
+            "2026-02-30",
+            "@U2",
+            "<@U2|ada>",
+            "parallelism-dp",
+            "数据并行",
+            "并",
+            '"',
+            "*",
+            "AND",
+            "NOT",
+            "(",
+            ")",
+            "--page",
+            "0",
+            "99999999999",
+            "&amp;",
+            "<!channel>",
+            "\u200b",
+            "ＧＰＵ",
+            "-",
+            "{title}:",
+        ]
+    ),
     st.text(max_size=30),
 )
 lines = st.builds(
@@ -77,8 +105,14 @@ def test_slack_escaped_text_is_read_as_typed(slack_text, typed):
 
 @pytest.mark.parametrize(
     "line, verb, args",
-    [("/paper tag x", "tag", "x"), ("tag x", "tag", "x"), ("/paper", "", ""), ("/PAPER   SHOW  7 ", "show", "7"),
-     ("/papers", "/papers", ""), ("", "", "")],
+    [
+        ("/paper tag x", "tag", "x"),
+        ("tag x", "tag", "x"),
+        ("/paper", "", ""),
+        ("/PAPER   SHOW  7 ", "show", "7"),
+        ("/papers", "/papers", ""),
+        ("", "", ""),
+    ],
 )
 def test_split(line, verb, args):
     assert commands.split(line) == (verb, args)

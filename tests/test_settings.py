@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.calendar import Meeting
-from bot.settings import SETTINGS, Settings, SettingError
+from bot.settings import SETTINGS, SettingError, Settings
 
 
 def test_defaults_are_the_contracts():

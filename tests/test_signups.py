@@ -64,7 +64,7 @@ def test_after_this_weeks_meeting_the_first_open_week_is_next_week(room):
         ("signup 7 2026-02-30", "is not a real date"),
         ("signup 7 yesterday", "is not a date"),
         ("signup 7 2026-11-26", "is over"),  # last week
-        ("signup 7 2026-12-03", "is over") ,  # today, but the meeting is after... see below
+        ("signup 7 2026-12-03", "is over"),  # today, but the meeting is after... see below
         ("signup", "Usage: `/paper signup <paper> [<date>]`"),
         ("signup 1 2 3", "Usage:"),
         ("withdraw 7", "You have no coming slot for #7"),
@@ -150,8 +150,13 @@ def test_schedule_shows_presenters_open_weeks_and_skips(room):
     room.run("U2", "signup 8 2027-03-04")
     lines = signups.schedule(room.store, room.group, room.now)
     states = [(line.week.key, line.state) for line in lines]
-    assert states[:5] == [("2026-W49", "open"), ("2026-W50", "presenter"), ("2026-W51", "open"),
-                          ("2026-W52", "skipped"), ("2026-W53", "open")]
+    assert states[:5] == [
+        ("2026-W49", "open"),
+        ("2026-W50", "presenter"),
+        ("2026-W51", "open"),
+        ("2026-W52", "skipped"),
+        ("2026-W53", "open"),
+    ]
     assert ("2027-W09", "presenter") in states
     assert len([s for s in states if s[1] == "open"]) == 4
 

@@ -93,7 +93,9 @@ def test_search_english_and_chinese(h):
     assert "MineDraft" in blocks_text(reply)
 
 
-@pytest.mark.parametrize("query", ['"', "*", "AND", "NOT OR", "(((", "a:b", "-", "^", "NEAR(a b)", "{title}: x", "\x00", "😀"])
+@pytest.mark.parametrize(
+    "query", ['"', "*", "AND", "NOT OR", "(((", "a:b", "-", "^", "NEAR(a b)", "{title}: x", "\x00", "😀"]
+)
 def test_search_never_errors(h, query):
     reply = valid(h.command(f"search {query}"))
     assert reply["text"]
@@ -121,8 +123,17 @@ def test_help_for_empty_unknown_and_help(h):
 
 
 def test_escaped_title_never_pings(h):
-    catalog.upsert(h.bot.store, [PaperInput(id="ping", title="<!channel> & <@U999> <https://evil|click>",
-                                            summary="<!here> 总结 <b>", tags=("<!subteam^S1>",))])
+    catalog.upsert(
+        h.bot.store,
+        [
+            PaperInput(
+                id="ping",
+                title="<!channel> & <@U999> <https://evil|click>",
+                summary="<!here> 总结 <b>",
+                tags=("<!subteam^S1>",),
+            )
+        ],
+    )
     for text in ("tag <!subteam^S1>", "search channel", "show ping", "search 总结"):
         reply = valid(h.command(text))
         raw = json.dumps(reply)
@@ -132,8 +143,17 @@ def test_escaped_title_never_pings(h):
 
 
 def test_forged_or_stale_signature_gets_401_and_changes_nothing(h):
-    body = urlencode({"team_id": "T0TEST", "channel_id": CHANNEL, "user_id": "U1", "command": "/paper",
-                      "text": "signup streaming-diloco", "response_url": h.slack.response_url(), "trigger_id": "t"})
+    body = urlencode(
+        {
+            "team_id": "T0TEST",
+            "channel_id": CHANNEL,
+            "user_id": "U1",
+            "command": "/paper",
+            "text": "signup streaming-diloco",
+            "response_url": h.slack.response_url(),
+            "trigger_id": "t",
+        }
+    )
     forged = sign(body, secret="not-the-secret")
     stale = sign(body, timestamp=int(time.time()) - 600)
     for headers in (forged, stale, {"content-type": "application/x-www-form-urlencoded"}):
@@ -145,7 +165,10 @@ def test_forged_or_stale_signature_gets_401_and_changes_nothing(h):
 
 
 def test_paging_beyond_40(h):
-    catalog.upsert(h.bot.store, [PaperInput(id=f"extra-{i}", title=f"Extra paper {i}", tags=("parallelism-dp",)) for i in range(60)])
+    catalog.upsert(
+        h.bot.store,
+        [PaperInput(id=f"extra-{i}", title=f"Extra paper {i}", tags=("parallelism-dp",)) for i in range(60)],
+    )
     reply = valid(h.command("tag parallelism-dp"))
     assert "92 papers tagged" in blocks_text(reply) and "(1–40)" in blocks_text(reply)
     nxt = [b for b in buttons(reply) if b["action_id"].startswith("page:")]

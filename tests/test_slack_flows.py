@@ -127,13 +127,25 @@ def test_add_opens_a_modal_and_validates_the_submission(h):
 
     errors = h.submit("add_paper", {"title": "", "url": "nope", "summary": None, "tags": None})
     assert errors["response_action"] == "errors" and "title" in errors["errors"]
-    errors = h.submit("add_paper", {"title": "A fine paper", "url": "javascript:alert(1)", "summary": None, "tags": None})
-    assert errors == {"response_action": "errors", "errors": {"url": "url must start with http:// or https:// and contain no spaces"}}
+    errors = h.submit(
+        "add_paper", {"title": "A fine paper", "url": "javascript:alert(1)", "summary": None, "tags": None}
+    )
+    assert errors == {
+        "response_action": "errors",
+        "errors": {"url": "url must start with http:// or https:// and contain no spaces"},
+    }
     errors = h.submit("add_paper", {"title": "A fine paper", "url": None, "summary": None, "tags": None}, user="U1")
     assert "Only admins" in errors["errors"]["title"]
 
-    ok = h.submit("add_paper", {"title": "Ring Attention <!here>", "url": "https://arxiv.org/abs/2310.01889",
-                                "summary": "环形注意力", "tags": "long-context, Attention"})
+    ok = h.submit(
+        "add_paper",
+        {
+            "title": "Ring Attention <!here>",
+            "url": "https://arxiv.org/abs/2310.01889",
+            "summary": "环形注意力",
+            "tags": "long-context, Attention",
+        },
+    )
     assert ok == {}
     [confirm] = h.slack.ephemerals
     assert "#33" in confirm["text"] and "<!here>" not in str(confirm)
@@ -168,7 +180,9 @@ def test_app_home_shows_weeks_slots_and_buttons(h):
 
 def test_week_command(h, clock):
     reply = valid(h.command("week"))
-    assert "This week" in blocks_text(reply) and "Paper of the week: *#1* <https://arxiv.org/abs/2512.08242|Chopper" in blocks_text(reply)
+    assert "This week" in blocks_text(
+        reply
+    ) and "Paper of the week: *#1* <https://arxiv.org/abs/2512.08242|Chopper" in blocks_text(reply)
     assert [b["value"] for b in buttons(reply)] == ["signup 1 2026-11-30"]
     h.command("signup 1", user="U2")
     reply = valid(h.command("week"))

@@ -37,8 +37,9 @@ def button(action_id, text="Go", value="v"):
 
 @pytest.fixture
 def slack():
-    with SlackStandin(channels={CHANNEL, "C0OTHER"}, members={CHANNEL},
-                      users={"UADMIN": {"is_admin": True}, "U1": {"tz": "UTC"}}) as s:
+    with SlackStandin(
+        channels={CHANNEL, "C0OTHER"}, members={CHANNEL}, users={"UADMIN": {"is_admin": True}, "U1": {"tz": "UTC"}}
+    ) as s:
         yield s
 
 
@@ -58,10 +59,14 @@ def post_error(client, channel, **kwargs):
 
 
 def test_post_and_read_history_with_metadata(slack, client):
-    posted = [client.chat_postMessage(channel=CHANNEL, text=f"paper {i}",
-                                      metadata={"event_type": "paper_posted",
-                                                "event_payload": {"paper_id": i, "ok": True}})
-              for i in range(5)]
+    posted = [
+        client.chat_postMessage(
+            channel=CHANNEL,
+            text=f"paper {i}",
+            metadata={"event_type": "paper_posted", "event_payload": {"paper_id": i, "ok": True}},
+        )
+        for i in range(5)
+    ]
     ts = [r["ts"] for r in posted]
     assert ts == sorted(ts, key=float) and len(set(ts)) == 5 and posted[0]["channel"] == CHANNEL
     assert posted[0]["message"]["bot_id"] == "BBOT"
@@ -80,14 +85,12 @@ def test_post_and_read_history_with_metadata(slack, client):
 
     window = client.conversations_history(channel=CHANNEL, oldest=ts[1], latest=ts[3])
     assert [m["ts"] for m in window["messages"]] == [ts[2]]
-    window = client.conversations_history(channel=CHANNEL, oldest=ts[1], latest=ts[3],
-                                          inclusive=True)
+    window = client.conversations_history(channel=CHANNEL, oldest=ts[1], latest=ts[3], inclusive=True)
     assert [m["ts"] for m in window["messages"]] == [ts[3], ts[2], ts[1]]
 
     stored = slack.messages(CHANNEL)
     assert [m["ts"] for m in stored] == ts
-    assert stored[0]["metadata"] == {"event_type": "paper_posted",
-                                     "event_payload": {"paper_id": 0, "ok": True}}
+    assert stored[0]["metadata"] == {"event_type": "paper_posted", "event_payload": {"paper_id": 0, "ok": True}}
 
 
 def test_thread_replies_stay_out_of_history(slack, client):
@@ -101,12 +104,12 @@ def test_thread_replies_stay_out_of_history(slack, client):
 
 def test_form_encoded_bodies_are_decoded(slack, client):
     blocks = [section("*hi*")]
-    client.api_call("chat.postMessage", params={"channel": CHANNEL, "text": "hi",
-                                                "blocks": json.dumps(blocks)})
+    client.api_call("chat.postMessage", params={"channel": CHANNEL, "text": "hi", "blocks": json.dumps(blocks)})
     assert slack.messages(CHANNEL)[0]["blocks"] == blocks
     assert slack.calls_to("chat.postMessage")[0].params["blocks"] == blocks
-    resp = error_of(client.api_call, "chat.postMessage",
-                    params={"channel": CHANNEL, "text": "x", "blocks": "[not json"})
+    resp = error_of(
+        client.api_call, "chat.postMessage", params={"channel": CHANNEL, "text": "x", "blocks": "[not json"}
+    )
     assert resp["error"] == "invalid_blocks"
 
 
@@ -143,15 +146,15 @@ def test_tokens_and_unknown_methods(slack):
     assert err("xapp-1") == "not_allowed_token_type"
     assert err("xoxb-1", "apps.connections.open") == "not_allowed_token_type"
     assert err("xoxb-1", "chat.fly") == "unknown_method"
-    assert WebClient(base_url=slack.api_url).apps_connections_open(app_token="xapp-1")["url"] \
-        == slack.socket_url
+    assert WebClient(base_url=slack.api_url).apps_connections_open(app_token="xapp-1")["url"] == slack.socket_url
     assert WebClient(base_url=slack.api_url, token="xoxb-1").auth_test()["user_id"] == "UBOT"
     assert slack.calls[-1].token == "xoxb-1"
 
 
 def test_rate_limit_then_success_with_retry_handler(slack):
-    client = WebClient(base_url=slack.api_url, token="xoxb-test",
-                       retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=1)])
+    client = WebClient(
+        base_url=slack.api_url, token="xoxb-test", retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=1)]
+    )
     slack.fail_next("chat.postMessage", status=429, retry_after=1)
     start = time.monotonic()
     client.chat_postMessage(channel=CHANNEL, text="eventually")
@@ -197,29 +200,36 @@ def test_concurrent_posts(slack, client):
 
 
 @no_text_warning
-@pytest.mark.parametrize("kwargs, error", [
-    ({"text": "x", "blocks": [{"type": "divider"}] * 51}, "invalid_blocks"),
-    ({"text": "x", "blocks": [section("a" * 3001)]}, "invalid_blocks"),
-    ({"blocks": [section("no fallback text")]}, "no_text"),
-    ({"text": "", "blocks": [section("empty fallback text")]}, "no_text"),
-    ({}, "no_text"),
-    ({"text": "x", "blocks": [{"type": "actions", "elements": [button("a"), button("a")]}]},
-     "invalid_blocks"),
-    ({"text": "x", "blocks": [section("a"), {"type": "actions", "elements": [button("a")]},
-                              {**section("b"), "accessory": button("a")}]}, "invalid_blocks"),
-    ({"text": "x", "blocks": [{"type": "actions", "elements": [button("a", text="b" * 76)]}]},
-     "invalid_blocks"),
-    ({"text": "x", "blocks": [{"type": "actions", "elements": [button("a", value="v" * 2001)]}]},
-     "invalid_blocks"),
-    ({"text": "x", "blocks": [{"type": "header", "text": pt("h" * 151)}]}, "invalid_blocks"),
-    ({"text": "x", "blocks": [{"type": "no_such_block"}]}, "invalid_blocks"),
-    ({"text": "x", "blocks": [{"type": "section", "text": "a bare string"}]}, "invalid_blocks"),
-    ({"text": "x", "blocks": [{"type": "actions", "elements": [{"type": "bogus"}]}]},
-     "invalid_blocks"),
-    ({"text": "x", "metadata": {"event_type": "e"}}, "invalid_metadata"),
-    ({"text": "x", "metadata": {"event_type": "e", "event_payload": {"a": [1]}}},
-     "invalid_metadata"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"text": "x", "blocks": [{"type": "divider"}] * 51}, "invalid_blocks"),
+        ({"text": "x", "blocks": [section("a" * 3001)]}, "invalid_blocks"),
+        ({"blocks": [section("no fallback text")]}, "no_text"),
+        ({"text": "", "blocks": [section("empty fallback text")]}, "no_text"),
+        ({}, "no_text"),
+        ({"text": "x", "blocks": [{"type": "actions", "elements": [button("a"), button("a")]}]}, "invalid_blocks"),
+        (
+            {
+                "text": "x",
+                "blocks": [
+                    section("a"),
+                    {"type": "actions", "elements": [button("a")]},
+                    {**section("b"), "accessory": button("a")},
+                ],
+            },
+            "invalid_blocks",
+        ),
+        ({"text": "x", "blocks": [{"type": "actions", "elements": [button("a", text="b" * 76)]}]}, "invalid_blocks"),
+        ({"text": "x", "blocks": [{"type": "actions", "elements": [button("a", value="v" * 2001)]}]}, "invalid_blocks"),
+        ({"text": "x", "blocks": [{"type": "header", "text": pt("h" * 151)}]}, "invalid_blocks"),
+        ({"text": "x", "blocks": [{"type": "no_such_block"}]}, "invalid_blocks"),
+        ({"text": "x", "blocks": [{"type": "section", "text": "a bare string"}]}, "invalid_blocks"),
+        ({"text": "x", "blocks": [{"type": "actions", "elements": [{"type": "bogus"}]}]}, "invalid_blocks"),
+        ({"text": "x", "metadata": {"event_type": "e"}}, "invalid_metadata"),
+        ({"text": "x", "metadata": {"event_type": "e", "event_payload": {"a": [1]}}}, "invalid_metadata"),
+    ],
+)
 def test_rejects_what_slack_rejects(slack, client, kwargs, error):
     resp = error_of(client.chat_postMessage, channel=CHANNEL, **kwargs)
     assert resp["error"] == error
@@ -244,34 +254,45 @@ def test_chat_update(slack, client):
     [stored] = slack.messages(CHANNEL)
     assert (stored["text"], stored["blocks"], stored["ts"]) == ("v2", blocks, ts)
     assert client.conversations_history(channel=CHANNEL)["messages"][0]["text"] == "v2"
-    assert error_of(client.chat_update, channel=CHANNEL, ts="1.000001", text="x")["error"] \
-        == "message_not_found"
+    assert error_of(client.chat_update, channel=CHANNEL, ts="1.000001", text="x")["error"] == "message_not_found"
     assert error_of(client.chat_update, channel=CHANNEL, ts=ts, blocks=blocks)["error"] == "no_text"
 
 
 def test_views(slack, client):
-    modal = {"type": "modal", "title": pt("Add paper"), "submit": pt("Save"), "external_id": "ext1",
-             "blocks": [{"type": "input", "label": pt("URL"),
-                         "element": {"type": "plain_text_input", "action_id": "url"}}]}
+    modal = {
+        "type": "modal",
+        "title": pt("Add paper"),
+        "submit": pt("Save"),
+        "external_id": "ext1",
+        "blocks": [{"type": "input", "label": pt("URL"), "element": {"type": "plain_text_input", "action_id": "url"}}],
+    }
     view = client.views_open(trigger_id="1.2", view=modal)["view"]
     assert view["id"].startswith("V") and view["hash"]
-    updated = client.views_update(view_id=view["id"], view={**modal, "title": pt("Edit paper")},
-                                  hash=view["hash"])["view"]
+    updated = client.views_update(view_id=view["id"], view={**modal, "title": pt("Edit paper")}, hash=view["hash"])[
+        "view"
+    ]
     assert updated["id"] == view["id"] and updated["title"]["text"] == "Edit paper"
     assert client.views_update(external_id="ext1", view=modal)["view"]["id"] == view["id"]
     stale = error_of(client.views_update, view_id=view["id"], view=modal, hash=view["hash"])
     assert stale["error"] == "hash_conflict"
-    assert error_of(client.views_open, trigger_id="1.2",
-                    view={**modal, "title": pt("x" * 25)})["error"] == "invalid_arguments"
-    assert error_of(client.views_open, trigger_id="1.2",
-                    view={**modal, "blocks": [section("x" * 3001)]})["error"] == "invalid_arguments"
+    assert (
+        error_of(client.views_open, trigger_id="1.2", view={**modal, "title": pt("x" * 25)})["error"]
+        == "invalid_arguments"
+    )
+    assert (
+        error_of(client.views_open, trigger_id="1.2", view={**modal, "blocks": [section("x" * 3001)]})["error"]
+        == "invalid_arguments"
+    )
 
     home = {"type": "home", "blocks": [section("Papers of the week")]}
     client.views_publish(user_id="U1", view=home)
     assert slack.home_views["U1"]["blocks"] == home["blocks"]
-    assert error_of(client.views_publish, user_id="U1",
-                    view={"type": "home", "blocks": [{"type": "divider"}] * 101}
-                    )["error"] == "invalid_arguments"
+    assert (
+        error_of(client.views_publish, user_id="U1", view={"type": "home", "blocks": [{"type": "divider"}] * 101})[
+            "error"
+        ]
+        == "invalid_arguments"
+    )
     assert error_of(client.views_publish, user_id="U1", view=modal)["error"] == "invalid_arguments"
     assert error_of(client.views_publish, user_id="U404", view=home)["error"] == "user_not_found"
 
@@ -280,8 +301,7 @@ def test_response_url(slack):
     url = slack.response_url()
     ok = WebhookClient(url).send(text="saved", blocks=[section("saved")], replace_original=True)
     assert ok.status_code == 200
-    assert slack.responses == [{"text": "saved", "blocks": [section("saved")],
-                                "replace_original": True}]
+    assert slack.responses == [{"text": "saved", "blocks": [section("saved")], "replace_original": True}]
     bad = WebhookClient(url).send(blocks=[section("no text")])
     assert bad.status_code == 400 and json.loads(bad.body)["error"] == "no_text"
     assert WebhookClient(url).send(delete_original=True).status_code == 200
@@ -308,8 +328,7 @@ def test_connection_retry_duplicates_a_dropped_post(slack):
     # A default WebClient retries once on RemoteDisconnected (ConnectionErrorRetryHandler), so
     # it posts twice when Slack accepted the first attempt.  Same handler, without the backoff:
     assert [type(h) for h in WebClient().retry_handlers] == [ConnectionErrorRetryHandler]
-    retry_now = ConnectionErrorRetryHandler(
-        interval_calculator=FixedValueRetryIntervalCalculator(0))
+    retry_now = ConnectionErrorRetryHandler(interval_calculator=FixedValueRetryIntervalCalculator(0))
     client = WebClient(base_url=slack.api_url, token="xoxb-test", retry_handlers=[retry_now])
     slack.fail_next("chat.postMessage", accept_then="drop")
     client.chat_postMessage(channel=CHANNEL, text="x")
@@ -369,28 +388,51 @@ def test_socket_mode_round_trip(slack):
     handler.connect()
     try:
         assert slack.socket_connected.wait(5)
-        command = {"command": "/paper", "text": "2401.00001", "user_id": "U1", "team_id": "T0TEST",
-                   "channel_id": CHANNEL, "response_url": slack.response_url(),
-                   "trigger_id": "1.2", "api_app_id": "A0TEST"}
+        command = {
+            "command": "/paper",
+            "text": "2401.00001",
+            "user_id": "U1",
+            "team_id": "T0TEST",
+            "channel_id": CHANNEL,
+            "response_url": slack.response_url(),
+            "trigger_id": "1.2",
+            "api_app_id": "A0TEST",
+        }
         assert slack.socket_send("slash_commands", command)["text"] == "Looking up 2401.00001"
         with pytest.raises(RejectedAck):
             slack.socket_send("slash_commands", {**command, "command": "/broken"})
 
-        action = {"type": "block_actions", "user": {"id": "U1"}, "team": {"id": "T0TEST"},
-                  "api_app_id": "A0TEST", "channel": {"id": CHANNEL}, "trigger_id": "1.2",
-                  "response_url": slack.response_url(), "container": {"type": "message"},
-                  "actions": [{"type": "button", "action_id": "save", "block_id": "b",
-                               "value": "v", "action_ts": "1.2"}]}
+        action = {
+            "type": "block_actions",
+            "user": {"id": "U1"},
+            "team": {"id": "T0TEST"},
+            "api_app_id": "A0TEST",
+            "channel": {"id": CHANNEL},
+            "trigger_id": "1.2",
+            "response_url": slack.response_url(),
+            "container": {"type": "message"},
+            "actions": [{"type": "button", "action_id": "save", "block_id": "b", "value": "v", "action_ts": "1.2"}],
+        }
         assert slack.socket_send("interactive", action) == {}
         assert slack.wait_for(lambda s: s.responses == [{"text": "saved"}], timeout=5)
 
-        event = {"type": "event_callback", "team_id": "T0TEST", "api_app_id": "A0TEST",
-                 "event_id": "Ev1", "event_time": 1,
-                 "event": {"type": "app_mention", "user": "U1", "text": "<@UBOT> hi",
-                           "channel": CHANNEL, "ts": "1.2", "event_ts": "1.2"}}
+        event = {
+            "type": "event_callback",
+            "team_id": "T0TEST",
+            "api_app_id": "A0TEST",
+            "event_id": "Ev1",
+            "event_time": 1,
+            "event": {
+                "type": "app_mention",
+                "user": "U1",
+                "text": "<@UBOT> hi",
+                "channel": CHANNEL,
+                "ts": "1.2",
+                "event_ts": "1.2",
+            },
+        }
         assert slack.socket_send("events_api", event) == {}
-        assert slack.wait_for(lambda s: [m["text"] for m in s.messages(CHANNEL)] == ["hi <@U1>"],
-                              timeout=5)
+        assert slack.wait_for(lambda s: [m["text"] for m in s.messages(CHANNEL)] == ["hi <@U1>"], timeout=5)
 
         slack.socket_disconnect()  # the client must fetch a new URL and reconnect
         assert slack.wait_for(lambda s: s.socket_connection_count == 2, timeout=5)

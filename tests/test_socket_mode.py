@@ -17,8 +17,15 @@ def test_slash_commands_and_buttons_over_socket_mode(make_harness, slack):
     handler.connect()
     try:
         assert slack.socket_connected.wait(5)
-        command = {"team_id": "T0TEST", "channel_id": CHANNEL, "user_id": "U1", "command": "/paper",
-                   "text": "tag Parallelism_DP", "response_url": slack.response_url(), "trigger_id": "t"}
+        command = {
+            "team_id": "T0TEST",
+            "channel_id": CHANNEL,
+            "user_id": "U1",
+            "command": "/paper",
+            "text": "tag Parallelism_DP",
+            "response_url": slack.response_url(),
+            "trigger_id": "t",
+        }
         reply = slack.socket_send("slash_commands", command)
         check_message(reply)
         assert "32 papers tagged *parallelism-dp*" in blocks_text(reply)
@@ -32,11 +39,19 @@ def test_slash_commands_and_buttons_over_socket_mode(make_harness, slack):
         show = slack.socket_send("slash_commands", {**command, "text": "show 7", "user_id": "U2"})
         [signup] = buttons(show)
         url = slack.response_url()
-        slack.socket_send("interactive", {
-            "type": "block_actions", "user": {"id": "U2"}, "team": {"id": "T0TEST"}, "api_app_id": "A0TEST",
-            "container": {"type": "message", "is_ephemeral": True}, "channel": {"id": CHANNEL}, "response_url": url,
-            "actions": [{"type": "button", "action_id": signup["action_id"], "value": signup["value"]}],
-        })
+        slack.socket_send(
+            "interactive",
+            {
+                "type": "block_actions",
+                "user": {"id": "U2"},
+                "team": {"id": "T0TEST"},
+                "api_app_id": "A0TEST",
+                "container": {"type": "message", "is_ephemeral": True},
+                "channel": {"id": CHANNEL},
+                "response_url": url,
+                "actions": [{"type": "button", "action_id": signup["action_id"], "value": signup["value"]}],
+            },
+        )
         assert slack.wait_for(lambda s: s.responses_to(url))
         assert "You're signed up" in blocks_text(slack.responses_to(url)[0])
         rows = h.bot.store.db.execute("SELECT week, presenter, paper FROM slots ORDER BY week").fetchall()

@@ -21,8 +21,8 @@ def test_an_older_database_is_migrated_and_keeps_its_data(tmp_path):
     store = Store(path)
     assert [p.id for p in catalog.all_papers(store)] == ["mine"]  # kept, and not seeded over
     assert store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0  # the new tables exist
-    applied = [m.name for m in migrations.applied(store.db)]
-    assert applied == ["m001_catalog", "m002_schedule"]
+    assert migrations.pending(store.db) == []
+    assert [m.name for m in migrations.applied(store.db)][:2] == ["m001_catalog", "m002_schedule"]
     store.close()
 
 

@@ -57,8 +57,10 @@ def test_nothing_before_the_slot_then_one_post_then_nothing(store, group, transp
     assert again.status == "done" and again.result.sent == first.result.sent
     [message] = posts(slack)
     check_message(message)
-    assert message["metadata"] == {"event_type": "paper_of_the_week",
-                                   "event_payload": {"week": "2026-W50", "paper_id": "chopper", "paper_number": 1}}
+    assert message["metadata"] == {
+        "event_type": "paper_of_the_week",
+        "event_payload": {"week": "2026-W50", "paper_id": "chopper", "paper_number": 1},
+    }
     paper = catalog.find(store, "chopper")
     assert paper.title in message["text"] and paper.summary in message["text"]
     shown = str(message["blocks"])
@@ -95,8 +97,10 @@ def test_a_skipped_week_has_no_post_and_the_rotation_moves_on(store, group, tran
 
 def test_focus_tag(store, group, transport):
     catalog.upsert(store, [PaperInput(id=f"moe-{i}", title=f"MoE {i}", tags=("moe",)) for i in range(3)])
-    numbers = [post(store, group, transport, group.slot_of(Week(2026, 50).plus(i)), focus_tag="moe").post.paper.id
-               for i in range(4)]
+    numbers = [
+        post(store, group, transport, group.slot_of(Week(2026, 50).plus(i)), focus_tag="moe").post.paper.id
+        for i in range(4)
+    ]
     assert numbers == ["moe-0", "moe-1", "moe-2", "moe-0"]
 
 
@@ -139,7 +143,9 @@ def test_crash_before_the_claim(store, group, transport, slack):
 def test_crash_after_the_claim_before_sending(store, group, transport, slack):
     store.db.execute(
         "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "
-        "VALUES ('post', ?, '2026-W50', 'claimed', ?, 9e18, 0, 'x')", [CHANNEL, DEAD])
+        "VALUES ('post', ?, '2026-W50', 'claimed', ?, 9e18, 0, 'x')",
+        [CHANNEL, DEAD],
+    )
     assert post(store, group, transport, at(MONDAY)).status == "sent"
     assert len(posts(slack)) == 1 and not slack.calls_to("conversations.history")  # nothing was sent: no look needed
 
@@ -148,10 +154,14 @@ def test_crash_after_slack_accepted_before_recording(store, group, transport, sl
     # The dead process marked 'sending', Slack stored its message, and it died before hearing back.
     paper = catalog.find(store, "chopper")
     earlier = WeeklyPost(Week(2026, 50), paper, group.meeting_of(Week(2026, 50)), None)
-    WebClient(base_url=slack.api_url, token="xoxb-test").chat_postMessage(channel=CHANNEL, **blocks.weekly_post(earlier))
+    WebClient(base_url=slack.api_url, token="xoxb-test").chat_postMessage(
+        channel=CHANNEL, **blocks.weekly_post(earlier)
+    )
     store.db.execute(
         "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, paper, attempts, updated_at) "
-        "VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 1, 1, 'x')", [CHANNEL, DEAD])
+        "VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 1, 1, 'x')",
+        [CHANNEL, DEAD],
+    )
     outcome = post(store, group, transport, at(MONDAY))
     assert outcome.status == "found"
     assert len(posts(slack)) == 1
@@ -167,7 +177,9 @@ def test_crash_after_recording(store, group, transport, slack):
 def test_a_live_owner_keeps_its_claim(store, group, transport, slack):
     store.db.execute(
         "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "
-        "VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 'x')", [CHANNEL, f"{socket.gethostname()}:1:init"])
+        "VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 'x')",
+        [CHANNEL, f"{socket.gethostname()}:1:init"],
+    )
     assert post(store, group, transport, at(MONDAY)).status == "busy"  # pid 1 is alive: it is still posting
     assert posts(slack) == []
 

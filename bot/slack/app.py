@@ -25,7 +25,7 @@ from bot import commands, signups, weekly
 from bot.calendar import Week
 from bot.commands import Context
 from bot.delivery import Rejected, Uncertain
-from bot.replies import Home, Notice, PaperEntry, Button
+from bot.replies import Button, Home, Notice, PaperEntry
 from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
 from bot.slack import blocks
@@ -53,8 +53,9 @@ class SlackBot:
         self.store = store
         self.group = settings.group
         self.client = client or make_client(settings)
-        self.quick = WebClient(token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT,
-                               retry_handlers=[])
+        self.quick = WebClient(
+            token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT, retry_handlers=[]
+        )
         self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
         self.clock = clock or settings.now
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-after")
@@ -75,7 +76,9 @@ class SlackBot:
             info = call(self.quick.users_info, user=user)["user"]
         except (Rejected, Uncertain) as e:
             log.warning("users.info %s failed: %s", user, e)
-            raise Refusal("I couldn't check with Slack whether you are an admin just now. Try again in a minute.") from None
+            raise Refusal(
+                "I couldn't check with Slack whether you are an admin just now. Try again in a minute."
+            ) from None
         admin = bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
         self._admins[user] = (admin, time.monotonic() + ADMIN_CACHE_SECONDS)
         return admin
@@ -131,10 +134,15 @@ class SlackBot:
         if not self.settings.channel:
             return
         try:
-            call(self.client.chat_postMessage, channel=self.settings.channel,
-                 **blocks.announcement(commands.announcement(change)))
+            call(
+                self.client.chat_postMessage,
+                channel=self.settings.channel,
+                **blocks.announcement(commands.announcement(change)),
+            )
         except (Rejected, Uncertain) as e:
-            log.warning("could not announce %s of %s in %s: %s", change.action, change.line.week, self.settings.channel, e)
+            log.warning(
+                "could not announce %s of %s in %s: %s", change.action, change.line.week, self.settings.channel, e
+            )
 
     def refresh_post(self, week: Week) -> None:
         channel = self.settings.channel
@@ -172,7 +180,8 @@ class SlackBot:
 
 def build_app(bot: SlackBot) -> App:
     """The Bolt app with every listener registered."""
-    from bot.slack.listeners import actions, commands as command_listeners, events, views
+    from bot.slack.listeners import actions, events, views
+    from bot.slack.listeners import commands as command_listeners
 
     settings = bot.settings
     bolt_log = logging.getLogger("bot.slack.bolt")
@@ -196,6 +205,8 @@ def build_app(bot: SlackBot) -> App:
 
     @app.error
     def on_error(error, body, logger):  # Bolt calls this for anything a listener did not catch
-        logger.exception("unhandled error for %s", (body or {}).get("type") or (body or {}).get("command"), exc_info=error)
+        logger.exception(
+            "unhandled error for %s", (body or {}).get("type") or (body or {}).get("command"), exc_info=error
+        )
 
     return app

@@ -58,6 +58,9 @@ def escape(raw: str) -> str:
 
 def clip(raw: str, limit: int) -> str:
     """`raw` escaped, cut so that the escaped form fits in `limit` characters."""
+    escaped = escape(raw)
+    if len(escaped) <= limit:
+        return escaped
     out, used = [], 0
     for ch in raw:
         piece = escape(ch)
@@ -328,15 +331,20 @@ def _(reply: TagCounts) -> dict:
 @message.register
 def _(reply: Help) -> dict:
     lines = [
-        f"`/paper {escape(h.usage)}`  {escape(h.summary)}{' _(admins)_' if h.admin else ''}  ·  e.g. `/paper {escape(h.example)}`"
+        f"`/paper {escape(h.usage)}`  {escape(h.summary)}{' _(admins)_' if h.admin else ''}"
+        f"  ·  e.g. `/paper {escape(h.example)}`"
         for h in reply.lines
     ]
     blocks = []
     if reply.intro:
         blocks.append(section(mrkdwn(reply.intro)))
     blocks += _sections(lines)
-    blocks.append(context("`<paper>` is an id such as `streaming-diloco` or a number such as `7`; "
-                          "`<date>` is `YYYY-MM-DD` (any day of the week) or `next`."))
+    blocks.append(
+        context(
+            "`<paper>` is an id such as `streaming-diloco` or a number such as `7`; "
+            "`<date>` is `YYYY-MM-DD` (any day of the week) or `next`."
+        )
+    )
     fallback = (plain(reply.intro) + "\n" if reply.intro else "") + "\n".join(
         f"/paper {escape(h.usage)}: {escape(h.summary)}" for h in reply.lines
     )
@@ -355,7 +363,10 @@ def weekly_post(post: WeeklyPost) -> dict:
     """The channel post: chat.postMessage / chat.update arguments, metadata included."""
     p = post.paper
     blocks: list[dict] = [
-        {"type": "header", "text": {"type": "plain_text", "text": f"📄 Paper of the week · {post.week.key}", "emoji": True}},
+        {
+            "type": "header",
+            "text": {"type": "plain_text", "text": f"📄 Paper of the week · {post.week.key}", "emoji": True},
+        },
         section(f"*#{p.number}* *{paper_title(p, 1200)}*"),
     ]
     if p.summary:
@@ -371,7 +382,9 @@ def weekly_post(post: WeeklyPost) -> dict:
         blocks.append(section(f"{meeting}\n🎤 Presenter: <@{post.presenter}>"))
         fallback += f" Presenter: <@{post.presenter}>."
     else:
-        blocks.append(section(f"{meeting}\n🙋 Nobody presents yet: want to?", button(post.signup_button, f"{WEEKLY}:signup")))
+        blocks.append(
+            section(f"{meeting}\n🙋 Nobody presents yet: want to?", button(post.signup_button, f"{WEEKLY}:signup"))
+        )
         fallback += " Nobody presents yet."
     if p.summary:
         fallback += f"\n{escape(p.summary)}"
@@ -421,7 +434,11 @@ def home(view: Home) -> dict:
     if not view.mine:
         blocks.append(section("_None yet: pick a paper below._"))
     for i, line in enumerate(view.mine[:15]):
-        blocks.append(section(_slot_line(line), button(Button("Withdraw", f"withdraw {line.week.monday.isoformat()}"), f"{RUN}:w{i}")))
+        blocks.append(
+            section(
+                _slot_line(line), button(Button("Withdraw", f"withdraw {line.week.monday.isoformat()}"), f"{RUN}:w{i}")
+            )
+        )
     blocks.append({"type": "divider"})
     blocks.append(section("*Papers waiting for a presenter* (sign-up takes the first open week)"))
     room = MAX_VIEW_BLOCKS - len(blocks) - 1
@@ -438,15 +455,28 @@ ADD_FIELDS = ("title", "url", "summary", "tags")
 
 
 def add_form(channel: str | None) -> dict:
-    def field(name: str, label: str, *, optional: bool = False, multiline: bool = False, hint: str = "",
-              max_length: int = 300, placeholder: str = "") -> dict:
+    def field(
+        name: str,
+        label: str,
+        *,
+        optional: bool = False,
+        multiline: bool = False,
+        hint: str = "",
+        max_length: int = 300,
+        placeholder: str = "",
+    ) -> dict:
         element = {"type": "plain_text_input", "action_id": name, "max_length": max_length}
         if multiline:
             element["multiline"] = True
         if placeholder:
             element["placeholder"] = {"type": "plain_text", "text": placeholder}
-        block = {"type": "input", "block_id": name, "optional": optional, "element": element,
-                 "label": {"type": "plain_text", "text": label}}
+        block = {
+            "type": "input",
+            "block_id": name,
+            "optional": optional,
+            "element": element,
+            "label": {"type": "plain_text", "text": label},
+        }
         if hint:
             block["hint"] = {"type": "plain_text", "text": hint}
         return block
@@ -462,7 +492,12 @@ def add_form(channel: str | None) -> dict:
             field("title", "Title", placeholder="Streaming DiLoCo with Overlapping Communication"),
             field("url", "Link", optional=True, max_length=1000, placeholder="https://arxiv.org/abs/…"),
             field("summary", "Summary", optional=True, multiline=True, max_length=3000),
-            field("tags", "Tags", optional=True, hint="Separated by commas, e.g. parallelism-dp, moe",
-                  placeholder="parallelism-dp"),
+            field(
+                "tags",
+                "Tags",
+                optional=True,
+                hint="Separated by commas, e.g. parallelism-dp, moe",
+                placeholder="parallelism-dp",
+            ),
         ],
     }

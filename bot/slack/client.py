@@ -49,7 +49,11 @@ ADVICE = {
 
 
 def make_client(settings, *, retries: bool = True) -> WebClient:
-    handlers = [ConnectionErrorRetryHandler(max_retry_count=2), RateLimitErrorRetryHandler(max_retry_count=3)] if retries else []
+    handlers = (
+        [ConnectionErrorRetryHandler(max_retry_count=2), RateLimitErrorRetryHandler(max_retry_count=3)]
+        if retries
+        else []
+    )
     return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=TIMEOUT, retry_handlers=handlers)
 
 

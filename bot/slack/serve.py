@@ -47,7 +47,13 @@ def wsgi(app: App) -> Callable:
 def http_server(app: App, port: int, host: str = "0.0.0.0", threads: int = HTTP_THREADS):
     """A waitress server for the app (call .run() to serve, .close() to stop)."""
     return waitress.create_server(
-        wsgi(app), host=host, port=port, threads=threads, ident="paperbot", channel_timeout=60, clear_untrusted_proxy_headers=True
+        wsgi(app),
+        host=host,
+        port=port,
+        threads=threads,
+        ident="paperbot",
+        channel_timeout=60,
+        clear_untrusted_proxy_headers=True,
     )
 
 
@@ -65,7 +71,9 @@ def run(settings: Settings) -> int:
     try:
         app = build_app(bot)
     except Exception as e:  # App() calls auth.test: a wrong token or an unreachable Slack ends here
-        raise StartError(f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({e})") from None
+        raise StartError(
+            f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({e})"
+        ) from None
 
     def tell_admins(text: str) -> None:
         for admin in sorted(settings.admins):

@@ -62,5 +62,8 @@ def open_add_form(bot, body) -> dict:
         call(bot.quick.views_open, trigger_id=body.get("trigger_id", ""), view=blocks.add_form(body.get("channel_id")))
     except (Rejected, Uncertain) as e:
         log.warning("views.open failed: %s", e)
-        return {"response_type": "ephemeral", "text": "I couldn't open the form just now. Please try `/paper add` again."}
+        return {
+            "response_type": "ephemeral",
+            "text": "I couldn't open the form just now. Please try `/paper add` again.",
+        }
     return {}

@@ -23,7 +23,9 @@ def register(app, bot) -> None:
         except Refusal:
             allowed = None
         if not allowed:
-            why = "Only admins can add papers." if allowed is False else "I couldn't check your admin rights; try again."
+            why = (
+                "Only admins can add papers." if allowed is False else "I couldn't check your admin rights; try again."
+            )
             ack(response_action="errors", errors={"title": why})
             return
         values = {}
@@ -45,8 +47,13 @@ def confirm(bot, user: str, channel: str, paper) -> None:
     fallback = f"Added #{paper.number} {blocks.escape(paper.title)}"
     try:
         if channel:
-            call(bot.client.chat_postEphemeral, channel=channel, user=user, text=fallback,
-                 blocks=[blocks.section(message)])
+            call(
+                bot.client.chat_postEphemeral,
+                channel=channel,
+                user=user,
+                text=fallback,
+                blocks=[blocks.section(message)],
+            )
         else:
             call(bot.client.chat_postMessage, channel=user, text=fallback, blocks=[blocks.section(message)])
     except (Rejected, Uncertain) as e:
