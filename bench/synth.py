@@ -47,6 +47,9 @@ private privacy differential encrypted trusted confidential attestation
 """.split()
 
 # Rare words: each appears in only a few titles (the long tail of a real catalog).
+#: The smallest catalog of the search-growth rows (its papers are the first of every larger one).
+GROWTH_BASE = 1000
+
 RARE_ENGLISH = """
 zephyrine quokka halcyon obsidian marmoset vellichor tessellate quixotic lumisphere
 petrichor saffronite borealis cinnabar fennecore gossamer heliotrope isthmus juniperus
@@ -212,9 +215,16 @@ def search_words(papers: list[dict]) -> dict[str, dict]:
     common_en, second_en = sorted(en, key=lambda w: (-df(w), w))[:2]
     common_zh = min(zh, key=lambda w: (-df(w), w))
     rare = _count(papers, RARE_ENGLISH + RARE_CHINESE)
-    # The rare words: the most frequent of the long tail, so that even they are in only a few dozen papers.
-    rare_en = min(RARE_ENGLISH, key=lambda w: (-rare[w], w))
-    rare_zh = min(RARE_CHINESE, key=lambda w: (-rare[w], w))
+    early = _count(papers[:GROWTH_BASE], RARE_ENGLISH + RARE_CHINESE)
+
+    def pick_rare(words: list[str]) -> str:
+        # A word of the long tail that the smallest catalog of the growth rows has too, so that
+        # every size answers with a (short) list and the rows compare the same work.
+        present = [w for w in words if early[w]]
+        return min(present or words, key=lambda w: (rare[w] if present else -rare[w], w))
+
+    rare_en = pick_rare(RARE_ENGLISH)
+    rare_zh = pick_rare(RARE_CHINESE)
 
     def row(*words: str) -> dict:
         matchers = [_matcher(w) for w in words]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.cron import CronTrigger
@@ -35,8 +36,7 @@ class Week:
 
     @classmethod
     def of(cls, day: date) -> Week:
-        iso = day.isocalendar()
-        return cls(iso.year, iso.week)
+        return _week_of(day)
 
     @classmethod
     def containing(cls, moment: datetime, tz: ZoneInfo) -> Week:
@@ -44,12 +44,7 @@ class Week:
 
     @classmethod
     def from_key(cls, key: str) -> Week:
-        m = re.fullmatch(r"(\d{4})-W(\d{2})", key)
-        if not m:
-            raise ValueError(f"not a week key: {key!r}")
-        week = cls(int(m[1]), int(m[2]))
-        date.fromisocalendar(week.year, week.number, 1)  # raises for W53 of a 52-week year
-        return week
+        return _week_from_key(key)
 
     @property
     def key(self) -> str:
@@ -96,7 +91,7 @@ class Meeting:
 
     def time_in(self, week: Week, tz: ZoneInfo) -> datetime:
         """This week's meeting as an aware datetime."""
-        return _local(week.day(self.weekday), self.at, tz)
+        return _meeting_time(self, week, tz)
 
     def reminder_in(self, week: Week, tz: ZoneInfo, days_before: int) -> datetime:
         """`days_before` calendar days before the meeting, at its time of day (DST-safe)."""
@@ -104,6 +99,31 @@ class Meeting:
 
     def __str__(self) -> str:
         return f"{DAY_NAMES[self.weekday]} {self.at:%H:%M}"
+
+
+# Weeks and meeting times are pure functions of their inputs, asked for many
+# times a request (a schedule walks dozens of weeks): remember recent ones.
+
+
+@lru_cache(maxsize=8192)
+def _week_of(day: date) -> Week:
+    iso = day.isocalendar()
+    return Week(iso.year, iso.week)
+
+
+@lru_cache(maxsize=8192)
+def _week_from_key(key: str) -> Week:
+    m = re.fullmatch(r"(\d{4})-W(\d{2})", key)
+    if not m:
+        raise ValueError(f"not a week key: {key!r}")
+    week = Week(int(m[1]), int(m[2]))
+    date.fromisocalendar(week.year, week.number, 1)  # raises for W53 of a 52-week year
+    return week
+
+
+@lru_cache(maxsize=8192)
+def _meeting_time(meeting: Meeting, week: Week, tz: ZoneInfo) -> datetime:
+    return _local(week.day(meeting.weekday), meeting.at, tz)
 
 
 def _local(day: date, at: time, tz: ZoneInfo) -> datetime:

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 
 from bot import search_terms
 from bot.store import Store
@@ -50,7 +51,7 @@ class Paper:
     url: str
     tags: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def line(self) -> str:
         """The summary's first line, cut to fit a list."""
         first = self.summary.strip().splitlines()[0] if self.summary.strip() else ""
@@ -390,34 +391,130 @@ def optimize(store: Store) -> None:
             db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
 
 
-@dataclass
-class _Written:
-    """What one transaction wrote: tag ids by name, tags whose papers changed, words in search_vocab."""
+class _Batch:
+    """The writes of one transaction. New papers' rows go to SQLite in bulk (executemany) at `flush`."""
 
-    tags: dict[str, int] = field(default_factory=dict)
-    counts: Counter = field(default_factory=Counter)  # tag id -> papers added minus papers removed
-    words: set[str] = field(default_factory=set)
+    def __init__(self, db):
+        self.db = db
+        self.tag_ids: dict[str, int] = {}
+        self.counts: Counter = Counter()  # tag id -> papers added minus papers removed
+        self.words: set[str] = set()  # words this transaction put in search_vocab
+        self.rows: dict[str, list[tuple]] = {
+            "papers": [],
+            "paper_tags": [],
+            "search": [],
+            "titles": [],
+            "tag_words": [],
+            "vocab": [],
+        }
+        self.now = _now()
+        # Numbers are handed out here, so that new papers can be inserted in bulk; AUTOINCREMENT's
+        # sqlite_sequence follows explicit numbers, so none is ever handed out twice.
+        self.next_number = (
+            1
+            + db.execute(
+                "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'papers'), 0), "
+                "coalesce((SELECT max(number) FROM papers), 0))"
+            ).fetchone()[0]
+        )
 
-    def recount(self, db) -> None:
-        """Apply the tags' paper counts (before the transaction commits)."""
-        db.conn.executemany(
+    def existing(self, papers: list[PaperInput]) -> dict[str, tuple]:
+        """The stored rows of the papers in `papers` that have an id, by id."""
+        ids = [p.id for p in papers if p.id is not None]
+        found: dict[str, tuple] = {}
+        for i in range(0, len(ids), 900):
+            part = ids[i : i + 900]
+            marks = ",".join("?" * len(part))
+            for row in self.db.execute(
+                f"SELECT number, id, title, summary, url FROM papers WHERE id IN ({marks})", part
+            ):
+                found[row[1]] = tuple(row)
+        return found
+
+    def new_paper(self, paper: PaperInput, slug: str) -> int:
+        """Queue a new paper; its number is its wish when that number was never used, else the next."""
+        number = paper.number
+        if number is not None and number >= self.next_number:
+            self.next_number = number + 1
+        else:
+            number = self.next_number
+            self.next_number += 1
+        self.rows["papers"].append(
+            (number, slug, paper.title, paper.summary or "", paper.url or "", self.now, self.now)
+        )
+        return number
+
+    def tag_id(self, name: str) -> int:
+        tag_id = self.tag_ids.get(name)
+        if tag_id is None:
+            row = self.db.execute("SELECT id FROM tags WHERE name = ?", [name]).fetchone()
+            tag_id = row[0] if row else self.db.execute("INSERT INTO tags (name) VALUES (?)", [name]).lastrowid
+            self.tag_ids[name] = tag_id
+        return tag_id
+
+    def set_tags(self, number: int, tags: Iterable[str]) -> None:
+        """Give a paper that has no tags rows these tags (each name once)."""
+        for name in tags:
+            tag_id = self.tag_id(name)
+            self.rows["paper_tags"].append((tag_id, number))
+            self.counts[tag_id] += 1
+
+    def drop_tags(self, number: int) -> None:
+        self.flush()  # the paper's tags may still be queued
+        self.counts.subtract(r[0] for r in self.db.execute("SELECT tag FROM paper_tags WHERE paper = ?", [number]))
+        self.db.execute("DELETE FROM paper_tags WHERE paper = ?", [number])
+
+    def index(self, number: int, title: str, summary: str, tags: Iterable[str]) -> None:
+        """Queue a paper's search rows (its old rows, if any, must be gone: see `unindex`)."""
+        (title_text, title_words), (summary_text, summary_words), (tag_text, tag_words) = (
+            search_terms.index_form(title),
+            search_terms.index_form(summary),
+            search_terms.index_form(" ".join(tags)),
+        )
+        self.rows["search"].append((number, title_text, summary_text, tag_text))
+        self.rows["titles"].append((number, title_text))
+        self.rows["tag_words"].append((number, tag_text))
+        fresh = (title_words | summary_words | tag_words) - self.words
+        self.rows["vocab"].extend((w,) for w in fresh)
+        self.words |= fresh
+
+    def unindex(self, number: int) -> None:
+        self.flush()  # the paper's new rows may still be queued
+        for table in _SEARCH_GROUPS:
+            self.db.execute(f"DELETE FROM {table} WHERE rowid = ?", [number])
+
+    def flush(self) -> None:
+        """Send the queued rows and the tags' counts (before the transaction commits)."""
+        conn, rows = self.db.conn, self.rows
+        conn.executemany(
+            "INSERT INTO papers (number, id, title, summary, url, added_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows["papers"],
+        )
+        conn.executemany("INSERT OR IGNORE INTO paper_tags (tag, paper) VALUES (?, ?)", rows["paper_tags"])
+        conn.executemany("INSERT INTO paper_search (rowid, title, summary, tags) VALUES (?, ?, ?, ?)", rows["search"])
+        conn.executemany("INSERT INTO paper_titles (rowid, text) VALUES (?, ?)", rows["titles"])
+        conn.executemany("INSERT INTO paper_tag_words (rowid, text) VALUES (?, ?)", rows["tag_words"])
+        conn.executemany("INSERT OR IGNORE INTO search_vocab (term) VALUES (?)", rows["vocab"])
+        conn.executemany(
             "UPDATE tags SET papers = papers + ? WHERE id = ?", [(n, tag_id) for tag_id, n in self.counts.items() if n]
         )
+        for queued in rows.values():
+            queued.clear()
         self.counts.clear()
 
 
 def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts) -> None:
-    db = store.db
-    written = _Written()
+    batch = _Batch(store.db)
+    stored = batch.existing(papers)
     for paper in papers:
-        number, changed = _upsert_one(db, paper, written)
+        number, changed = _upsert_one(batch, paper, stored)
         if number is None:
             counts.unchanged += 1
         elif changed == "added":
             counts.added += 1
         else:
             counts.updated += 1
-    written.recount(db)
+    batch.flush()
 
 
 def add(store: Store, paper: PaperInput) -> Paper:
@@ -428,9 +525,9 @@ def add(store: Store, paper: PaperInput) -> Paper:
         same = db.execute("SELECT number FROM papers WHERE title = ? COLLATE NOCASE", [paper.title]).fetchone()
         if same is not None:
             raise InvalidPaper("title", f"#{same[0]} already has this title")
-        written = _Written()
-        number, _ = _upsert_one(db, paper, written, always_new=True)
-        written.recount(db)
+        batch = _Batch(db)
+        number, _ = _upsert_one(batch, paper, {}, always_new=True)
+        batch.flush()
     found = by_number(store, number)
     assert found is not None
     return found
@@ -444,12 +541,19 @@ def _free_slug(db, base: str) -> str:
     return slug
 
 
-def _upsert_one(db, paper: PaperInput, written: _Written, always_new: bool = False) -> tuple[int | None, str]:
-    """Write one paper; returns (number, 'added'|'updated'), or (None, '') when nothing changed."""
+def _upsert_one(
+    batch: _Batch, paper: PaperInput, stored: dict[str, tuple], always_new: bool = False
+) -> tuple[int | None, str]:
+    """Write one paper; returns (number, 'added'|'updated'), or (None, '') when nothing changed.
+
+    `stored` holds the rows of the batch's papers by id (looked up for the whole batch), and is kept up to date.
+    """
+    db = batch.db
     slug = paper.id
-    existing = None
+    existing = stored.get(slug) if slug is not None else None
     if slug is None:
         assert paper.title
+        batch.flush()  # the lookups below must see every paper of this batch
         base = slugify(paper.title)
         if not always_new:
             # A row without an id is the same paper as the one with its title's slug
@@ -459,34 +563,20 @@ def _upsert_one(db, paper: PaperInput, written: _Written, always_new: bool = Fal
                 [base, base.replace("_", "\\_").replace("%", "\\%") + "-%"],
             ):
                 if row[2].casefold() == paper.title.casefold():
-                    existing = row
+                    existing = tuple(row)
                     slug = row[1]
                     break
         if slug is None:
             slug = _free_slug(db, base)
-    elif not always_new:
-        existing = db.execute("SELECT number, id, title, summary, url FROM papers WHERE id = ?", [slug]).fetchone()
 
-    now = _now()
     if existing is None:
         if not paper.title:
             raise InvalidPaper("title", f"title is required for a new paper ({slug})")
-        number = paper.number
-        if number is not None and db.execute("SELECT 1 FROM papers WHERE number = ?", [number]).fetchone():
-            number = None
-        if (
-            number is not None
-            and db.execute("SELECT 1 FROM sqlite_sequence WHERE name = 'papers' AND seq >= ?", [number]).fetchone()
-        ):
-            number = None  # numbers of deleted papers are never handed out again
-        cur = db.execute(
-            "INSERT INTO papers (number, id, title, summary, url, added_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [number, slug, paper.title, paper.summary or "", paper.url or "", now, now],
-        )
-        number = cur.lastrowid
+        number = batch.new_paper(paper, slug)
+        stored[slug] = (number, slug, paper.title, paper.summary or "", paper.url or "")
         tags = paper.tags or ()
-        _set_tags(db, number, tags, written)
-        _index(db, number, paper.title, paper.summary or "", tags, new=True, known=written.words)
+        batch.set_tags(number, tags)
+        batch.index(number, paper.title, paper.summary or "", tags)
         return number, "added"
 
     number, _, old_title, old_summary, old_url = existing
@@ -502,46 +592,15 @@ def _upsert_one(db, paper: PaperInput, written: _Written, always_new: bool = Fal
     tags = paper.tags if paper.tags is not None else old_tags
     if (title, summary, url, tuple(sorted(tags))) == (old_title, old_summary, old_url, tuple(sorted(old_tags))):
         return None, ""
+    batch.flush()  # the paper may have been queued as new in this batch
     db.execute(
         "UPDATE papers SET title = ?, summary = ?, url = ?, updated_at = ? WHERE number = ?",
-        [title, summary, url, now, number],
+        [title, summary, url, batch.now, number],
     )
+    stored[slug] = (number, slug, title, summary, url)
     if tuple(sorted(tags)) != tuple(sorted(old_tags)):
-        written.counts.subtract(r[0] for r in db.execute("SELECT tag FROM paper_tags WHERE paper = ?", [number]))
-        db.execute("DELETE FROM paper_tags WHERE paper = ?", [number])
-        _set_tags(db, number, tags, written)
-    _index(db, number, title, summary, tags, new=False, known=written.words)
+        batch.drop_tags(number)
+        batch.set_tags(number, tags)
+    batch.unindex(number)
+    batch.index(number, title, summary, tags)
     return number, "updated"
-
-
-def _set_tags(db, number: int, tags: Iterable[str], written: _Written) -> None:
-    for name in tags:
-        tag_id = written.tags.get(name)
-        if tag_id is None:
-            row = db.execute("SELECT id FROM tags WHERE name = ?", [name]).fetchone()
-            tag_id = row[0] if row else db.execute("INSERT INTO tags (name) VALUES (?)", [name]).lastrowid
-            written.tags[name] = tag_id
-        if db.execute("INSERT OR IGNORE INTO paper_tags (tag, paper) VALUES (?, ?)", [tag_id, number]).rowcount:
-            written.counts[tag_id] += 1
-
-
-def _index(db, number: int, title: str, summary: str, tags: Iterable[str], *, new: bool, known: set[str]) -> None:
-    """Write a paper's search rows; `known` holds the words this transaction already put in search_vocab."""
-    if not new:
-        for table in _SEARCH_GROUPS:
-            db.execute(f"DELETE FROM {table} WHERE rowid = ?", [number])
-    (title_text, title_words), (summary_text, summary_words), (tag_text, tag_words) = (
-        search_terms.index_form(title),
-        search_terms.index_form(summary),
-        search_terms.index_form(" ".join(tags)),
-    )
-    db.execute(
-        "INSERT INTO paper_search (rowid, title, summary, tags) VALUES (?, ?, ?, ?)",
-        [number, title_text, summary_text, tag_text],
-    )
-    db.execute("INSERT INTO paper_titles (rowid, text) VALUES (?, ?)", [number, title_text])
-    db.execute("INSERT INTO paper_tag_words (rowid, text) VALUES (?, ?)", [number, tag_text])
-    fresh = (title_words | summary_words | tag_words) - known
-    if fresh:
-        db.conn.executemany("INSERT OR IGNORE INTO search_vocab (term) VALUES (?)", [(w,) for w in fresh])
-        known |= fresh

@@ -81,6 +81,7 @@ def cmd_run(args, settings: Settings) -> int:
     if not args.verbose:
         logging.getLogger().setLevel(logging.INFO)  # a server logs what it does
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" on every burst
     try:
         return serve.run(settings)
     except serve.StartError as e:

@@ -36,7 +36,9 @@ MAX_TERM_CHARS = 40
 
 def _normal(text: str) -> str:
     # NFKC folds full-width letters and digits (ＧＰＵ, １２) to their ASCII forms.
-    return unicodedata.normalize("NFKC", text).casefold()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return text.casefold()
 
 
 def tokens(text: str) -> list[str]:
@@ -47,7 +49,7 @@ def tokens(text: str) -> list[str]:
 def _bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
-    return [run[i : i + 2] for i in range(len(run) - 1)]
+    return list(map(str.__add__, run[:-1], run[1:]))
 
 
 def index_text(text: str) -> str:

@@ -88,7 +88,7 @@ def _slots(db, sql: str, params: Iterable) -> list[Slot]:
 
 
 def _papers_for(store: Store, slots: Iterable[Slot]) -> dict[int, Paper]:
-    return catalog.many(store, {s.paper for s in slots if s.paper is not None}, with_tags=True)
+    return catalog.many(store, {s.paper for s in slots if s.paper is not None})
 
 
 def line_for(store: Store, group: Group, week: Week, slot: Slot | None = None, papers: dict | None = None) -> SlotLine:
@@ -117,19 +117,18 @@ def first_week_ahead(group: Group, now: datetime) -> Week:
 def open_weeks(store: Store, group: Group, now: datetime, n: int, start: Week | None = None) -> list[Week]:
     """The next `n` weeks with no presenter and no skip whose meeting is still ahead."""
     week = max(start or first_week_ahead(group, now), first_week_ahead(group, now))
-    booked = {
-        r[0]
-        for r in store.db.execute(
-            "SELECT week FROM slots WHERE week >= ? ORDER BY week LIMIT ?", [week.key, HORIZON_WEEKS]
-        )
-    }
+    horizon = week.plus(HORIZON_WEEKS)
     found: list[Week] = []
-    for _ in range(HORIZON_WEEKS):
-        if week.key not in booked and group.meeting_of(week) > now:
-            found.append(week)
-            if len(found) == n:
-                break
-        week = week.plus(1)
+    while len(found) < n and week < horizon:
+        # Booked weeks a year at a time: usually one small query answers.
+        until = week.plus(52)
+        booked = {
+            r[0] for r in store.db.execute("SELECT week FROM slots WHERE week >= ? AND week < ?", [week.key, until.key])
+        }
+        while week < until and len(found) < n:
+            if week.key not in booked and group.meeting_of(week) > now:
+                found.append(week)
+            week = week.plus(1)
     return found
 
 

@@ -50,10 +50,14 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: s
         SELECT week, paper FROM slots WHERE kind = 'presenter' AND week != ?
     """
     args = [channel or "", week.key]
-    # Fast path: a paper never featured at all, lowest number first (an index walk, not a count).
+    # Fast path: the lowest-numbered paper never featured at all, found by walking
+    # papers in order with two index probes each (slots_by_paper, deliveries_by_paper).
     row = db.execute(
         f"SELECT p.number FROM papers p {focus_join} "
-        f"WHERE p.number NOT IN (SELECT paper FROM ({featured})) ORDER BY p.number LIMIT 1",
+        "WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = 'post' AND d.paper = p.number "
+        "                  AND d.state = 'sent' AND d.dest = ?) "
+        "AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week != ?) "
+        "ORDER BY p.number LIMIT 1",
         [*focus_args, *args],
     ).fetchone()
     if row is None:

@@ -256,3 +256,33 @@ def test_prefixes_spelled_as_words_find_the_same_papers(store):
     assert {"w0", "w1", "w2"} <= found and "w3" not in found
     assert catalog._words_starting(store.db, "distrib")[:3] == ["distributed", "distribution", "distributional"]
     assert catalog.search(store, "zzzzqqq").papers == []
+
+
+def test_the_same_paper_twice_in_one_batch(store):
+    """The last row for an id wins; nothing is written twice and counts stay true."""
+    rows = [
+        PaperInput(id="twice", title="First", tags=("a",)),
+        PaperInput(id="twice", title="Second", tags=("b",)),
+        PaperInput(id="twice", title="Third", tags=("b", "c")),
+    ]
+    counts = catalog.upsert(store, rows)
+    assert (counts.added, counts.updated) == (1, 2)
+    paper = catalog.find(store, "twice")
+    assert (paper.title, paper.tags) == ("Third", ("b", "c"))
+    assert dict(catalog.tag_counts(store))["b"] == 1 and "a" not in dict(catalog.tag_counts(store))
+    assert [p.id for p in catalog.search(store, "third").papers] == ["twice"]
+    assert catalog.search(store, "first").papers == []
+
+
+def test_rows_without_ids_in_one_batch_get_distinct_slugs(store):
+    rows = [
+        PaperInput(id=None, title="Attention: part one"),
+        PaperInput(id=None, title="Attention: part two"),
+        PaperInput(id=None, title="Attention: part one"),
+    ]
+    counts = catalog.upsert(store, rows)
+    assert (counts.added, counts.unchanged) == (2, 1)
+    assert {catalog.find(store, "attention").title, catalog.find(store, "attention-2").title} == {
+        "Attention: part one",
+        "Attention: part two",
+    }

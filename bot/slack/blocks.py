@@ -13,7 +13,7 @@ because nothing checks plain dicts before Slack does.
 from __future__ import annotations
 
 from datetime import datetime
-from functools import singledispatch
+from functools import lru_cache, singledispatch
 
 from bot.replies import (
     AddForm,
@@ -53,6 +53,8 @@ RUN, PAGE, WEEKLY = "run", "page", "weekly"
 
 def escape(raw: str) -> str:
     """Make user text inert in mrkdwn: `&`, `<`, `>` (ampersand first)."""
+    if "&" not in raw and "<" not in raw and ">" not in raw:
+        return raw  # most text: no copies
     return raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -72,6 +74,7 @@ def clip(raw: str, limit: int) -> str:
     return "".join(out)
 
 
+@lru_cache(maxsize=4096)  # meetings recur in every schedule: format each once
 def date_token(moment: datetime, with_time: bool = True) -> str:
     """A date each reader sees in their own zone, with the group's wall time as fallback."""
     if with_time:
@@ -80,6 +83,7 @@ def date_token(moment: datetime, with_time: bool = True) -> str:
     return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}}|{moment:%a %d %b %Y}>"
 
 
+@lru_cache(maxsize=4096)
 def _plain_date(moment: datetime, with_time: bool = True) -> str:
     return f"{moment:%a %d %b %Y %H:%M} {moment.tzname()}" if with_time else f"{moment:%a %d %b %Y}"
 
