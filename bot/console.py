@@ -22,7 +22,6 @@ from bot.replies import (
     Button,
     Code,
     Help,
-    Home,
     Mention,
     Mine,
     Notice,
@@ -207,16 +206,6 @@ def _(reply: Reminder) -> str:
     return (
         f"Reminder: you present #{reply.paper.number} {reply.paper.title} on {when(reply.meeting)}. "
         f"Can't make it? /paper withdraw {reply.week.monday.isoformat()}"
-    )
-
-
-@render.register
-def _(reply: Home) -> str:
-    return "\n".join(
-        ["Coming weeks:"]
-        + [f"  {_slot(s)}" for s in reply.coming]
-        + ["Your slots:"]
-        + [f"  {_slot(s)}" for s in reply.mine]
     )
 
 

@@ -151,8 +151,6 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
         state, owner, lease_until, retry_at, claimed_at, channel, ts, last_error = row
         if state == "sent":
             return Result("done", "already sent", Sent(channel, ts))
-        if state == "abandoned":
-            return Result("done", "given up earlier")
         if owner != OWNER and lease_until > wall and not _owner_is_dead(owner):
             return Result("busy", f"another process ({owner}) is sending it")
         if not force and retry_at > wall:
@@ -264,16 +262,6 @@ def _give_up(store: Store, d: Delivery, reason: str, previous_error: str | None,
     )
     log.warning("%s %s for %s not delivered: %s", d.kind, d.key, d.dest, reason)
     return Result("failed", reason, new_error=reason != previous_error)
-
-
-def abandon(store: Store, d: Delivery, reason: str) -> None:
-    """Stop trying a delivery that can no longer matter (its week is over)."""
-    with store.write() as db:
-        db.execute(
-            "UPDATE deliveries SET state = 'abandoned', last_error = ?, owner = NULL, updated_at = ? "
-            "WHERE kind = ? AND dest = ? AND key = ? AND state IN ('claimed', 'sending')",
-            [reason, _stamp(), d.kind, d.dest, d.key],
-        )
 
 
 def sent_ts(store: Store, kind: str, dest: str, key: str) -> Sent | None:

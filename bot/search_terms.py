@@ -1,7 +1,7 @@
 """Turning catalog text and user queries into FTS5 terms, Chinese included.
 
-    >>> index_text("GPU上稀疏矩阵乘法")
-    'gpu 上稀 稀疏 疏矩 矩阵 阵乘 乘法'
+    >>> index_form("GPU上稀疏矩阵乘法")
+    ('gpu 上稀 稀疏 疏矩 矩阵 阵乘 乘法', {'gpu'})
     >>> match_expression("稀疏矩阵 gpu")
     '"稀疏" + "疏矩" + "矩阵" AND "gpu"*'
     >>> match_expression("distrib", expand=lambda prefix: ["distributed", "distribution"])
@@ -50,11 +50,6 @@ def _bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
     return list(map(str.__add__, run[:-1], run[1:]))
-
-
-def index_text(text: str) -> str:
-    """The form of `text` stored in the search index."""
-    return index_form(text)[0]
 
 
 def index_form(text: str) -> tuple[str, set[str]]:

@@ -93,7 +93,7 @@ def m002_schedule(db: sqlite_utils.Database) -> None:
             kind TEXT NOT NULL,
             dest TEXT NOT NULL,
             key TEXT NOT NULL,
-            state TEXT NOT NULL CHECK (state IN ('claimed', 'sending', 'sent', 'abandoned')),
+            state TEXT NOT NULL CHECK (state IN ('claimed', 'sending', 'sent')),
             paper INTEGER REFERENCES papers(number),
             owner TEXT,
             lease_until REAL NOT NULL DEFAULT 0,   -- unix time; the owner's claim lapses after it

@@ -1,6 +1,6 @@
 """The paper of the week: which paper, and posting it once per week.
 
-    outcome = weekly.post_due(store, group, transport, "C0PAPERS", now)       # the scheduler's tick
+    outcome = weekly.post_week(store, group, transport, "C0PAPERS", now)              # the scheduler's check
     outcome = weekly.post_week(store, group, transport, "C0PAPERS", at, force=True)  # `paperbot post-week`
 
 The paper is the presenter's choice when the week has one. Otherwise it is the
@@ -105,6 +105,8 @@ def post_week(
     """Post the paper of the week that contains `at`, unless it already has its post.
 
     Without `force` (the scheduler), nothing happens before the week's slot.
+    Only the week that contains `at` is ever considered, so a slot missed while
+    the bot was down is posted when it is back, unless that week is over.
     """
     week = group.week_of(at)
     slot = group.slot_of(week)
@@ -131,17 +133,6 @@ def post_week(
     result = delivery.deliver(store, d, build, transport, force=force, **kwargs)
     post = built[-1] if built else plan(store, group, week, focus_tag, channel)
     return Outcome(week, result.status, result.detail, post, result)
-
-
-def post_due(
-    store: Store, group: Group, transport: Transport, channel: str, now: datetime, *, focus_tag=None
-) -> Outcome:
-    """The scheduler's check: post this week's paper if its slot has come (a missed slot too).
-
-    Only the week that contains `now` is ever considered, so a slot missed
-    while the bot was down is posted when it is back, unless that week is over.
-    """
-    return post_week(store, group, transport, channel, now, focus_tag=focus_tag)
 
 
 def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:
