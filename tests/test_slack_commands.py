@@ -13,6 +13,7 @@ from slack_standin import check_message
 
 from bot import catalog
 from bot.catalog import PaperInput
+from bot.commands import COMMANDS
 
 
 def blocks_text(reply: dict) -> str:
@@ -179,3 +180,33 @@ def test_paging_beyond_40(h):
     assert page2["replace_original"] is True
     assert "(41–80)" in blocks_text(page2)
     assert len([b for b in buttons(page2) if b["action_id"].startswith("page:")]) == 2
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
+def test_every_command_through_a_signed_request(h, command):
+    """Each command's own help example, as an admin would type it, answered with valid Block Kit."""
+    reply = h.command(command.example, user="UADMIN")
+    if command.name == "add":
+        assert reply == {} and h.slack.calls_to("views.open")
+        return
+    valid(reply)
+    assert reply["text"].strip() and "Something went wrong" not in reply["text"]
+
+
+def test_a_title_that_pings_is_inert_everywhere(h):
+    from bot import reminders, weekly
+
+    catalog.upsert(h.bot.store, [PaperInput(id="ping", title="<!channel> look & <@U999>", summary="<!here>",
+                                            tags=("parallelism-dp",))])
+    number = catalog.find(h.bot.store, "ping").number
+    h.command(f"signup {number} next", user="U1")  # announcement in the channel
+    replies = [h.command(t, user="U1") for t in ("schedule", "mine", f"show {number}", "tag parallelism-dp --page 1")]
+    weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))  # U1's paper
+    reminders.send_due(h.bot.store, h.bot.group, h.bot.transport, at("2026-12-08 16:00"))
+    h.event({"type": "app_home_opened", "user": "U1", "tab": "home"})
+    sent = h.slack.messages(CHANNEL) + h.slack.messages("DU1") + [h.slack.home_views["U1"]] + replies
+    assert len(h.slack.messages(CHANNEL)) == 2 and len(h.slack.messages("DU1")) == 1
+    for message in sent:
+        raw = json.dumps(message)
+        assert "<!channel>" not in raw and "<!here>" not in raw and "<@U999>" not in raw
+        assert "&lt;!channel&gt;" in raw
