@@ -173,6 +173,7 @@ class Store:
             # NORMAL in WAL mode: a commit survives any crash of this process;
             # only a power cut can cost the last transactions.
             conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA journal_size_limit = 33554432")  # a WAL grown by an import shrinks back to 32 MB
             db = sqlite_utils.Database(conn, execute_plugins=False)
             self._local.db = db
             with self._all_lock:

@@ -196,8 +196,10 @@ def test_every_command_through_a_signed_request(h, command):
 def test_a_title_that_pings_is_inert_everywhere(h):
     from bot import reminders, weekly
 
-    catalog.upsert(h.bot.store, [PaperInput(id="ping", title="<!channel> look & <@U999>", summary="<!here>",
-                                            tags=("parallelism-dp",))])
+    catalog.upsert(
+        h.bot.store,
+        [PaperInput(id="ping", title="<!channel> look & <@U999>", summary="<!here>", tags=("parallelism-dp",))],
+    )
     number = catalog.find(h.bot.store, "ping").number
     h.command(f"signup {number} next", user="U1")  # announcement in the channel
     replies = [h.command(t, user="U1") for t in ("schedule", "mine", f"show {number}", "tag parallelism-dp --page 1")]
