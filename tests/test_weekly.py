@@ -7,7 +7,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import CHANNEL, TZ, at
+from conftest import CHANNEL, TZ, Clock, at
 from slack_sdk import WebClient
 from slack_standin import check_message
 
@@ -15,6 +15,7 @@ from bot import catalog, delivery, signups, weekly
 from bot.calendar import Group, Meeting, PostSchedule, Week
 from bot.catalog import PaperInput
 from bot.replies import WeeklyPost
+from bot.scheduler import Ticker
 from bot.signups import Member
 from bot.slack import blocks
 from bot.slack.client import SlackTransport
@@ -239,3 +240,25 @@ def test_empty_catalog_says_why(tmp_path, group, transport, slack):
 def test_delivery_rows_survive_for_the_rotation(store, group, transport):
     post(store, group, transport, at(MONDAY))
     assert delivery.sent_ts(store, "post", CHANNEL, "2026-W50") is not None
+
+
+def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
+    """not_in_channel at 09:00: one DM to each admin, a retry later that week, then the post."""
+
+    clock = Clock(at("2026-12-07 09:00"))
+    h = make_harness(clock, PAPERBOT_ADMINS="UADMIN,U2")
+    ticker = Ticker(h.bot.store, h.bot.settings, h.bot.transport, clock=clock, tell_admins=h.bot.tell_admins)
+    slack.fail_next("chat.postMessage", error="not_in_channel")
+    ticker.tick()
+    assert posts(slack) == []
+    [to_admin] = slack.messages("DUADMIN")
+    assert "not_in_channel" in to_admin["text"] and "/invite" in to_admin["text"] and len(slack.messages("DU2")) == 1
+    for minutes in (1, 5):  # checks within the next minutes: no hammering, no second alarm
+        clock.set(at(f"2026-12-07 09:{minutes:02d}"))
+        ticker.tick()
+    assert posts(slack) == [] and len(slack.messages("DUADMIN")) == 1
+    clock.set(at("2026-12-07 09:20"))  # after the wait, the next check posts
+    h.bot.store.db.execute("UPDATE deliveries SET retry_at = 0")  # the 10-minute wait is wall-clock time
+    ticker.tick()
+    assert len(posts(slack)) == 1 and len(slack.messages("DUADMIN")) == 1
+    assert delivery.sent_ts(h.bot.store, "post", CHANNEL, "2026-W50") is not None

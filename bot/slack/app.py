@@ -159,6 +159,14 @@ class SlackBot:
         except (Rejected, Uncertain) as e:
             log.warning("could not update the post of %s: %s", week, e)
 
+    def tell_admins(self, text: str) -> None:
+        """A direct message to each of PAPERBOT_ADMINS (the operator's alarm bell)."""
+        for admin in sorted(self.settings.admins):
+            try:
+                call(self.client.chat_postMessage, channel=admin, text=text)
+            except (Rejected, Uncertain) as e:
+                log.warning("could not tell %s: %s", admin, e)
+
     # -- App Home --------------------------------------------------------------
 
     def home(self, user: str, notice: Notice | None = None) -> Home:

@@ -19,10 +19,8 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot import scheduler
-from bot.delivery import Rejected, Uncertain
 from bot.settings import Settings, check_focus_tag
 from bot.slack.app import SlackBot, build_app
-from bot.slack.client import call
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -75,14 +73,7 @@ def run(settings: Settings) -> int:
             f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({e})"
         ) from None
 
-    def tell_admins(text: str) -> None:
-        for admin in sorted(settings.admins):
-            try:
-                call(bot.client.chat_postMessage, channel=admin, text=text)
-            except (Rejected, Uncertain) as e:
-                log.warning("could not tell %s: %s", admin, e)
-
-    ticker = scheduler.Ticker(store, settings, bot.transport, tell_admins=tell_admins)
+    ticker = scheduler.Ticker(store, settings, bot.transport, tell_admins=bot.tell_admins)
     stop = threading.Event()
     jobs = scheduler.start(ticker, settings)
     try:
