@@ -296,10 +296,20 @@ def cmd_skip(ctx: Context, args: str) -> Answer:
     )
 
 
-def cmd_add(ctx: Context, args: str) -> Answer:
+def _require_adder(ctx: Context) -> None:
     if not ctx.member.is_admin():
         raise signups.AdminOnly("Only admins can add papers. Ask one of the group's admins.")
+
+
+def cmd_add(ctx: Context, args: str) -> Answer:
+    _require_adder(ctx)
     return Answer(AddForm())
+
+
+def add_paper(ctx: Context, fields: dict) -> catalog.Paper:
+    """The add form, filled in: admins only. Raises Refusal, or InvalidPaper naming the bad field."""
+    _require_adder(ctx)
+    return catalog.add(ctx.store, catalog.validate(fields, new=True))
 
 
 COMMANDS: list[Command] = [

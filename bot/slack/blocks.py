@@ -93,39 +93,30 @@ def paper_title(paper, limit: int = 400) -> str:
     return f"<{escape(paper.url)}|{title}>" if paper.url else title
 
 
+def _segment(seg, rich: bool) -> str:
+    if isinstance(seg, str):
+        return escape(seg)
+    if isinstance(seg, Mention):
+        return f"<@{seg.user}>"
+    if isinstance(seg, When):
+        return date_token(seg.moment, seg.with_time) if rich else _plain_date(seg.moment, seg.with_time)
+    if isinstance(seg, Code):
+        return f"`{escape(seg.text)}`" if rich else escape(seg.text)
+    if isinstance(seg, Bold):
+        return f"*{escape(seg.text)}*" if rich else escape(seg.text)
+    if isinstance(seg, PaperRef):
+        p = seg.paper
+        return f"*#{p.number}* {paper_title(p)}" if rich else f"#{p.number} {escape(p.title)}"
+    raise TypeError(f"not a text segment: {seg!r}")
+
+
 def mrkdwn(t: Text) -> str:
-    out = []
-    for seg in t:
-        if isinstance(seg, str):
-            out.append(escape(seg))
-        elif isinstance(seg, Mention):
-            out.append(f"<@{seg.user}>")
-        elif isinstance(seg, When):
-            out.append(date_token(seg.moment, seg.with_time))
-        elif isinstance(seg, Code):
-            out.append(f"`{escape(seg.text)}`")
-        elif isinstance(seg, Bold):
-            out.append(f"*{escape(seg.text)}*")
-        elif isinstance(seg, PaperRef):
-            out.append(f"*#{seg.paper.number}* {paper_title(seg.paper)}")
-    return "".join(out)
+    return "".join(_segment(seg, rich=True) for seg in t)
 
 
 def plain(t: Text) -> str:
     """The `text` fallback: no formatting, still escaped (Slack parses it too)."""
-    out = []
-    for seg in t:
-        if isinstance(seg, str):
-            out.append(escape(seg))
-        elif isinstance(seg, Mention):
-            out.append(f"<@{seg.user}>")
-        elif isinstance(seg, When):
-            out.append(_plain_date(seg.moment, seg.with_time))
-        elif isinstance(seg, Code | Bold):
-            out.append(escape(seg.text))
-        elif isinstance(seg, PaperRef):
-            out.append(f"#{seg.paper.number} {escape(seg.paper.title)}")
-    return "".join(out)
+    return "".join(_segment(seg, rich=False) for seg in t)
 
 
 def section(body: str, accessory: dict | None = None) -> dict:

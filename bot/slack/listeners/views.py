@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import logging
 
-from bot import catalog
+from bot import commands
 from bot.catalog import InvalidPaper
 from bot.delivery import Rejected, Uncertain
 from bot.signups import Refusal
 from bot.slack import blocks
+from bot.slack.blocks import plain
 from bot.slack.client import call
 
 log = logging.getLogger(__name__)
@@ -18,22 +19,15 @@ def register(app, bot) -> None:
     @app.view(blocks.ADD_CALLBACK)
     def on_add(ack, body, view):
         user = (body.get("user") or {}).get("id", "")
-        try:
-            allowed = bot.is_admin(user)
-        except Refusal:
-            allowed = None
-        if not allowed:
-            why = (
-                "Only admins can add papers." if allowed is False else "I couldn't check your admin rights; try again."
-            )
-            ack(response_action="errors", errors={"title": why})
-            return
         values = {}
         for name in blocks.ADD_FIELDS:
             state = ((view.get("state") or {}).get("values") or {}).get(name) or {}
             values[name] = (state.get(name) or {}).get("value")
         try:
-            paper = catalog.add(bot.store, catalog.validate(values, new=True))
+            paper = commands.add_paper(bot.context(user), values)
+        except Refusal as refusal:  # not an admin, or their rights could not be checked
+            ack(response_action="errors", errors={"title": plain(refusal.text)[:150]})
+            return
         except InvalidPaper as e:
             field = e.field if e.field in blocks.ADD_FIELDS else "title"
             ack(response_action="errors", errors={field: str(e)[:150]})
