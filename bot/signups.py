@@ -99,7 +99,7 @@ def line_for(store: Store, group: Group, week: Week, slot: Slot | None = None, p
         return SlotLine(week, meeting, "open")
     if slot.kind == "skipped":
         return SlotLine(week, meeting, "skipped")
-    paper = (papers or {}).get(slot.paper) if papers else catalog.by_number(store, slot.paper)
+    paper = papers.get(slot.paper) if papers is not None else catalog.by_number(store, slot.paper)
     return SlotLine(week, meeting, "presenter", paper, slot.presenter)
 
 

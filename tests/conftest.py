@@ -102,6 +102,23 @@ def sign(body: str, timestamp: int | None = None, secret: str = SECRET) -> dict[
     }
 
 
+def slash_form(text: str, user: str, response_url: str, **extra) -> str:
+    """The form body of a /paper slash command, as Slack posts it."""
+    return urlencode(
+        {
+            "team_id": "T0TEST",
+            "channel_id": CHANNEL,
+            "user_id": user,
+            "command": "/paper",
+            "text": text,
+            "response_url": response_url,
+            "trigger_id": "1337.42.abcd",
+            "api_app_id": "A0TEST",
+            **extra,
+        }
+    )
+
+
 class SlackHarness:
     """The Bolt app, fed with requests signed as Slack signs them."""
 
@@ -115,18 +132,7 @@ class SlackHarness:
 
     def command(self, text: str, user: str = "U1", **extra) -> dict:
         """POST /paper as Slack does; returns the reply (the HTTP response body)."""
-        form = {
-            "team_id": "T0TEST",
-            "channel_id": CHANNEL,
-            "user_id": user,
-            "command": "/paper",
-            "text": text,
-            "response_url": self.slack.response_url(),
-            "trigger_id": "1337.42.abcd",
-            "api_app_id": "A0TEST",
-            **extra,
-        }
-        response = self.dispatch(urlencode(form))
+        response = self.dispatch(slash_form(text, user, self.slack.response_url(), **extra))
         assert response.status == 200, response.body
         return json.loads(response.body) if response.body else {}
 

@@ -24,11 +24,10 @@ import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import CHANNEL, env_for_process, sign
+from conftest import CHANNEL, env_for_process, sign, slash_form
 
 BOT = [sys.executable, "-m", "bot"]
 TZ = ZoneInfo("Europe/Berlin")  # env_for_process's PAPERBOT_TIMEZONE
@@ -264,18 +263,7 @@ class Server:
         raise AssertionError(f"run did not serve within {timeout} s:\n{self.proc.log()}")
 
     def form(self, text: str, user: str = "U1") -> str:
-        return urlencode(
-            {
-                "team_id": "T0TEST",
-                "channel_id": CHANNEL,
-                "user_id": user,
-                "command": "/paper",
-                "text": text,
-                "response_url": self.slack.response_url(),
-                "trigger_id": "1337.42.abcd",
-                "api_app_id": "A0TEST",
-            }
-        )
+        return slash_form(text, user, self.slack.response_url())
 
     def command(self, text: str, user: str = "U1", timeout: float = 10) -> tuple[int, dict, float]:
         body = self.form(text, user)

@@ -46,8 +46,6 @@ def press(bot, body: dict, action: dict) -> None:
         reply(body.get("response_url"), blocks.message(answer.reply), replace=kind == blocks.PAGE)
     if answer.change is not None:
         bot.after_change(answer.change)
-        if not in_home:
-            bot.later(bot.publish_home, user)
 
 
 def reply(response_url: str | None, payload: dict, *, replace: bool) -> None:
