@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -219,8 +220,7 @@ class Store:
 
     def _prepare(self, seed: Path | None) -> None:
         db = self.db
-        with db.ensure_autocommit_on():
-            db.execute("PRAGMA journal_mode = WAL")
+        self._use_wal(db)
         # Two processes starting on a new file must not both migrate it: the
         # whole run happens under one write lock (migrations nest as savepoints).
         with self.write():
@@ -231,6 +231,22 @@ class Store:
                 empty = db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
                 count = self._seed(seed) if empty else 0
                 db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
+
+    @staticmethod
+    def _use_wal(db: sqlite_utils.Database) -> None:
+        # Switching a new file to WAL needs an exclusive lock, and SQLite answers
+        # "database is locked" at once, without the busy timeout, while another
+        # process is creating the same file: wait for it as a busy timeout would.
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                with db.ensure_autocommit_on():
+                    db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
 
     def _seed(self, seed: Path | None) -> int:
         if seed is None or not seed.is_file():
