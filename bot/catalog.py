@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cached_property
+from typing import NamedTuple
 
 from bot import search_terms
 from bot.store import Store
@@ -29,6 +29,7 @@ MAX_SUMMARY = 6000
 MAX_URL = 1000
 MAX_TAG = 50
 MAX_TAGS = 20
+LINE_SCAN = 400
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _REF = re.compile(r"^#?(\d{1,9})$")
@@ -42,8 +43,9 @@ class InvalidPaper(ValueError):
         self.field = field
 
 
-@dataclass(frozen=True)
-class Paper:
+class Paper(NamedTuple):
+    """A paper as stored. A named tuple: lists build dozens per reply, and tuples are the cheapest immutable value."""
+
     number: int
     id: str
     title: str
@@ -51,10 +53,13 @@ class Paper:
     url: str
     tags: tuple[str, ...] = ()
 
-    @cached_property
+    @property
     def line(self) -> str:
         """The summary's first line, cut to fit a list."""
-        first = self.summary.strip().splitlines()[0] if self.summary.strip() else ""
+        summary = self.summary.strip()
+        if not summary:
+            return ""
+        first = summary[:LINE_SCAN].splitlines()[0]  # the cut below never looks further
         return first if len(first) <= 140 else first[:139].rstrip() + "…"
 
 

@@ -29,7 +29,6 @@ from bot.replies import (
     Mine,
     Notice,
     PaperCard,
-    PaperEntry,
     PaperList,
     PaperRef,
     Reply,
@@ -98,9 +97,10 @@ def _usage(name: str) -> Answer:
     )
 
 
-def _entries(ctx: Context, papers: list[catalog.Paper]) -> list[PaperEntry]:
-    taken = signups.scheduled_numbers(ctx.store, [p.number for p in papers])
-    return [PaperEntry(p, None if p.number in taken else Button("Sign up", f"signup {p.number}")) for p in papers]
+#: Lists are compact (a paper a line pair); the sign-up button is on `show`, the weekly post and App Home.
+LIST_FOOTER = text(
+    "Sign up: ", Code("/paper signup <number> [<date>]"), "  ·  a paper in full: ", Code("/paper show <number>")
+)
 
 
 def _pager(command: str, page: catalog.Page) -> list[Button]:
@@ -152,7 +152,7 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
     heading = text(
         f"{page.total} paper{'s' if page.total != 1 else ''} tagged ", Bold(name), f" ({_range(page)})" if many else ""
     )
-    return Answer(PaperList(heading, _entries(ctx, page.papers), pager=_pager(f"tag {name}", page)))
+    return Answer(PaperList(heading, page.papers, LIST_FOOTER, _pager(f"tag {name}", page)))
 
 
 def cmd_search(ctx: Context, args: str) -> Answer:
@@ -176,7 +176,7 @@ def cmd_search(ctx: Context, args: str) -> Answer:
         )
     more = page.has_more or page_no > 1
     heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page)})" if more else "")
-    return Answer(PaperList(heading, _entries(ctx, page.papers), pager=_pager(f"search {words.strip()}", page)))
+    return Answer(PaperList(heading, page.papers, LIST_FOOTER, _pager(f"search {words.strip()}", page)))
 
 
 def cmd_show(ctx: Context, args: str) -> Answer:

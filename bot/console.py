@@ -90,8 +90,7 @@ def _(reply: Notice) -> str:
 @render.register
 def _(reply: PaperList) -> str:
     lines = [inline(reply.heading)]
-    for entry in reply.entries:
-        p = entry.paper
+    for p in reply.papers:
         lines.append(f"#{p.number:<4} {p.id}  {p.title}")
         if p.line:
             lines.append(f"      {p.line}")

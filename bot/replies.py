@@ -81,8 +81,10 @@ class PaperEntry:
 
 @dataclass
 class PaperList:
+    """A page of papers, each shown as its number, title, id and summary line."""
+
     heading: Text
-    entries: list[PaperEntry]
+    papers: list[Paper]
     footer: Text = ()
     pager: list[Button] = field(default_factory=list)
 

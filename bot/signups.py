@@ -401,19 +401,6 @@ def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str
     return Change("skip", SlotLine(week, meeting, "skipped"), admin.id)
 
 
-def scheduled_numbers(store: Store, numbers: list[int]) -> set[int]:
-    """Which of these papers already have a presenter (past or coming): they get no sign-up button."""
-    if not numbers:
-        return set()
-    marks = ",".join("?" * len(numbers))
-    return {
-        r[0]
-        for r in store.db.execute(
-            f"SELECT DISTINCT paper FROM slots WHERE kind = 'presenter' AND paper IN ({marks})", numbers
-        )
-    }
-
-
 def waiting_papers(store: Store, n: int, focus_tag: str | None = None) -> list[Paper]:
     """Papers nobody has presented or signed up for, lowest number first."""
     focus = ""

@@ -172,6 +172,10 @@ def test_paging_beyond_40(h):
     )
     reply = valid(h.command("tag parallelism-dp"))
     assert "92 papers tagged" in blocks_text(reply) and "(1–40)" in blocks_text(reply)
+    page = catalog.tagged(h.bot.store, "parallelism-dp")[1].papers
+    shown = blocks_text(reply)
+    assert len(page) == 40 and all(f"*#{p.number}* " in shown and f"`{p.id}`" in shown for p in page)
+    assert len(reply["blocks"]) <= 15  # a few papers a section, not a block each
     nxt = [b for b in buttons(reply) if b["action_id"].startswith("page:")]
     assert [b["value"] for b in nxt] == ["tag parallelism-dp --page 2"]
     url = h.click(nxt[0])

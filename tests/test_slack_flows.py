@@ -42,8 +42,10 @@ def test_refused_signup_changes_nothing_and_announces_nothing(h):
     assert len(h.slack.messages(CHANNEL)) == 1  # only U1's announcement
 
 
-def test_signup_button_on_a_list_entry(h):
-    reply = h.command("search diloco", user="U2")
+def test_signup_button_on_a_paper_found_by_search(h):
+    found = valid(h.command("search diloco", user="U2"))
+    number = blocks_text(found).split("*#", 1)[1].split("*", 1)[0]
+    reply = valid(h.command(f"show {number}", user="U2"))
     signup = next(b for b in buttons(reply) if b["value"].startswith("signup"))
     url = h.click(signup, user="U2")
     [answer] = h.slack.responses_to(url)
