@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from functools import lru_cache
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.cron import CronTrigger
@@ -27,9 +28,11 @@ _DAY_WORDS = {name: i for i, name in enumerate(DAY_NAMES)} | {
 }
 
 
-@dataclass(frozen=True, order=True)
-class Week:
-    """An ISO week: `Week(2026, 49)` is Monday 30 Nov to Sunday 6 Dec 2026."""
+class Week(NamedTuple):
+    """An ISO week: `Week(2026, 49)` is Monday 30 Nov to Sunday 6 Dec 2026.
+
+    A named tuple, so weeks hash, compare and sort at C speed: a schedule handles dozens a request.
+    """
 
     year: int
     number: int
@@ -48,11 +51,11 @@ class Week:
 
     @property
     def key(self) -> str:
-        return f"{self.year}-W{self.number:02d}"
+        return _key(self)
 
     @property
     def monday(self) -> date:
-        return date.fromisocalendar(self.year, self.number, 1)
+        return _monday(self)
 
     def day(self, weekday: int) -> date:
         return self.monday + timedelta(days=weekday)
@@ -66,14 +69,13 @@ class Week:
         return self.plus(1).start(tz)
 
     def plus(self, weeks: int) -> Week:
-        return Week.of(self.monday + timedelta(weeks=weeks))
+        return _plus(self, weeks)
 
     def __str__(self) -> str:
         return self.key
 
 
-@dataclass(frozen=True)
-class Meeting:
+class Meeting(NamedTuple):
     """When the group meets each week: `Meeting.parse("thu 16:00")`."""
 
     weekday: int
@@ -109,6 +111,21 @@ class Meeting:
 def _week_of(day: date) -> Week:
     iso = day.isocalendar()
     return Week(iso.year, iso.week)
+
+
+@lru_cache(maxsize=8192)
+def _monday(week: Week) -> date:
+    return date.fromisocalendar(week.year, week.number, 1)
+
+
+@lru_cache(maxsize=8192)
+def _key(week: Week) -> str:
+    return f"{week.year}-W{week.number:02d}"
+
+
+@lru_cache(maxsize=8192)
+def _plus(week: Week, weeks: int) -> Week:
+    return _week_of(_monday(week) + timedelta(weeks=weeks))
 
 
 @lru_cache(maxsize=8192)

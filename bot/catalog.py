@@ -167,6 +167,13 @@ def validate(raw: dict, *, new: bool) -> PaperInput:
 # -- reading ----------------------------------------------------------------
 
 _PAPER_COLUMNS = "p.number, p.id, p.title, p.summary, p.url"
+#: For other modules' joins: `SELECT ..., {PAPER_COLUMNS} FROM x LEFT JOIN papers p ...`, then `joined_paper`.
+PAPER_COLUMNS = _PAPER_COLUMNS
+
+
+def joined_paper(row, at: int) -> Paper | None:
+    """The paper in `row[at:at + 5]` of a query that selected PAPER_COLUMNS (None: no such paper). No tags."""
+    return None if row[at] is None else Paper(row[at], row[at + 1], row[at + 2], row[at + 3], row[at + 4])
 
 
 def _papers(store: Store, sql: str, params: Iterable = (), *, with_tags: bool = False) -> list[Paper]:

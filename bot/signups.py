@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from bot import catalog
 from bot.calendar import BadDate, Group, Week
@@ -48,8 +49,7 @@ class Member:
     is_admin: Callable[[], bool] = lambda: False
 
 
-@dataclass(frozen=True)
-class Slot:
+class Slot(NamedTuple):
     week: Week
     kind: str  # 'presenter' | 'skipped'
     presenter: str | None
@@ -133,23 +133,52 @@ def open_weeks(store: Store, group: Group, now: datetime, n: int, start: Week | 
 
 
 def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
-    """The coming weeks: the next presenters, the next open weeks, and skips among them."""
-    start = first_week_ahead(group, now)
-    presenters = _slots(
-        store.db,
-        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE week >= ? AND kind = 'presenter' "
-        "ORDER BY week LIMIT ?",
-        [start.key, SCHEDULE_PRESENTERS],
-    )
-    free = open_weeks(store, group, now, SCHEDULE_OPEN, start)
-    last = max([s.week for s in presenters] + free, default=start)
-    skips = _slots(
-        store.db,
-        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE week >= ? AND week <= ? AND kind = 'skipped'",
-        [start.key, last.key],
-    )
-    lines = _lines(store, group, presenters + skips) + [SlotLine(w, group.meeting_of(w), "open") for w in free]
-    return sorted(lines, key=lambda line: line.week)
+    """The coming weeks: the next presenters, the next open weeks, and skips among them.
+
+    One walk over the slots in week order, papers joined; the open weeks are the gaps
+    between them. Presenters after the first SCHEDULE_PRESENTERS are not listed but
+    still fill their weeks; a skip is listed when a listed week comes after it.
+    """
+    cursor = first_week_ahead(group, now)  # the first week the walk has not accounted for
+    lines: list[SlotLine] = []
+    presenters = opened = 0
+
+    def list_open_weeks(until: Week) -> None:
+        nonlocal opened
+        week = cursor
+        while week < until and opened < SCHEDULE_OPEN:
+            meeting = group.meeting_of(week)
+            if meeting > now:
+                lines.append(SlotLine(week, meeting, "open"))
+                opened += 1
+            week = week.plus(1)
+
+    batch = SCHEDULE_PRESENTERS + SCHEDULE_OPEN + 8
+    while True:
+        rows = store.db.execute(
+            f"SELECT s.week, s.kind, s.presenter, {catalog.PAPER_COLUMNS} FROM slots s "
+            "LEFT JOIN papers p ON p.number = s.paper WHERE s.week >= ? ORDER BY s.week LIMIT ?",
+            [cursor.key, batch],
+        ).fetchall()
+        for row in rows:
+            week = Week.from_key(row[0])
+            list_open_weeks(week)
+            if row[1] == "skipped":
+                lines.append(SlotLine(week, group.meeting_of(week), "skipped"))
+            elif presenters < SCHEDULE_PRESENTERS:
+                lines.append(SlotLine(week, group.meeting_of(week), "presenter", catalog.joined_paper(row, 3), row[2]))
+                presenters += 1
+            cursor = week.plus(1)
+            if presenters == SCHEDULE_PRESENTERS and opened == SCHEDULE_OPEN:
+                break
+        else:
+            if len(rows) == batch:
+                continue
+            list_open_weeks(cursor.plus(HORIZON_WEEKS))  # no slots after these: the rest are open
+        break
+    while lines and lines[-1].state == "skipped":
+        lines.pop()
+    return lines
 
 
 def mine(store: Store, group: Group, now: datetime, member: str) -> tuple[list[SlotLine], list[SlotLine]]:

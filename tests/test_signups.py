@@ -7,6 +7,8 @@ from datetime import datetime
 
 import pytest
 from conftest import TZ, at
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from bot import commands, signups
 from bot.calendar import Group, Meeting, PostSchedule, Week
@@ -166,6 +168,48 @@ def test_schedule_shows_the_next_26_presenters(room):
         room.run(f"U{i}", f"signup {i + 1} {Week(2026, 50).plus(i).monday}")
     lines = signups.schedule(room.store, room.group, room.now)
     assert len([line for line in lines if line.state == "presenter"]) == 26
+
+
+def reference_schedule(room) -> list[tuple[str, str]]:
+    """The schedule's rule spelled out plainly: the first 26 presenters from the first week ahead, the first 4
+    open weeks, and the skips up to the last of those."""
+    start = signups.first_week_ahead(room.group, room.now)
+    booked = {Week.from_key(w): kind for w, kind, _, _ in room.slots()}
+    presenters = sorted(w for w, kind in booked.items() if kind == "presenter" and w >= start)[:26]
+    free, week = [], start
+    while len(free) < 4:
+        if week not in booked and room.group.meeting_of(week) > room.now:
+            free.append(week)
+        week = week.plus(1)
+    last = max(presenters + free)
+    skips = [w for w, kind in booked.items() if kind == "skipped" and start <= w <= last]
+    states = {w: "presenter" for w in presenters} | {w: "open" for w in free} | {w: "skipped" for w in skips}
+    return sorted((w.key, state) for w, state in states.items())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.integers(-3, 90), st.sampled_from(["presenter", "skipped"]), max_size=60))
+@example({i: "skipped" for i in range(20)} | {i: "presenter" for i in range(20, 80)})  # more rows than one read
+def test_schedule_is_the_first_26_presenters_4_open_weeks_and_skips_among_them(room, layout):
+    room.store.db.execute("DELETE FROM slots")
+    for offset, kind in layout.items():
+        week = Week(2026, 49).plus(offset)
+        paper, presenter = (offset % 32 + 1, f"U{offset}") if kind == "presenter" else (None, None)
+        room.store.db.execute(
+            "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) VALUES (?, ?, ?, ?, 'UADMIN', '')",
+            [week.key, kind, presenter, paper],
+        )
+    lines = signups.schedule(room.store, room.group, room.now)
+    assert [(line.week.key, line.state) for line in lines] == reference_schedule(room)
+    for line in lines:
+        assert line.meeting == room.group.meeting_of(line.week)
+        if line.state == "presenter":
+            assert line.paper.number == layout_paper(line.week) and line.presenter.startswith("U")
+
+
+def layout_paper(week: Week) -> int:
+    offset = next(i for i in range(-3, 91) if Week(2026, 49).plus(i) == week)
+    return offset % 32 + 1
 
 
 def test_many_threads_racing_for_one_week_one_wins(room):
