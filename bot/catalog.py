@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 from bot import search_terms
-from bot.store import Store
+from bot.store import MERGING, MERGING_DEFERRED, SEARCH_TABLES, Store, set_merging
 
 PAGE_SIZE = 40
 MAX_TITLE = 300
@@ -262,7 +262,7 @@ def tagged(store: Store, tag: str, page: int = 1) -> tuple[str, Page]:
 
 
 #: The groups of "best first", each its own FTS5 index keyed by paper number.
-_SEARCH_GROUPS = ("paper_titles", "paper_tag_words", "paper_search")
+_SEARCH_GROUPS = SEARCH_TABLES
 
 
 def search(store: Store, query: str, page: int = 1) -> Page | None:
@@ -389,6 +389,9 @@ def upsert(
     # Checkpoint the WAL every 80 MB instead of every 4 MB while importing: each checkpoint
     # copies pages back and syncs, and a big import spent a fifth of its time there.
     store.db.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
+    # Nor merge the search indexes' segments at every commit: optimize() merges them once at the end.
+    with store.write() as db:
+        set_merging(db, MERGING_DEFERRED)
     try:
         for paper in papers:
             chunk.append(paper)
@@ -398,6 +401,8 @@ def upsert(
             flush()
     finally:
         store.db.execute("PRAGMA wal_autocheckpoint = 1000")
+        with store.write() as db:
+            set_merging(db, MERGING)
     if counts.added + counts.updated >= OPTIMIZE_AFTER:
         optimize(store)
     store.db.execute("PRAGMA wal_checkpoint(PASSIVE)")

@@ -149,6 +149,19 @@ def m004_search_groups(db: sqlite_utils.Database) -> None:
     db.conn.executemany("INSERT INTO search_vocab (term) VALUES (?)", [(w,) for w in sorted(words)])
 
 
+#: The FTS5 indexes, and how they merge their segments: as FTS5 does by default, or not
+#: at all while a big import writes (its end merges each index once, see catalog.optimize).
+SEARCH_TABLES = ("paper_titles", "paper_tag_words", "paper_search")
+MERGING = {"automerge": 4, "crisismerge": 16}
+MERGING_DEFERRED = {"automerge": 0, "crisismerge": 1000}
+
+
+def set_merging(db: sqlite_utils.Database, settings: dict[str, int]) -> None:
+    for table in SEARCH_TABLES:
+        for key, value in settings.items():
+            db.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", [key, value])
+
+
 class Store:
     """One SQLite file, one connection per thread."""
 
@@ -231,6 +244,9 @@ class Store:
                 empty = db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
                 count = self._seed(seed) if empty else 0
                 db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
+            # An import that was killed leaves merging off, and searches would slow down as segments pile up.
+            if db.execute("SELECT v FROM paper_search_config WHERE k = 'automerge'").fetchone() == (0,):
+                set_merging(db, MERGING)
 
     @staticmethod
     def _use_wal(db: sqlite_utils.Database) -> None:

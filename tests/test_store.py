@@ -5,10 +5,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+import pytest
 import sqlite_utils
 
 from bot import catalog
-from bot.store import Store, migrations
+from bot.store import MERGING_DEFERRED, SEARCH_TABLES, Store, migrations, set_merging
 
 
 def test_an_older_database_is_migrated_and_keeps_its_data(tmp_path):
@@ -72,3 +73,46 @@ def test_a_failed_write_changes_nothing(store):
     except sqlite3.IntegrityError:
         pass
     assert catalog.by_number(store, 1).title.startswith("Chopper")
+
+
+def merging(store: Store) -> list[tuple]:
+    return [
+        store.db.execute(
+            f"SELECT k, v FROM {table}_config WHERE k IN ('automerge', 'crisismerge') ORDER BY k"
+        ).fetchall()
+        for table in SEARCH_TABLES
+    ]
+
+
+def test_an_import_defers_index_merging_and_always_turns_it_back_on(store):
+    seen: list = []
+    rows = (catalog.PaperInput(id=f"bulk-{i}", title=f"Bulk {i}", summary="数据并行") for i in range(2500))
+
+    def watching():
+        for i, row in enumerate(rows):
+            if i == 1500:
+                seen.append(merging(store))
+            yield row
+
+    catalog.upsert(store, watching())
+    assert seen == [[[("automerge", 0), ("crisismerge", 1000)]] * 3]
+    assert merging(store) == [[("automerge", 4), ("crisismerge", 16)]] * 3
+    assert len(catalog.search(store, "bulk 并行").papers) == 40
+
+    def failing():
+        yield catalog.PaperInput(id="fine", title="Fine")
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError):
+        catalog.upsert(store, failing())
+    assert merging(store) == [[("automerge", 4), ("crisismerge", 16)]] * 3
+
+
+def test_merging_left_off_by_a_killed_import_is_turned_back_on_at_open(tmp_path):
+    store = Store(tmp_path / "paperbot.db")
+    with store.write() as db:
+        set_merging(db, MERGING_DEFERRED)  # as an import killed halfway leaves it
+    store.close()
+    reopened = Store(tmp_path / "paperbot.db")
+    assert merging(reopened) == [[("automerge", 4), ("crisismerge", 16)]] * 3
+    reopened.close()
