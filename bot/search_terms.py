@@ -29,6 +29,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u31f0-
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 _TOKEN_KIND = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")  # the same, telling CJK runs from words
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
+_ASCII_WORD = re.compile(r"[^\W_]+")
 
 MAX_QUERY_TERMS = 12
 MAX_TERM_CHARS = 40
@@ -36,7 +37,7 @@ MAX_TERM_CHARS = 40
 
 def _normal(text: str) -> str:
     # NFKC folds full-width letters and digits (ＧＰＵ, １２) to their ASCII forms.
-    if not text.isascii():
+    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):  # the check is 40x cheaper
         text = unicodedata.normalize("NFKC", text)
     return text.casefold()
 
@@ -54,14 +55,19 @@ def _bigrams(run: str) -> list[str]:
 
 def index_form(text: str) -> tuple[str, set[str]]:
     """(the indexed form of `text`, its words that a prefix query may expand to)."""
+    if text.isascii():  # most titles and tags: words only, and casefold is lower
+        found = _ASCII_WORD.findall(text.lower())
+        return " ".join(found), set(found)
     out: list[str] = []
     words: set[str] = set()
     for run, word in _TOKEN_KIND.findall(_normal(text)):
-        if run:
-            out.extend(_bigrams(run))
-        else:
+        if word:
             out.append(word)
             words.add(word)
+        elif len(run) > 1:
+            out.extend(map(str.__add__, run[:-1], run[1:]))
+        else:
+            out.append(run)
     return " ".join(out), words
 
 

@@ -286,3 +286,21 @@ def test_rows_without_ids_in_one_batch_get_distinct_slugs(store):
         "Attention: part one",
         "Attention: part two",
     }
+
+
+def spelled_out(text: str) -> tuple[str, set[str]]:
+    """index_form's rule, the slow plain way: words as they are, CJK runs as overlapping bigrams."""
+    out, words = [], set()
+    for token in search_terms.tokens(text):
+        if search_terms._CJK_RUN.fullmatch(token):
+            out += [token] if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)]
+        else:
+            out.append(token)
+            words.add(token)
+    return " ".join(out), words
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab Z9_-.é ＧＰＵ１数据并行训练の학습ﬁß\n")) | st.text())
+def test_index_form_is_words_and_bigrams(text):
+    assert search_terms.index_form(text) == spelled_out(text)
