@@ -194,14 +194,15 @@ def _papers(store: Store, sql: str, params: Iterable = (), *, with_tags: bool = 
     return [Paper(r[0], r[1], r[2], r[3], r[4], tags.get(r[0], ())) for r in rows]
 
 
-def find(store: Store, ref: str) -> Paper | None:
+def find(store: Store, ref: str, *, with_tags: bool = True) -> Paper | None:
     """The paper that `ref` names: its id, or its number as `7` or `#7`."""
     ref = ref.strip()
     m = _REF.match(ref)
     if m:
-        found = _papers(store, f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number = ?", [int(m[1])], with_tags=True)
+        sql, key = f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number = ?", int(m[1])
     else:
-        found = _papers(store, f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.id = ?", [ref.lower()], with_tags=True)
+        sql, key = f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.id = ?", ref.lower()
+    found = _papers(store, sql, [key], with_tags=with_tags)
     return found[0] if found else None
 
 

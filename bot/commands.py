@@ -182,7 +182,7 @@ def cmd_search(ctx: Context, args: str) -> Answer:
 def cmd_show(ctx: Context, args: str) -> Answer:
     if not args.strip():
         return _usage("show")
-    paper = signups.find_paper(ctx.store, args.strip())
+    paper = signups.find_paper(ctx.store, args.strip(), with_tags=True)
     history = signups.history(ctx.store, ctx.group, paper)
     button = None if history else Button("Sign up to present", f"signup {paper.number}", primary=True)
     return Answer(PaperCard(paper, history, button))

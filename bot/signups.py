@@ -208,8 +208,8 @@ def history(store: Store, group: Group, paper: Paper) -> list[SlotLine]:
 # -- deciding ----------------------------------------------------------------
 
 
-def find_paper(store: Store, ref: str) -> Paper:
-    paper = catalog.find(store, ref)
+def find_paper(store: Store, ref: str, *, with_tags: bool = False) -> Paper:
+    paper = catalog.find(store, ref, with_tags=with_tags)
     if paper is not None:
         return paper
     similar = catalog.similar_ids(store, ref)
