@@ -284,13 +284,24 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
     skip = (page - 1) * PAGE_SIZE
     want = PAGE_SIZE + 1  # one more tells whether there is a next page
     numbers: list[int] = []
+    counted: list[str] = []  # earlier groups not read from their start: excluded by matching them again
+    # FTS5 walks an AND backwards by loading each word's whole list, even when another word of it is
+    # in no paper of that index ("training 训练" in titles): asking forwards first is a cheap "none".
+    several = " AND " in expr  # match_expression joins the (quoted) words with it
     with store.snapshot():
-        for i, table in enumerate(_SEARCH_GROUPS):
-            earlier = _SEARCH_GROUPS[:i]
+        for table in _SEARCH_GROUPS:
+            if several and table != _SEARCH_GROUPS[-1]:
+                if db.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", [expr]).fetchone() is None:
+                    continue
+            # An earlier group that was read was read to its end (else this one would not be needed):
+            # its papers are all in `numbers`, and excluding those few is cheaper than matching again.
             where = f"{table} MATCH ?" + "".join(
-                f" AND rowid NOT IN (SELECT rowid FROM {t} WHERE {t} MATCH ?)" for t in earlier
+                f" AND rowid NOT IN (SELECT rowid FROM {t} WHERE {t} MATCH ?)" for t in counted
             )
-            params = [expr] * (1 + len(earlier))
+            params = [expr] * (1 + len(counted))
+            if numbers:
+                where += f" AND rowid NOT IN ({','.join('?' * len(numbers))})"
+                params += numbers
             if skip:
                 # Deep pages count how many of this group's matches come before them.
                 in_group = db.execute(
@@ -298,11 +309,14 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
                 ).fetchone()[0]
                 if in_group < skip:
                     skip -= in_group
+                    counted.append(table)
                     continue
             rows = db.execute(
                 f"SELECT rowid FROM {table} WHERE {where} ORDER BY rowid DESC LIMIT ? OFFSET ?",
                 [*params, want - len(numbers), skip],
             ).fetchall()
+            if skip:  # the papers before the offset are not in `numbers`
+                counted.append(table)
             skip = 0
             numbers.extend(r[0] for r in rows)
             if len(numbers) >= want:

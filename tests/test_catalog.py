@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 from conftest import ROOT
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot import catalog, papers_file, search_terms
@@ -304,3 +304,51 @@ def spelled_out(text: str) -> tuple[str, set[str]]:
 @given(st.text(alphabet=st.sampled_from("ab Z9_-.é ＧＰＵ１数据并行训练の학습ﬁß\n")) | st.text())
 def test_index_form_is_words_and_bigrams(text):
     assert search_terms.index_form(text) == spelled_out(text)
+
+
+_words = iter(range(10**6))
+
+
+def fresh_word() -> str:
+    """A word no other paper has, and no prefix of another (all are six letters)."""
+    n, letters = next(_words), []
+    for _ in range(6):
+        n, r = divmod(n, 26)
+        letters.append("abcdefghijklmnopqrstuvwxyz"[r])
+    return "q" + "".join(letters)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["title", "tags", "summary"]), max_size=130))
+@example(["title"] * 50 + ["tags"] * 5 + ["summary"] * 10)  # page 2 starts inside the titles
+@example(["summary"] * 45 + ["tags"] * 45)
+def test_search_pages_walk_titles_then_tags_then_the_rest(store, places):
+    word = fresh_word()
+    catalog.upsert(
+        store,
+        [
+            PaperInput(
+                id=f"{word}-{i}",
+                title=f"{word} study" if place == "title" else f"Study {i}",
+                summary=f"about {word}" if place == "summary" else "",
+                tags=(f"{word}-tag",) if place == "tags" else ("other",),
+            )
+            for i, place in enumerate(places)
+        ],
+    )
+    group = {"title": 0, "tags": 1, "summary": 2}
+    rank = {}
+    for i, place in enumerate(places):
+        paper = catalog.find(store, f"{word}-{i}")
+        rank[paper.id] = (group[place], -paper.number)
+    expected = sorted(rank, key=rank.get)
+    for query in (word, f"{word} {word.upper()}"):  # one word, and an AND of two
+        seen, page = [], 1
+        while True:
+            found = catalog.search(store, query, page)
+            seen += [p.id for p in found.papers]
+            assert found.papers and (len(found.papers) == 40 or not found.has_more) or not expected
+            if not found.has_more:
+                break
+            page += 1
+        assert seen == expected, query
