@@ -2,7 +2,7 @@
 
     python bench/floor_app.py paperbot PORT     # (a) paperbot's server stack and Bolt settings
     python bench/floor_app.py default PORT      # (b) a default App() on Bolt's built-in server
-    python bench/floor_app.py paperbot PORT 42  # the same with 42 blocks (diagnosis only)
+    python bench/floor_app.py paperbot PORT reply.json  # (diagnosis) ack that reply, e.g. the bot's own 40-paper page
 
 Environment: SLACK_SIGNING_SECRET, SLACK_API_URL (the Slack stand-in: App() calls
 auth.test), SLACK_BOT_TOKEN. Runs until killed.
@@ -10,9 +10,11 @@ auth.test), SLACK_BOT_TOKEN. Runs until killed.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
+from pathlib import Path
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -48,7 +50,7 @@ def reply_blocks(n: int = 12) -> list[dict]:
     return blocks
 
 
-def build(kind: str, n_blocks: int = 12) -> App:
+def build(kind: str, reply: dict | None = None) -> App:
     secret = os.environ["SLACK_SIGNING_SECRET"]
     token = os.environ.get("SLACK_BOT_TOKEN", "xoxb-bench")
     client = WebClient(base_url=os.environ["SLACK_API_URL"], token=token)
@@ -65,21 +67,20 @@ def build(kind: str, n_blocks: int = 12) -> App:
         app = App(client=client, signing_secret=secret)
     else:
         raise SystemExit(f"unknown floor {kind!r}: use paperbot or default")
-    blocks = reply_blocks(n_blocks)
-    text = "10 papers tagged parallelism-dp"
+    reply = reply or {"response_type": "ephemeral", "text": "10 papers tagged parallelism-dp", "blocks": reply_blocks()}
 
     @app.command("/paper")
     def on_paper(ack):
-        ack(response_type="ephemeral", text=text, blocks=blocks)
+        ack(**reply)
 
     return app
 
 
 def main() -> None:
     kind, port = sys.argv[1], int(sys.argv[2])
-    n_blocks = int(sys.argv[3]) if len(sys.argv) > 3 else 12  # other sizes: only for diagnosis
+    reply = json.loads(Path(sys.argv[3]).read_text(encoding="utf-8")) if len(sys.argv) > 3 else None  # diagnosis
     logging.basicConfig(level=logging.WARNING)
-    app = build(kind, n_blocks)
+    app = build(kind, reply)
     if kind == "paperbot":
         from bot.slack.serve import http_server
 

@@ -5,6 +5,7 @@ Slack stand-in, so the clock of a request is not held up by the stand-in
 taking announcements.
 
     sequential(url, secret, lines)          -> {"ms": [...], "errors": [...], "kinds": {...}}
+    interleaved(url, secret, lines, floor_url, floor_line) -> the same, and "floor_ms" taken in between
     load(url, secret, mix, seconds, threads, signup_base) -> the same, for concurrent clients
 """
 
@@ -113,6 +114,49 @@ def sequential(url: str, secret: str, lines: list[tuple[str, str]], warmup: int 
     finally:
         client.close()
     out["errors"] = out["errors"][:20]
+    return out
+
+
+def interleaved(
+    url: str,
+    secret: str,
+    lines: list[tuple[str, str]],
+    floor_url: str,
+    floor_line: tuple[str, str],
+    block: int = 40,
+    warmup: int = 5,
+) -> dict:
+    """`sequential` to `url`, in blocks of `block` requests, each block after as many to `floor_url`.
+
+    The floor's samples ("floor_ms") are taken in the same seconds as the command's, so a
+    machine that slows down or speeds up during a run moves both alike. One keep-alive
+    connection to each server; the first `warmup` lines (and as many floor requests) are not counted.
+    """
+    bot, floor = Client(url, secret), Client(floor_url, secret)
+    out: dict = {"ms": [], "errors": [], "kinds": {}, "floor_ms": [], "floor_errors": []}
+    try:
+        for text, user in lines[:warmup]:
+            bot.command(text, user)
+            floor.command(*floor_line)
+        rest = lines[warmup:]
+        for start in range(0, len(rest), block):
+            part = rest[start : start + block]
+            for _ in part:
+                ms, status, body = floor.command(*floor_line)
+                out["floor_ms"].append(ms)
+                if classify(status, body).startswith("error"):
+                    out["floor_errors"].append(classify(status, body))
+            for text, user in part:
+                ms, status, body = bot.command(text, user)
+                kind = classify(status, body)
+                out["ms"].append(ms)
+                out["kinds"][kind.split(":")[0]] = out["kinds"].get(kind.split(":")[0], 0) + 1
+                if kind.startswith("error"):
+                    out["errors"].append(kind)
+    finally:
+        bot.close()
+        floor.close()
+    out["errors"], out["floor_errors"] = out["errors"][:20], out["floor_errors"][:20]
     return out
 
 
