@@ -284,6 +284,7 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
     skip = (page - 1) * PAGE_SIZE
     want = PAGE_SIZE + 1  # one more tells whether there is a next page
     numbers: list[int] = []
+    found: list[tuple] = []
     counted: list[str] = []  # earlier groups not read from their start: excluded by matching them again
     # FTS5 walks an AND backwards by loading each word's whole list, even when another word of it is
     # in no paper of that index ("training 训练" in titles): asking forwards first is a cheap "none".
@@ -311,19 +312,19 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
                     skip -= in_group
                     counted.append(table)
                     continue
-            rows = db.execute(
-                f"SELECT rowid FROM {table} WHERE {where} ORDER BY rowid DESC LIMIT ? OFFSET ?",
+            rows = db.execute(  # the page's papers themselves, in the order of the match
+                f"SELECT {_PAPER_COLUMNS} FROM (SELECT rowid AS n FROM {table} WHERE {where} "
+                "ORDER BY rowid DESC LIMIT ? OFFSET ?) JOIN papers p ON p.number = n ORDER BY n DESC",
                 [*params, want - len(numbers), skip],
             ).fetchall()
             if skip:  # the papers before the offset are not in `numbers`
                 counted.append(table)
             skip = 0
             numbers.extend(r[0] for r in rows)
+            found.extend(rows)
             if len(numbers) >= want:
                 break
-        has_more = len(numbers) > PAGE_SIZE
-        papers = _by_numbers(store, numbers[:PAGE_SIZE])
-    return Page(papers, page, has_more)
+    return Page([Paper(*row) for row in found[:PAGE_SIZE]], page, len(numbers) > PAGE_SIZE)
 
 
 def _words_starting(db, prefix: str) -> list[str] | None:
@@ -343,11 +344,6 @@ def many(store: Store, numbers, *, with_tags: bool = False) -> dict[int, Paper]:
     marks = ",".join("?" * len(numbers))
     sql = f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number IN ({marks})"
     return {p.number: p for p in _papers(store, sql, numbers, with_tags=with_tags)}
-
-
-def _by_numbers(store: Store, numbers: list[int]) -> list[Paper]:
-    found = many(store, numbers)
-    return [found[n] for n in numbers if n in found]
 
 
 def count(store: Store) -> int:
