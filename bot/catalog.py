@@ -248,17 +248,18 @@ def closest_tags(store: Store, wanted: str, n: int = 3) -> list[str]:
 def tagged(store: Store, tag: str, page: int = 1) -> tuple[str, Page]:
     """Papers carrying `tag` (folded), a page of PAGE_SIZE at a time, by number."""
     name = fold_tag(tag)
-    with store.snapshot():
-        row = store.db.execute("SELECT id, papers FROM tags WHERE name = ?", [name]).fetchone()
-        if row is None:
-            return name, Page([], page, False, 0)
-        tag_id, total = row
-        papers = _papers(
-            store,
-            f"SELECT {_PAPER_COLUMNS} FROM paper_tags pt JOIN papers p ON p.number = pt.paper "
-            "WHERE pt.tag = ? ORDER BY pt.paper LIMIT ? OFFSET ?",
-            [tag_id, PAGE_SIZE, (page - 1) * PAGE_SIZE],
-        )
+    # One statement, so one consistent read: the tag's count comes along with each of its papers.
+    rows = store.db.execute(
+        f"SELECT t.papers, {_PAPER_COLUMNS} FROM tags t JOIN paper_tags pt ON pt.tag = t.id "
+        "JOIN papers p ON p.number = pt.paper WHERE t.name = ? ORDER BY pt.paper LIMIT ? OFFSET ?",
+        [name, PAGE_SIZE, (page - 1) * PAGE_SIZE],
+    ).fetchall()
+    if rows:
+        total = rows[0][0]
+    else:  # no such tag, or a page past its end
+        row = store.db.execute("SELECT papers FROM tags WHERE name = ?", [name]).fetchone()
+        total = row[0] if row else 0
+    papers = [Paper(r[1], r[2], r[3], r[4], r[5]) for r in rows]
     return name, Page(papers, page, page * PAGE_SIZE < total, total)
 
 
