@@ -275,8 +275,9 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
     is its own index, read in rowid order, which FTS5 walks lazily and stops
     after one page: a page costs about the same whether a word is in ten papers
     or in half the catalog (a bm25 sort would have to score every match first).
-    A group is only read when the ones before it ran out, so excluding their
-    papers costs at most a page of rows, except on deep pages.
+    The groups are the arms of one UNION ALL under the page's LIMIT, so SQLite
+    reads a group only when the ones before it ran out, and the page is one
+    consistent read.
     """
     db = store.db
     expr = search_terms.match_expression(query, expand=lambda prefix: _words_starting(db, prefix))
@@ -284,48 +285,28 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
         return None
     skip = (page - 1) * PAGE_SIZE
     want = PAGE_SIZE + 1  # one more tells whether there is a next page
-    numbers: list[int] = []
-    found: list[tuple] = []
-    counted: list[str] = []  # earlier groups not read from their start: excluded by matching them again
-    # FTS5 walks an AND backwards by loading each word's whole list, even when another word of it is
-    # in no paper of that index ("training 训练" in titles): asking forwards first is a cheap "none".
-    several = " AND " in expr  # match_expression joins the (quoted) words with it
-    with store.snapshot():
-        for table in _SEARCH_GROUPS:
-            if several and table != _SEARCH_GROUPS[-1]:
-                if db.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", [expr]).fetchone() is None:
-                    continue
-            # An earlier group that was read was read to its end (else this one would not be needed):
-            # its papers are all in `numbers`, and excluding those few is cheaper than matching again.
-            where = f"{table} MATCH ?" + "".join(
-                f" AND rowid NOT IN (SELECT rowid FROM {t} WHERE {t} MATCH ?)" for t in counted
-            )
-            params = [expr] * (1 + len(counted))
-            if numbers:
-                where += f" AND rowid NOT IN ({','.join('?' * len(numbers))})"
-                params += numbers
-            if skip:
-                # Deep pages count how many of this group's matches come before them.
-                in_group = db.execute(
-                    f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {where} LIMIT ?)", [*params, skip]
-                ).fetchone()[0]
-                if in_group < skip:
-                    skip -= in_group
-                    counted.append(table)
-                    continue
-            rows = db.execute(  # the page's papers themselves, in the order of the match
-                f"SELECT {_PAPER_COLUMNS} FROM (SELECT rowid AS n FROM {table} WHERE {where} "
-                "ORDER BY rowid DESC LIMIT ? OFFSET ?) JOIN papers p ON p.number = n ORDER BY n DESC",
-                [*params, want - len(numbers), skip],
-            ).fetchall()
-            if skip:  # the papers before the offset are not in `numbers`
-                counted.append(table)
-            skip = 0
-            numbers.extend(r[0] for r in rows)
-            found.extend(rows)
-            if len(numbers) >= want:
-                break
-    return Page([Paper(*row) for row in found[:PAGE_SIZE]], page, len(numbers) > PAGE_SIZE)
+    groups = list(_SEARCH_GROUPS)
+    if " AND " in expr:  # several words (match_expression joins them so)
+        # FTS5 walks an AND backwards by loading each word's whole list, even when another of the words
+        # is in no paper of that index ("training 训练" in titles): asking forwards first is a cheap "none".
+        groups = [
+            t
+            for t in groups[:-1]
+            if db.execute(f"SELECT 1 FROM {t} WHERE {t} MATCH :q LIMIT 1", {"q": expr}).fetchone() is not None
+        ] + groups[-1:]
+    arms = []
+    for i, table in enumerate(groups):
+        earlier = "".join(f" AND rowid NOT IN (SELECT rowid FROM {t} WHERE {t} MATCH :q)" for t in groups[:i])
+        arms.append(
+            f"SELECT * FROM (SELECT {i} AS g, rowid AS n FROM {table} WHERE {table} MATCH :q{earlier} "
+            "ORDER BY rowid DESC LIMIT :deep)"
+        )
+    rows = db.execute(
+        f"SELECT {_PAPER_COLUMNS} FROM ({' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip) AS m "
+        "JOIN papers p ON p.number = m.n ORDER BY m.g, m.n DESC",
+        {"q": expr, "deep": skip + want, "want": want, "skip": skip},
+    ).fetchall()
+    return Page([Paper(*row) for row in rows[:PAGE_SIZE]], page, len(rows) > PAGE_SIZE)
 
 
 def _words_starting(db, prefix: str) -> list[str] | None:
