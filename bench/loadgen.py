@@ -97,6 +97,14 @@ def classify(status: int, body: bytes) -> str:
     return "ok"
 
 
+def _count(out: dict, ms: float, kind: str) -> None:
+    """One timed reply into `out` ({"ms", "kinds", "errors"})."""
+    out["ms"].append(ms)
+    out["kinds"][kind.split(":")[0]] = out["kinds"].get(kind.split(":")[0], 0) + 1
+    if kind.startswith("error"):
+        out["errors"].append(kind)
+
+
 def sequential(url: str, secret: str, lines: list[tuple[str, str]], warmup: int = 5) -> dict:
     """Send (text, user) pairs one after another; the first `warmup` are not counted."""
     client = Client(url, secret)
@@ -104,13 +112,8 @@ def sequential(url: str, secret: str, lines: list[tuple[str, str]], warmup: int 
     try:
         for i, (text, user) in enumerate(lines):
             ms, status, body = client.command(text, user)
-            kind = classify(status, body)
-            if i < warmup:
-                continue
-            out["ms"].append(ms)
-            out["kinds"][kind.split(":")[0]] = out["kinds"].get(kind.split(":")[0], 0) + 1
-            if kind.startswith("error"):
-                out["errors"].append(kind)
+            if i >= warmup:
+                _count(out, ms, classify(status, body))
     finally:
         client.close()
     out["errors"] = out["errors"][:20]
@@ -148,11 +151,7 @@ def interleaved(
                     out["floor_errors"].append(classify(status, body))
             for text, user in part:
                 ms, status, body = bot.command(text, user)
-                kind = classify(status, body)
-                out["ms"].append(ms)
-                out["kinds"][kind.split(":")[0]] = out["kinds"].get(kind.split(":")[0], 0) + 1
-                if kind.startswith("error"):
-                    out["errors"].append(kind)
+                _count(out, ms, classify(status, body))
     finally:
         bot.close()
         floor.close()
