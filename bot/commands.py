@@ -97,7 +97,7 @@ def _usage(name: str) -> Answer:
     )
 
 
-#: Lists are compact (a paper a line pair); the sign-up button is on `show`, the weekly post and App Home.
+#: Lists are compact, two lines a paper; the sign-up button is on `show`, the weekly post and App Home.
 LIST_FOOTER = text(
     "Sign up: ", Code("/paper signup <number> [<date>]"), "  ·  a paper in full: ", Code("/paper show <number>")
 )

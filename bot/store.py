@@ -208,20 +208,6 @@ class Store:
         else:
             db.conn.execute("COMMIT")
 
-    @contextmanager
-    def snapshot(self) -> Iterator[sqlite_utils.Database]:
-        """Several reads that see one consistent state."""
-        db = self.db
-        if db.conn.in_transaction:
-            yield db
-            return
-        db.conn.execute("BEGIN")
-        try:
-            yield db
-        finally:
-            if db.conn.in_transaction:
-                db.conn.execute("COMMIT")
-
     def close(self) -> None:
         with self._all_lock:
             for conn in self._all:
