@@ -280,13 +280,14 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
     consistent read.
     """
     db = store.db
-    expr = search_terms.match_expression(query, expand=lambda prefix: _words_starting(db, prefix))
-    if expr is None:
+    terms = search_terms.match_terms(query, expand=lambda prefix: _words_starting(db, prefix))
+    if not terms:
         return None
+    expr = search_terms.all_of(terms)
     skip = (page - 1) * PAGE_SIZE
     want = PAGE_SIZE + 1  # one more tells whether there is a next page
     groups = list(_SEARCH_GROUPS)
-    if " AND " in expr:  # several words (match_expression joins them so)
+    if len(terms) > 1:
         # FTS5 walks an AND backwards by loading each word's whole list, even when another of the words
         # is in no paper of that index ("training 训练" in titles): asking forwards first is a cheap "none".
         groups = [

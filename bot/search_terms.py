@@ -77,12 +77,22 @@ MAX_EXPANSION = 32
 
 
 def match_expression(query: str, expand: Callable[[str], list[str] | None] | None = None) -> str | None:
-    """An FTS5 MATCH expression for a user's query: every word must match.
+    """An FTS5 MATCH expression for a user's query: every word must match (see match_terms)."""
+    terms = match_terms(query, expand)
+    return all_of(terms) if terms else None
+
+
+def all_of(terms: list[str]) -> str:
+    """The MATCH expression that every one of `terms` matches."""
+    return " AND ".join(terms)
+
+
+def match_terms(query: str, expand: Callable[[str], list[str] | None] | None = None) -> list[str]:
+    """The query's words as FTS5 terms, each of which must match; none when there is nothing to search for.
 
     English words match as prefixes (`distrib` finds "distributed"); a CJK word
     of two or more characters matches where those characters stand together; a
-    single CJK character matches words that start with it. Returns None when the
-    query has nothing to search for.
+    single CJK character matches words that start with it.
 
     `expand(prefix)` lists the indexed words that start with `prefix`, or None
     if there are too many. A prefix longer than FTS5's prefix index is then
@@ -108,6 +118,4 @@ def match_expression(query: str, expand: Callable[[str], list[str] | None] | Non
             terms.append(f'"{words[0]}"')
         else:
             terms.append("(" + " OR ".join(f'"{w}"' for w in words) + ")")
-    if not terms:
-        return None
-    return " AND ".join(terms)
+    return terms
