@@ -52,8 +52,9 @@ def at(text: str, tz: ZoneInfo = TZ) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=tz)
 
 
-def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env: str) -> Settings:
-    values = {
+def group_settings(tmp_path: Path, api_url: str) -> dict[str, str]:
+    """The test group's settings, as environment variables."""
+    return {
         "SLACK_BOT_TOKEN": "xoxb-test",
         "SLACK_SIGNING_SECRET": SECRET,
         "SLACK_API_URL": api_url,
@@ -64,7 +65,10 @@ def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env
         "PAPERBOT_MEETING": "thu 16:00",
         "PAPERBOT_ADMINS": "UADMIN",
     }
-    values.update(env)
+
+
+def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env: str) -> Settings:
+    values = {**group_settings(tmp_path, api_url), **env}
     return Settings.load({k: v for k, v in values.items() if v is not None}, dotenv=None)
 
 
@@ -245,18 +249,4 @@ def make_harness(tmp_path, slack):
 def env_for_process(tmp_path: Path, api_url: str, **extra: str) -> dict[str, str]:
     """Environment for a real `python -m bot` process (no .env is read from tmp_path)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "PAPERBOT_"))}
-    env.update(
-        {
-            "SLACK_BOT_TOKEN": "xoxb-test",
-            "SLACK_SIGNING_SECRET": SECRET,
-            "SLACK_API_URL": api_url,
-            "PAPERBOT_DB": str(tmp_path / "paperbot.db"),
-            "PAPERBOT_CHANNEL": CHANNEL,
-            "PAPERBOT_TIMEZONE": "Europe/Berlin",
-            "PAPERBOT_MEETING": "thu 16:00",
-            "PAPERBOT_ADMINS": "UADMIN",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    env.update(extra)
-    return env
+    return {**env, **group_settings(tmp_path, api_url), "PYTHONUNBUFFERED": "1", **extra}

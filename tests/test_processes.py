@@ -60,15 +60,19 @@ class LineReader:
             self.lines.put(line)
         self.lines.put(None)
 
+    def _next(self, deadline: float, timeout: float, waiting_for: str, got: list[str]) -> str | None:
+        """The next line (None at EOF); fails once the deadline passes."""
+        try:
+            return self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(f"no {waiting_for} within {timeout} s; got {got!r}") from None
+
     def until(self, predicate, timeout: float) -> list[str]:
         """Lines read until one satisfies predicate (inclusive); fails at EOF or timeout."""
         got: list[str] = []
         deadline = time.monotonic() + timeout
         while True:
-            try:
-                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"no matching line within {timeout} s; got {got!r}") from None
+            line = self._next(deadline, timeout, "matching line", got)
             if line is None:
                 raise AssertionError(f"EOF before a matching line; got {got!r}")
             got.append(line)
@@ -80,15 +84,10 @@ class LineReader:
         """Everything up to EOF."""
         got: list[str] = []
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                line = self.lines.get(timeout=max(0.01, deadline - time.monotonic()))
-            except queue.Empty:
-                raise AssertionError(f"no EOF within {timeout} s; got {got!r}") from None
-            if line is None:
-                return "".join(got)
+        while (line := self._next(deadline, timeout, "EOF", got)) is not None:
             got.append(line)
             self.seen.append(line)
+        return "".join(got)
 
 
 class Proc:

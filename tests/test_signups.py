@@ -192,9 +192,11 @@ def reference_schedule(room) -> list[tuple[str, str]]:
 @example({i: "skipped" for i in range(20)} | {i: "presenter" for i in range(20, 80)})  # more rows than one read
 def test_schedule_is_the_first_26_presenters_4_open_weeks_and_skips_among_them(room, layout):
     room.store.db.execute("DELETE FROM slots")
+    papers: dict[Week, int] = {}
     for offset, kind in layout.items():
         week = Week(2026, 49).plus(offset)
         paper, presenter = (offset % 32 + 1, f"U{offset}") if kind == "presenter" else (None, None)
+        papers[week] = paper
         room.store.db.execute(
             "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) VALUES (?, ?, ?, ?, 'UADMIN', '')",
             [week.key, kind, presenter, paper],
@@ -204,27 +206,28 @@ def test_schedule_is_the_first_26_presenters_4_open_weeks_and_skips_among_them(r
     for line in lines:
         assert line.meeting == room.group.meeting_of(line.week)
         if line.state == "presenter":
-            assert line.paper.number == layout_paper(line.week) and line.presenter.startswith("U")
+            assert line.paper.number == papers[line.week] and line.presenter.startswith("U")
 
 
-def layout_paper(week: Week) -> int:
-    offset = next(i for i in range(-3, 91) if Week(2026, 49).plus(i) == week)
-    return offset % 32 + 1
-
-
-def test_many_threads_racing_for_one_week_one_wins(room):
-    results: list[str] = []
-    barrier = threading.Barrier(40)
+def all_at_once(n: int, fn) -> list:
+    """fn(0) .. fn(n - 1), each in its own thread, released together; their results."""
+    results: list = []
+    barrier = threading.Barrier(n)
 
     def go(i: int):
         barrier.wait()
-        results.append(room.say(f"U{i}", f"signup {i % 32 + 1} 2026-12-10"))
+        results.append(fn(i))
 
-    threads = [threading.Thread(target=go, args=(i,)) for i in range(40)]
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return results
+
+
+def test_many_threads_racing_for_one_week_one_wins(room):
+    results = all_at_once(40, lambda i: room.say(f"U{i}", f"signup {i % 32 + 1} 2026-12-10"))
     wins = [r for r in results if r.startswith("You're signed up")]
     assert len(wins) == 1
     assert all("is taken" in r or "already presented" in r for r in results if r not in wins)
@@ -232,18 +235,7 @@ def test_many_threads_racing_for_one_week_one_wins(room):
 
 
 def test_many_threads_without_a_date_each_get_their_own_week(room):
-    results: list = []
-    barrier = threading.Barrier(20)
-
-    def go(i: int):
-        barrier.wait()
-        results.append(room.run(f"U{i}", f"signup {i + 1}"))
-
-    threads = [threading.Thread(target=go, args=(i,)) for i in range(20)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = all_at_once(20, lambda i: room.run(f"U{i}", f"signup {i + 1}"))
     weeks = sorted(a.change.line.week.key for a in results)
     assert len(weeks) == len(set(weeks)) == 20
     assert len(room.slots()) == 20

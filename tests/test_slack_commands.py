@@ -16,39 +16,33 @@ from bot.catalog import PaperInput
 from bot.commands import COMMANDS
 
 
-def blocks_text(reply: dict) -> str:
-    """Everything a reader sees in a reply's blocks, joined (entities decoded, as Slack shows them)."""
-    out = []
+def nodes(tree) -> list[dict]:
+    """Every dict inside a reply's blocks, depth first."""
+    found: list[dict] = []
 
     def walk(node):
         if isinstance(node, dict):
-            if node.get("type") in ("mrkdwn", "plain_text") and "text" in node:
-                out.append(node["text"])
+            found.append(node)
             for v in node.values():
                 walk(v)
         elif isinstance(node, list):
             for v in node:
                 walk(v)
 
-    walk(reply.get("blocks", []))
-    return html.unescape("\n".join(out))
+    walk(tree)
+    return found
+
+
+def blocks_text(reply: dict) -> str:
+    """Everything a reader sees in a reply's blocks, joined (entities decoded, as Slack shows them)."""
+    texts = [
+        n["text"] for n in nodes(reply.get("blocks", [])) if n.get("type") in ("mrkdwn", "plain_text") and "text" in n
+    ]
+    return html.unescape("\n".join(texts))
 
 
 def buttons(reply: dict) -> list[dict]:
-    found = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if node.get("type") == "button":
-                found.append(node)
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(reply.get("blocks", []))
-    return found
+    return [n for n in nodes(reply.get("blocks", [])) if n.get("type") == "button"]
 
 
 def valid(reply: dict) -> dict:
