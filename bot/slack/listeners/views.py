@@ -7,6 +7,7 @@ import logging
 from bot import commands
 from bot.catalog import InvalidPaper
 from bot.delivery import Rejected, Uncertain
+from bot.replies import Code, Notice, PaperRef, text
 from bot.signups import Refusal
 from bot.slack import blocks
 from bot.slack.blocks import plain
@@ -37,18 +38,11 @@ def register(app, bot) -> None:
 
 
 def confirm(bot, user: str, channel: str, paper) -> None:
-    message = f"Added *#{paper.number}* {blocks.paper_title(paper)} (`{blocks.escape(paper.id)}`)."
-    fallback = f"Added #{paper.number} {blocks.escape(paper.title)}"
+    message = blocks.message(Notice(text("Added ", PaperRef(paper), " (", Code(paper.id), ").")))
     try:
         if channel:
-            call(
-                bot.client.chat_postEphemeral,
-                channel=channel,
-                user=user,
-                text=fallback,
-                blocks=[blocks.section(message)],
-            )
+            call(bot.client.chat_postEphemeral, channel=channel, user=user, **message)
         else:
-            call(bot.client.chat_postMessage, channel=user, text=fallback, blocks=[blocks.section(message)])
+            call(bot.client.chat_postMessage, channel=user, **message)
     except (Rejected, Uncertain) as e:
         log.warning("could not confirm the new paper to %s: %s", user, e)
