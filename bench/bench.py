@@ -345,7 +345,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="sample the bot with py-spy during the load (py-spy must be installed); summary in the JSON",
     )
-    p.add_argument("--quick", action="store_true", help="small sizes: 2000 papers, 2 s load, 30 samples")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        help="times each latency row is taken, in turn with the others (default 3, 1 with --quick); figures pool them",
+    )
+    p.add_argument("--quick", action="store_true", help="small sizes: 2000 papers, 2 s load, 30 samples, 1 round")
     args = p.parse_args(argv)
     if args.quick:
         args.papers, args.load_seconds, args.requests = (
@@ -353,6 +358,10 @@ def main(argv: list[str] | None = None) -> int:
             min(args.load_seconds, 2),
             min(args.requests, 30),
         )
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
+    if args.rounds < 1:
+        p.error("--rounds must be at least 1")
     if args.papers < 100:
         p.error("--papers must be at least 100")
 
@@ -369,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_seconds": args.load_seconds,
             "clients": args.clients,
             "requests": args.requests,
+            "rounds": args.rounds,
             "seed": args.seed,
             "quick": args.quick,
         },
@@ -406,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"imported in {result['import']['seconds']:.1f} s, {result['import']['total_mb']:.0f} MB")
 
     R = args.requests
+    rounds = args.rounds
     warm = min(20, max(5, R // 10))
     monday = first_monday()
     n_total = papers_in(db)  # the synthetic papers, and the seed catalog's if the store seeded it
@@ -464,37 +475,8 @@ def main(argv: list[str] | None = None) -> int:
             slack.wait_for(lambda s: len(s.messages(CHANNEL)) >= PREFILL_WEEKS, timeout=30)
             time.sleep(2)
 
-            def samples(make) -> list[tuple[str, str]]:
-                return [make(i) for i in range(R + warm)]
-
-            rows: dict[str, dict] = {}
-
-            def measure(name: str, command: str, lines: list[tuple[str, str]], url: str = bot.url, **extra) -> None:
-                out = pool.submit(
-                    loadgen.interleaved, url, SECRET, lines, floor_servers["a"].url, FLOOR_LINE, BLOCK, warm
-                ).result()
-                rows[name] = {
-                    "command": command,
-                    **extra,
-                    **summary(out["ms"]),
-                    "kinds": out["kinds"],
-                    "errors": out["errors"],
-                    "floor_a": {**summary(out["floor_ms"]), "errors": out["floor_errors"]},
-                }
-                r = rows[name]
-                log(
-                    f"{name:24} p50 {r['p50_ms']:6.2f} ms  p99 {r['p99_ms']:6.2f} ms  "
-                    f"floor (a) alongside {r['floor_a']['p50_ms']:.2f} ms: {r['p50_ms'] / r['floor_a']['p50_ms']:.2f}x  {r['kinds']}"
-                )
-
-            measure(
-                "tag (top tag)",
-                f"tag {top_tag}",
-                samples(lambda i: (f"tag {top_tag}", "U1")),
-                papers=tag_count[top_tag],
-            )
-            # Diagnosis: floor (a) acking the bot's own reply to that `tag`, fixed (no SQL, no building):
-            # the difference to the row above is the command's work, the rest is the size of a 40-paper page.
+            # Diagnosis: floor (a) acking the bot's own reply to `tag <top tag>`, fixed (no SQL, no building):
+            # the difference to that row is the command's work, the rest is the size of a 40-paper page.
             page = workdir / "tag-page.json"
             client = loadgen.Client(bot.url, SECRET)
             try:
@@ -502,41 +484,87 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 client.close()
             floor_servers["page"] = start_floor("paperbot", slack.api_url, workdir, reply=page)
-            measure(
-                "(diagnosis) floor (a) acking that tag reply",
-                "its JSON, fixed",
-                samples(lambda i: ("x", "U1")),
-                url=floor_servers["page"].url,
-                diagnosis=True,
-            )
-            measure(
-                "tag (rare tag)",
-                f"tag {rare_tag}",
-                samples(lambda i: (f"tag {rare_tag}", "U1")),
-                papers=tag_count[rare_tag],
-            )
-            for label, w in words.items():
-                measure(
-                    f"search ({label})",
-                    f"search {w['query']}",
-                    samples(lambda i, q=w["query"]: (f"search {q}", "U1")),
-                    papers=w["papers_matching"],
-                )
+
+            # Every row, in order. `line(k, i)` is the i-th request of round k, as (text, user).
+            def row(name: str, command: str, line, url: str = bot.url, **extra) -> tuple:
+                return name, command, line, url, extra
+
             show_numbers = [rng.randint(1, n_total) for _ in range(R + warm)]
-            measure("show", "show <random paper>", samples(lambda i: (f"show {show_numbers[i]}", "U1")))
-            measure("schedule", "schedule", samples(lambda i: ("schedule", "U1")))
-            measure("week", "week", samples(lambda i: ("week", "U1")))
-            signup_dates = loadgen.week_dates(monday.isoformat(), SIGNUP_WEEK_OFFSET, R + warm)
-            signup_papers = [300 + i for i in range(R + warm)]
-            measure(
-                "signup",
-                "signup <paper> <date>",
-                samples(lambda i: (f"signup {signup_papers[i]} {signup_dates[i]}", f"USIGN{i}")),
-            )
-            time.sleep(1)  # the sign-ups' announcements leave the bot before the next rows
-            # Commands the issue does not list, for the record (their targets are reported apart).
-            measure("tags", "tags", samples(lambda i: ("tags", "U1")), extra=True)
-            measure("help", "help", samples(lambda i: ("help", "U1")), extra=True)
+            span = R + warm  # each round's sign-ups take new papers and new weeks
+            signup_dates = loadgen.week_dates(monday.isoformat(), SIGNUP_WEEK_OFFSET, rounds * span)
+            plan = [
+                row(
+                    "tag (top tag)", f"tag {top_tag}", lambda k, i: (f"tag {top_tag}", "U1"), papers=tag_count[top_tag]
+                ),
+                row(
+                    "(diagnosis) floor (a) acking that tag reply",
+                    "its JSON, fixed",
+                    lambda k, i: ("x", "U1"),
+                    floor_servers["page"].url,
+                    diagnosis=True,
+                ),
+                row(
+                    "tag (rare tag)",
+                    f"tag {rare_tag}",
+                    lambda k, i: (f"tag {rare_tag}", "U1"),
+                    papers=tag_count[rare_tag],
+                ),
+                *[
+                    row(
+                        f"search ({label})",
+                        f"search {w['query']}",
+                        lambda k, i, q=w["query"]: (f"search {q}", "U1"),
+                        papers=w["papers_matching"],
+                    )
+                    for label, w in words.items()
+                ],
+                row("show", "show <random paper>", lambda k, i: (f"show {show_numbers[i]}", "U1")),
+                row("schedule", "schedule", lambda k, i: ("schedule", "U1")),
+                row("week", "week", lambda k, i: ("week", "U1")),
+                row(
+                    "signup",
+                    "signup <paper> <date>",
+                    lambda k, i: (f"signup {300 + k * span + i} {signup_dates[k * span + i]}", f"USIGN{k * span + i}"),
+                ),
+                # Commands the issue does not list, for the record (their targets are reported apart).
+                row("tags", "tags", lambda k, i: ("tags", "U1"), extra=True),
+                row("help", "help", lambda k, i: ("help", "U1"), extra=True),
+            ]
+            taken: dict[str, dict] = {
+                name: {"ms": [], "floor_ms": [], "floor_errors": [], "errors": [], "kinds": {}, "by_round": []}
+                for name, *_ in plan
+            }
+            for k in range(rounds):
+                for name, _command, line, url, _extra in plan:
+                    lines = [line(k, i) for i in range(span)]
+                    out = pool.submit(
+                        loadgen.interleaved, url, SECRET, lines, floor_servers["a"].url, FLOOR_LINE, BLOCK, warm
+                    ).result()
+                    t = taken[name]
+                    for key in ("ms", "floor_ms", "floor_errors", "errors"):
+                        t[key] += out[key]
+                    for kind, n in out["kinds"].items():
+                        t["kinds"][kind] = t["kinds"].get(kind, 0) + n
+                    p50, floor_p50 = pct(out["ms"], 50), pct(out["floor_ms"], 50)
+                    t["by_round"].append(p50 / floor_p50 if p50 and floor_p50 else None)
+                    log(
+                        f"round {k + 1}/{rounds} {name:24} p50 {_f(p50, 2)} ms, floor (a) alongside {_f(floor_p50, 2)} ms: "
+                        f"{_f(t['by_round'][-1], 2)}x  {out['kinds']}"
+                    )
+                    if name == "signup":
+                        time.sleep(1)  # the sign-ups' announcements leave the bot before the next rows
+            rows: dict[str, dict] = {}
+            for name, command, _line, _url, extra in plan:
+                t = taken[name]
+                rows[name] = {
+                    "command": command,
+                    **extra,
+                    **summary(t["ms"]),
+                    "kinds": t["kinds"],
+                    "errors": t["errors"][:20],
+                    "floor_a": {**summary(t["floor_ms"]), "errors": t["floor_errors"][:20]},
+                    "ratio_by_round": t["by_round"],
+                }
 
             floor_servers.pop("page").stop()
             measure_floors()
@@ -580,15 +608,17 @@ def main(argv: list[str] | None = None) -> int:
             ]
             procs = max(1, min(2, args.clients))
             per_proc = [args.clients // procs + (1 if k < args.clients % procs else 0) for k in range(procs)]
-            paper_room = max(1, (n_total - 400 - R - warm) // max(1, args.clients))
+            load_paper = 400 + rounds * (R + warm)  # past the rows' sign-ups
+            load_week = max(LOAD_WEEK_OFFSET, SIGNUP_WEEK_OFFSET + rounds * (R + warm) + 100)
+            paper_room = max(1, (n_total - load_paper) // max(1, args.clients))
             per_thread = min(400, paper_room)
             jobs = []
             thread_base = 0
             for threads in per_proc:
                 signups = {
                     "first_monday": monday.isoformat(),
-                    "week_offset": LOAD_WEEK_OFFSET + thread_base * per_thread,
-                    "paper_offset": 400 + R + warm + thread_base * per_thread,
+                    "week_offset": load_week + thread_base * per_thread,
+                    "paper_offset": load_paper + thread_base * per_thread,
                     "per_thread": per_thread,
                     "papers": n_total,
                 }
@@ -751,6 +781,7 @@ def _f(x: float | None, digits: int = 1) -> str:
 def report(r: dict) -> str:
     fa, fb = r["floors"]["a"], r["floors"]["b"]
     d, imp, L, mem = r["data"], r["import"], r["load"], r["memory"]
+    rounds = r["params"].get("rounds", 1)
     lines = [
         f"## Benchmark: {d['papers']:,} papers ({r['machine']['cpus']} CPUs, Python {r['machine']['python']})",
         "",
@@ -766,12 +797,13 @@ def report(r: dict) -> str:
         f"| bot memory after the load, RSS / peak | {mem['rss_mb']:.0f} MB / {mem['hwm_mb']:.0f} MB |",
         "",
         f"Latency through the whole pipeline (signed HTTP request to `python -m bot run` on 127.0.0.1, keep-alive, "
-        f"one client, {fa['n']} samples each):",
+        f"one client): {r['params']['requests']} samples a row in each of {rounds} round{'s' if rounds != 1 else ''}, "
+        "pooled; the floors' rows pool their samples from before and after.",
         "",
-        "| command | matches | p50 ms | p99 ms | max ms | floor (a) alongside, p50 ms | p50 / floor (a) | p50 / floor (b) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-        f"| floor (a): 12-block ack, paperbot's stack | | {_f(fa['p50_ms'], 2)} | {_f(fa['p99_ms'], 2)} | {_f(fa['max_ms'])} | | 1.00 | {fa['p50_ms'] / fb['p50_ms']:.2f} |",
-        f"| floor (b): 12-block ack, default Bolt app | | {_f(fb['p50_ms'], 2)} | {_f(fb['p99_ms'], 2)} | {_f(fb['max_ms'])} | | {fb['p50_ms'] / fa['p50_ms']:.2f} | 1.00 |",
+        "| command | matches | p50 ms | p99 ms | max ms | floor (a) alongside, p50 ms | p50 / floor (a) | each round | p50 / floor (b) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"| floor (a): 12-block ack, paperbot's stack | | {_f(fa['p50_ms'], 2)} | {_f(fa['p99_ms'], 2)} | {_f(fa['max_ms'])} | | 1.00 | | {fa['p50_ms'] / fb['p50_ms']:.2f} |",
+        f"| floor (b): 12-block ack, default Bolt app | | {_f(fb['p50_ms'], 2)} | {_f(fb['p99_ms'], 2)} | {_f(fb['max_ms'])} | | {fb['p50_ms'] / fa['p50_ms']:.2f} | | 1.00 |",
     ]
     for name, row in r["rows"].items():
         label = f"`{row['command']}`" + (" (extra)" if row.get("extra") else "")
@@ -779,7 +811,9 @@ def report(r: dict) -> str:
         alongside = row["floor_a"]["p50_ms"]
         lines.append(
             f"| {name}: {label} | {matches} | {_f(row['p50_ms'], 2)} | {_f(row['p99_ms'], 2)} | {_f(row['max_ms'])} | "
-            f"{_f(alongside, 2)} | {row['p50_ms'] / alongside:.2f} | {row['p50_ms'] / fb['p50_ms']:.2f} |"
+            f"{_f(alongside, 2)} | {row['p50_ms'] / alongside:.2f} | "
+            + " / ".join(_f(x, 2) for x in row.get("ratio_by_round", []))
+            + f" | {row['p50_ms'] / fb['p50_ms']:.2f} |"
         )
     lines += [
         "",

@@ -17,6 +17,8 @@ def test_bench_quick_run_reports_every_figure(tmp_path):
             sys.executable,
             str(ROOT / "bench" / "bench.py"),
             "--quick",
+            "--rounds",
+            "2",
             "--json",
             str(out_json),
             "--out",
@@ -43,10 +45,12 @@ def test_bench_quick_run_reports_every_figure(tmp_path):
     assert wanted <= set(rows)
     for name in wanted:
         row = rows[name]
-        assert row["n"] == r["params"]["requests"], name
+        assert row["n"] == 2 * r["params"]["requests"], name  # two rounds, pooled
+        assert len(row["ratio_by_round"]) == 2 and all(x > 0 for x in row["ratio_by_round"]), name
         assert row["p50_ms"] > 0 and row["p99_ms"] >= row["p50_ms"], name
         assert row["kinds"].get("error", 0) == 0, (name, row["errors"])
-    assert rows["signup"]["kinds"].get("signed-up") == rows["signup"]["n"]  # every timed sign-up really signed up
+    # Every timed sign-up really signed up, in the second round too (new papers, new weeks).
+    assert rows["signup"]["kinds"].get("signed-up") == rows["signup"]["n"]
 
     load = r["load"]
     assert load["commands"] > 0 and load["commands_per_s"] > 0
