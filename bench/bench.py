@@ -364,6 +364,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rounds must be at least 1")
     if args.papers < 100:
         p.error("--papers must be at least 100")
+    if args.papers < 400 + args.rounds * (args.requests + 20):
+        # Every timed sign-up takes a paper of its own (from #300), and the load's sign-ups come after them.
+        p.error(
+            f"--papers must be at least {400 + args.rounds * (args.requests + 20)} for these --requests and --rounds"
+        )
 
     workdir = args.out or HERE / "out" / time.strftime("run-%Y%m%d-%H%M%S")
     workdir.mkdir(parents=True, exist_ok=True)
