@@ -166,9 +166,9 @@ def validate(raw: dict, *, new: bool) -> PaperInput:
 
 # -- reading ----------------------------------------------------------------
 
-_PAPER_COLUMNS = "p.number, p.id, p.title, p.summary, p.url"
-#: For other modules' joins: `SELECT ..., {PAPER_COLUMNS} FROM x LEFT JOIN papers p ...`, then `joined_paper`.
-PAPER_COLUMNS = _PAPER_COLUMNS
+#: A paper's stored columns, for `SELECT {PAPER_COLUMNS} FROM papers p` here and for other modules'
+#: joins (`SELECT ..., {PAPER_COLUMNS} FROM x LEFT JOIN papers p ...`, then `joined_paper`).
+PAPER_COLUMNS = "p.number, p.id, p.title, p.summary, p.url"
 
 
 def joined_paper(row, at: int) -> Paper | None:
@@ -199,15 +199,15 @@ def find(store: Store, ref: str, *, with_tags: bool = True) -> Paper | None:
     ref = ref.strip()
     m = _REF.match(ref)
     if m:
-        sql, key = f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number = ?", int(m[1])
+        sql, key = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.number = ?", int(m[1])
     else:
-        sql, key = f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.id = ?", ref.lower()
+        sql, key = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ?", ref.lower()
     found = _papers(store, sql, [key], with_tags=with_tags)
     return found[0] if found else None
 
 
 def by_number(store: Store, number: int) -> Paper | None:
-    found = _papers(store, f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number = ?", [number], with_tags=True)
+    found = _papers(store, f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.number = ?", [number], with_tags=True)
     return found[0] if found else None
 
 
@@ -250,7 +250,7 @@ def tagged(store: Store, tag: str, page: int = 1) -> tuple[str, Page]:
     name = fold_tag(tag)
     # One statement, so one consistent read: the tag's count comes along with each of its papers.
     rows = store.db.execute(
-        f"SELECT t.papers, {_PAPER_COLUMNS} FROM tags t JOIN paper_tags pt ON pt.tag = t.id "
+        f"SELECT t.papers, {PAPER_COLUMNS} FROM tags t JOIN paper_tags pt ON pt.tag = t.id "
         "JOIN papers p ON p.number = pt.paper WHERE t.name = ? ORDER BY pt.paper LIMIT ? OFFSET ?",
         [name, PAGE_SIZE, (page - 1) * PAGE_SIZE],
     ).fetchall()
@@ -263,18 +263,15 @@ def tagged(store: Store, tag: str, page: int = 1) -> tuple[str, Page]:
     return name, Page(papers, page, page * PAGE_SIZE < total, total)
 
 
-#: The groups of "best first", each its own FTS5 index keyed by paper number.
-_SEARCH_GROUPS = SEARCH_TABLES
-
-
 def search(store: Store, query: str, page: int = 1) -> Page | None:
     """Papers matching every word of `query`, best first; None if there is nothing to search for.
 
     Best first means: papers whose title has all the words, then those whose
     tags have them, then the rest; newest first within each group. Each group
-    is its own index, read in rowid order, which FTS5 walks lazily and stops
-    after one page: a page costs about the same whether a word is in ten papers
-    or in half the catalog (a bm25 sort would have to score every match first).
+    is its own FTS5 index (SEARCH_TABLES, in that order), read in rowid order,
+    which FTS5 walks lazily and stops after one page: a page costs about the
+    same whether a word is in ten papers or in half the catalog (a bm25 sort
+    would have to score every match first).
     The groups are the arms of one UNION ALL under the page's LIMIT, so SQLite
     reads a group only when the ones before it ran out, and the page is one
     consistent read.
@@ -286,7 +283,7 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
     expr = search_terms.all_of(terms)
     skip = (page - 1) * PAGE_SIZE
     want = PAGE_SIZE + 1  # one more tells whether there is a next page
-    groups = list(_SEARCH_GROUPS)
+    groups = list(SEARCH_TABLES)
     if len(terms) > 1:
         # FTS5 walks an AND backwards by loading each word's whole list, even when another of the words
         # is in no paper of that index ("training 训练" in titles): asking forwards first is a cheap "none".
@@ -303,7 +300,7 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
             "ORDER BY rowid DESC LIMIT :deep)"
         )
     rows = db.execute(
-        f"SELECT {_PAPER_COLUMNS} FROM ({' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip) AS m "
+        f"SELECT {PAPER_COLUMNS} FROM ({' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip) AS m "
         "JOIN papers p ON p.number = m.n ORDER BY m.g, m.n DESC",
         {"q": expr, "deep": skip + want, "want": want, "skip": skip},
     ).fetchall()
@@ -325,7 +322,7 @@ def many(store: Store, numbers, *, with_tags: bool = False) -> dict[int, Paper]:
     if not numbers:
         return {}
     marks = ",".join("?" * len(numbers))
-    sql = f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number IN ({marks})"
+    sql = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.number IN ({marks})"
     return {p.number: p for p in _papers(store, sql, numbers, with_tags=with_tags)}
 
 
@@ -339,7 +336,7 @@ def all_papers(store: Store, batch: int = 2000) -> Iterator[Paper]:
     while True:
         chunk = _papers(
             store,
-            f"SELECT {_PAPER_COLUMNS} FROM papers p WHERE p.number > ? ORDER BY p.number LIMIT ?",
+            f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.number > ? ORDER BY p.number LIMIT ?",
             [last, batch],
             with_tags=True,
         )
@@ -412,7 +409,7 @@ OPTIMIZE_AFTER = 2000
 
 def optimize(store: Store) -> None:
     """Merge each search index into one segment: a big import leaves dozens, and every query reads them all."""
-    for table in _SEARCH_GROUPS:
+    for table in SEARCH_TABLES:
         with store.write() as db:
             db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
 
@@ -506,7 +503,7 @@ class _Batch:
 
     def unindex(self, number: int) -> None:
         self.flush()  # the paper's new rows may still be queued
-        for table in _SEARCH_GROUPS:
+        for table in SEARCH_TABLES:
             self.db.execute(f"DELETE FROM {table} WHERE rowid = ?", [number])
 
     def flush(self) -> None:
