@@ -228,13 +228,11 @@ def _(reply: Notice) -> dict:
 def _(reply: PaperList) -> dict:
     """The papers packed a few to a section: a 40-paper page is about 8 blocks, not 40."""
     lines, fallback = [], [plain(reply.heading)]
-    for p in reply.papers:  # the hot loop of a 40-paper page: each field escaped once
-        title = escape(p.title)
-        shown = title if len(title) <= 600 else clip(p.title, 600)
-        head = f"*#{p.number}* <{escape(p.url)}|{shown}>" if p.url else f"*#{p.number}* {shown}"
+    for p in reply.papers:
+        head = f"*#{p.number}* {paper_title(p, 600)}  `{escape(p.id)}`"
         line = escape(p.line)
-        lines.append(f"{head}  `{escape(p.id)}`\n{line}" if line else f"{head}  `{escape(p.id)}`")
-        fallback.append(f"#{p.number} {title}")
+        lines.append(f"{head}\n{line}" if line else head)
+        fallback.append(f"#{p.number} {escape(p.title)}")
     blocks = [section(mrkdwn(reply.heading)), *_sections(lines, separator="\n\n")]
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
