@@ -2,12 +2,12 @@
 
     >>> index_form("GPU上稀疏矩阵乘法")
     ('gpu 上稀 稀疏 疏矩 矩阵 阵乘 乘法', {'gpu'})
-    >>> match_expression("稀疏矩阵 gpu")
+    >>> all_of(match_terms("稀疏矩阵 gpu"))
     '"稀疏" + "疏矩" + "矩阵" AND "gpu"*'
-    >>> match_expression("distrib", expand=lambda prefix: ["distributed", "distribution"])
-    '("distributed" OR "distribution")'
-    >>> match_expression("!!! ()") is None      # nothing searchable: no query at all
-    True
+    >>> match_terms("distrib", expand=lambda prefix: ["distributed", "distribution"])
+    ['("distributed" OR "distribution")']
+    >>> match_terms("!!! ()")      # nothing searchable: no query at all
+    []
 
 FTS5's unicode61 tokenizer keeps a run of Han characters as one token, so the
 two-character word 并行 inside 数据并行训练 would never match. Both the stored
@@ -74,12 +74,6 @@ def index_form(text: str) -> tuple[str, set[str]]:
 #: FTS5 keeps a prefix index for prefixes this short (prefix='2 3'): such a query is cheap.
 INDEXED_PREFIX = 3
 MAX_EXPANSION = 32
-
-
-def match_expression(query: str, expand: Callable[[str], list[str] | None] | None = None) -> str | None:
-    """An FTS5 MATCH expression for a user's query: every word must match (see match_terms)."""
-    terms = match_terms(query, expand)
-    return all_of(terms) if terms else None
 
 
 def all_of(terms: list[str]) -> str:

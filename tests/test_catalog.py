@@ -123,12 +123,10 @@ def test_any_text_is_a_safe_query(store, query):
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=100))
-def test_match_expression_quotes_every_term(query):
-    expr = search_terms.match_expression(query)
-    if expr is not None:
-        for term in expr.split(" AND "):
-            for gram in term.split(" + "):
-                assert gram.startswith('"') and gram.rstrip("*").endswith('"') and '"' not in gram.strip('"*')
+def test_match_terms_quotes_every_term(query):
+    for term in search_terms.match_terms(query):
+        for gram in term.split(" + "):
+            assert gram.startswith('"') and gram.rstrip("*").endswith('"') and '"' not in gram.strip('"*')
 
 
 def test_upsert_is_idempotent_and_keeps_numbers(store):
