@@ -119,10 +119,6 @@ def tag_names(n: int = 200) -> list[str]:
     return names[:n]
 
 
-def _pick(rng: random.Random, items: list[str], cum: list[float]) -> str:
-    return rng.choices(items, cum_weights=cum, k=1)[0]
-
-
 def catalog(n: int, seed: int = 7, n_tags: int = 200) -> list[dict]:
     """`n` papers, the same for the same seed; the first k of them are `catalog(k, seed)`."""
     tags = tag_names(n_tags)

@@ -54,7 +54,6 @@ class Slot(NamedTuple):
     kind: str  # 'presenter' | 'skipped'
     presenter: str | None
     paper: int | None
-    booked_by: str
 
 
 @dataclass(frozen=True)
@@ -70,13 +69,17 @@ class Change:
 # -- reading -----------------------------------------------------------------
 
 
+#: The columns of a Slot, in its order (who booked it is kept in the table for the record, not read).
+SLOT_COLUMNS = "week, kind, presenter, paper"
+
+
 def _slot(db, week: Week) -> Slot | None:
-    row = db.execute("SELECT week, kind, presenter, paper, booked_by FROM slots WHERE week = ?", [week.key]).fetchone()
+    row = db.execute(f"SELECT {SLOT_COLUMNS} FROM slots WHERE week = ?", [week.key]).fetchone()
     return _as_slot(row) if row else None
 
 
 def _as_slot(row) -> Slot:
-    return Slot(Week.from_key(row[0]), row[1], row[2], row[3], row[4])
+    return Slot(Week.from_key(row[0]), row[1], row[2], row[3])
 
 
 def slot(store: Store, week: Week) -> Slot | None:
@@ -185,7 +188,7 @@ def mine(store: Store, group: Group, now: datetime, member: str) -> tuple[list[S
     """A member's upcoming and past slots (past: most recent first)."""
     slots = _slots(
         store.db,
-        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE presenter = ? ORDER BY week",
+        f"SELECT {SLOT_COLUMNS} FROM slots WHERE presenter = ? ORDER BY week",
         [member],
     )
     lines = _lines(store, group, slots)
@@ -198,8 +201,7 @@ def history(store: Store, group: Group, paper: Paper) -> list[SlotLine]:
     """Every week that paper was or will be presented."""
     slots = _slots(
         store.db,
-        "SELECT week, kind, presenter, paper, booked_by FROM slots "
-        "WHERE paper = ? AND kind = 'presenter' ORDER BY week",
+        f"SELECT {SLOT_COLUMNS} FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week",
         [paper.number],
     )
     return [line_for(store, group, s.week, s, {paper.number: paper}) for s in slots]
@@ -362,7 +364,7 @@ def _own_upcoming(store: Store, group: Group, now: datetime, member: Member, ref
     paper = find_paper(store, ref)
     rows = _slots(
         store.db,
-        "SELECT week, kind, presenter, paper, booked_by FROM slots WHERE paper = ? AND presenter = ? ORDER BY week",
+        f"SELECT {SLOT_COLUMNS} FROM slots WHERE paper = ? AND presenter = ? ORDER BY week",
         [paper.number, member.id],
     )
     ahead = [s for s in rows if group.meeting_of(s.week) > now]
