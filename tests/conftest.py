@@ -18,7 +18,6 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from slack_bolt.request import BoltRequest
-from slack_sdk import WebClient
 from slack_sdk.signature import SignatureVerifier
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -228,14 +227,7 @@ def make_harness(tmp_path, slack):
     def make(clock: Clock | None = None, **env) -> SlackHarness:
         settings = settings_for(tmp_path, slack.api_url, **env)
         store = Store(settings.db_path)
-        client = WebClient(base_url=slack.api_url, token="xoxb-test")
-        bot = SlackBot(
-            settings,
-            store,
-            client=client,
-            delivery_client=WebClient(base_url=slack.api_url, token="xoxb-test", retry_handlers=[]),
-            clock=clock,
-        )
+        bot = SlackBot(settings, store, clock=clock)  # the clients `run` makes, aimed at the stand-in
         harness = SlackHarness(bot, build_app(bot), slack)
         made.append(harness)
         return harness

@@ -200,6 +200,16 @@ def test_schedule_and_mine(h):
     assert "Your coming slots" in blocks_text(reply) and "#7" in blocks_text(reply)
 
 
+def test_a_slack_hiccup_when_announcing_is_retried_and_announces_once(h):
+    h.slack.fail_next("chat.postMessage", status=503)
+    h.slack.fail_next("chat.postMessage", status=429, retry_after=1)
+    reply = valid(h.command("signup 7 next", user="U1"))
+    assert "You're signed up" in blocks_text(reply)
+    assert [c.status for c in h.slack.calls_to("chat.postMessage")] == [503, 429, 200]
+    [line] = channel_lines(h.slack)
+    assert line.startswith("📅 <@U1> will present #7")
+
+
 def test_slack_failure_when_announcing_is_logged_not_shown(h, caplog):
     h.slack.fail_next("chat.postMessage", error="not_in_channel")
     reply = valid(h.command("signup 7 next", user="U1"))

@@ -1,13 +1,14 @@
 """Web API clients, and the Slack side of exactly-once delivery.
 
-    client = make_client(settings)                 # replies, announcements, views: retries 429s
+    client = make_client(settings)                 # announcements, views, DMs: retries hiccups
     transport = SlackTransport(make_client(settings, retries=False))
 
 Every call goes to SLACK_API_URL (slack_sdk has no environment variable for
-it). The everyday client retries rate limits after Retry-After and dropped
-connections. The delivery client retries nothing by itself: a dropped
-connection after Slack accepted a post would otherwise post it twice, so
-`bot.delivery` decides, after looking at the channel's history.
+it). The everyday client retries rate limits after Retry-After, server errors
+(500, 503) with backoff, and dropped connections: an announcement is worth a
+rare second copy more than a lost one. The delivery client retries nothing by
+itself: the weekly post must never be posted twice, so `bot.delivery` decides,
+after looking at the channel's history.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
 
 from bot.delivery import Delivery, RateLimited, Rejected, Sent, Uncertain
 from bot.replies import Reminder, WeeklyPost
@@ -50,7 +55,11 @@ ADVICE = {
 
 def make_client(settings, *, retries: bool = True) -> WebClient:
     handlers = (
-        [ConnectionErrorRetryHandler(max_retry_count=2), RateLimitErrorRetryHandler(max_retry_count=3)]
+        [
+            ConnectionErrorRetryHandler(max_retry_count=2),
+            RateLimitErrorRetryHandler(max_retry_count=3),
+            ServerErrorRetryHandler(max_retry_count=2),
+        ]
         if retries
         else []
     )
