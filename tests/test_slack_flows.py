@@ -55,6 +55,16 @@ def test_signup_button_on_a_paper_found_by_search(h):
     assert "<@U2> will present" in channel_lines(h.slack)[0]
 
 
+def test_a_slack_hiccup_on_a_buttons_answer_is_retried(h):
+    reply = valid(h.command("show 7", user="U2"))
+    signup = next(b for b in buttons(reply) if b["value"].startswith("signup"))
+    h.slack.fail_next("response_url", status=500)
+    url = h.click(signup, user="U2")
+    [answer] = h.slack.responses_to(url)
+    assert "You're signed up" in blocks_text(answer)
+    assert [c.status for c in h.slack.calls_to("response_url")] == [500, 200]
+
+
 def test_weekly_post_button_signs_up_for_that_week_and_updates_the_post(h, clock):
     outcome = weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     [post] = h.slack.messages(CHANNEL)

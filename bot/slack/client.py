@@ -26,6 +26,7 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
     ServerErrorRetryHandler,
 )
+from slack_sdk.webhook import WebhookClient
 
 from bot.delivery import Delivery, RateLimited, Rejected, Sent, Uncertain
 from bot.replies import Reminder, WeeklyPost
@@ -53,17 +54,23 @@ ADVICE = {
 }
 
 
+def _hiccups() -> list:
+    """Retries for Slack's passing failures: dropped connections, 429 (after Retry-After), 500 and 503."""
+    return [
+        ConnectionErrorRetryHandler(max_retry_count=2),
+        RateLimitErrorRetryHandler(max_retry_count=3),
+        ServerErrorRetryHandler(max_retry_count=2),
+    ]
+
+
 def make_client(settings, *, retries: bool = True) -> WebClient:
-    handlers = (
-        [
-            ConnectionErrorRetryHandler(max_retry_count=2),
-            RateLimitErrorRetryHandler(max_retry_count=3),
-            ServerErrorRetryHandler(max_retry_count=2),
-        ]
-        if retries
-        else []
-    )
+    handlers = _hiccups() if retries else []
     return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=TIMEOUT, retry_handlers=handlers)
+
+
+def webhook(response_url: str) -> WebhookClient:
+    """A client for one response_url (a button's answer), retrying what the everyday client retries."""
+    return WebhookClient(response_url, timeout=TIMEOUT, retry_handlers=_hiccups())
 
 
 def describe(error: str) -> str:

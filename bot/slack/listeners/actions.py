@@ -11,11 +11,10 @@ from __future__ import annotations
 import logging
 import re
 
-from slack_sdk.webhook import WebhookClient
-
 from bot import commands
 from bot.replies import Notice, text
 from bot.slack import blocks
+from bot.slack.client import webhook
 from bot.slack.listeners.commands import OOPS
 
 log = logging.getLogger(__name__)
@@ -54,6 +53,6 @@ def reply(response_url: str | None, payload: dict, *, replace: bool) -> None:
     body = {**payload, "replace_original": replace}
     if not replace:
         body["response_type"] = "ephemeral"
-    response = WebhookClient(response_url, timeout=10).send_dict(body)
+    response = webhook(response_url).send_dict(body)
     if response.status_code != 200:
         log.warning("response_url answered %s: %s", response.status_code, response.body)
