@@ -65,6 +65,17 @@ def test_a_slack_hiccup_on_a_buttons_answer_is_retried(h):
     assert [c.status for c in h.slack.calls_to("response_url")] == [500, 200]
 
 
+def test_a_button_whose_response_url_expired_answers_in_a_new_private_message(h):
+    reply = valid(h.command("show 7", user="U2"))
+    signup = next(b for b in buttons(reply) if b["value"].startswith("signup"))
+    h.slack.fail_next("response_url", status=404)  # as Slack answers after 30 minutes or 5 uses
+    url = h.click(signup, user="U2")
+    assert h.slack.responses_to(url) == []
+    [note] = h.slack.ephemerals
+    assert note["user"] == "U2" and note["channel"] == CHANNEL
+    assert "You're signed up" in blocks_text(note)
+
+
 def test_weekly_post_button_signs_up_for_that_week_and_updates_the_post(h, clock):
     outcome = weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     [post] = h.slack.messages(CHANNEL)

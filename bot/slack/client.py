@@ -104,14 +104,15 @@ def _classify(exc: Exception) -> Exception:
     return Uncertain(f"{exc.__class__.__name__}: {exc}")
 
 
-_NETWORK = (SlackApiError, urllib.error.URLError, OSError, http.client.HTTPException)
+#: What a Web API or response_url call raises when Slack or the network fails.
+NETWORK_ERRORS = (SlackApiError, urllib.error.URLError, OSError, http.client.HTTPException)
 
 
 def call(fn, /, **kwargs) -> Any:
     """A Web API call whose failure is Rejected or Uncertain, never a raw exception."""
     try:
         return fn(**kwargs)
-    except _NETWORK as e:
+    except NETWORK_ERRORS as e:
         raise _classify(e) from e
 
 

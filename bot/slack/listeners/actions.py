@@ -1,7 +1,9 @@
 """Buttons. Every button's value is a /paper command, run as the person who clicked.
 
 Paging buttons replace the list they sit on; other buttons answer the clicker
-privately; buttons on App Home re-draw the Home tab with the answer on top. A
+privately; buttons on App Home re-draw the Home tab with the answer on top.
+A button's response_url works for 30 minutes and 5 answers; on a list that
+was left open longer, the answer comes as a new private message instead. A
 sign-up from the weekly post is a plain `signup`, and `SlackBot.after_change`
 then brings the post up to date, as it does for every change to that week.
 """
@@ -12,9 +14,10 @@ import logging
 import re
 
 from bot import commands
+from bot.delivery import Rejected, Uncertain
 from bot.replies import Notice, text
 from bot.slack import blocks
-from bot.slack.client import webhook
+from bot.slack.client import NETWORK_ERRORS, call, webhook
 from bot.slack.listeners.commands import OOPS
 
 log = logging.getLogger(__name__)
@@ -42,17 +45,37 @@ def press(bot, body: dict, action: dict) -> None:
     if in_home:
         bot.publish_home(user, answer.reply if isinstance(answer.reply, Notice) else None)
     else:
-        reply(body.get("response_url"), blocks.message(answer.reply), replace=kind == blocks.PAGE)
+        payload = blocks.message(answer.reply)
+        if not reply(body.get("response_url"), payload, replace=kind == blocks.PAGE):
+            tell_privately(bot, body, user, payload)
     if answer.change is not None:
         bot.after_change(answer.change)
 
 
-def reply(response_url: str | None, payload: dict, *, replace: bool) -> None:
+def reply(response_url: str | None, payload: dict, *, replace: bool) -> bool:
+    """Answer through the button's response_url; False when Slack did not take it."""
     if not response_url:
-        return
+        return False
     body = {**payload, "replace_original": replace}
     if not replace:
         body["response_type"] = "ephemeral"
-    response = webhook(response_url).send_dict(body)
+    try:
+        response = webhook(response_url).send_dict(body)
+    except NETWORK_ERRORS as e:
+        log.warning("response_url did not answer: %s", e)
+        return False
     if response.status_code != 200:
         log.warning("response_url answered %s: %s", response.status_code, response.body)
+        return False
+    return True
+
+
+def tell_privately(bot, body: dict, user: str, payload: dict) -> None:
+    """The answer as a new message only the clicker sees, in the channel of the button."""
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+    if not channel:
+        return
+    try:
+        call(bot.client.chat_postEphemeral, channel=channel, user=user, **payload)
+    except (Rejected, Uncertain) as e:
+        log.warning("could not answer %s's button in %s: %s", user, channel, e)
