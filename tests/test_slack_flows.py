@@ -96,6 +96,16 @@ def test_weekly_post_button_signs_up_for_that_week_and_updates_the_post(h, clock
     assert "Presenter: <@U3>" in blocks_text(h.slack.messages(CHANNEL)[0])
 
 
+def test_the_weekly_post_is_brought_up_to_date_through_a_slack_hiccup(h, clock):
+    weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    [post] = h.slack.messages(CHANNEL)
+    [button] = [b for b in buttons(post) if b["action_id"].startswith("weekly:")]
+    h.slack.fail_next("chat.update", status=503)
+    h.click(button, user="U3", message=post)
+    assert [c.status for c in h.slack.calls_to("chat.update")] == [503, 200]
+    assert "Presenter: <@U3>" in blocks_text(h.slack.messages(CHANNEL)[0])
+
+
 def test_concurrent_clicks_on_the_weekly_post_one_presenter(h, clock):
     weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     post = h.slack.messages(CHANNEL)[0]

@@ -56,7 +56,7 @@ class SlackBot:
         self.quick = WebClient(
             token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT, retry_handlers=[]
         )
-        self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
+        self.transport = SlackTransport(delivery_client or make_client(settings, retries=False), edits=self.client)
         self.clock = clock or settings.now
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-after")
         self._pending: set[Future] = set()
