@@ -448,9 +448,7 @@ class _Batch:
         for i in range(0, len(ids), 900):
             part = ids[i : i + 900]
             marks = ",".join("?" * len(part))
-            for row in self.db.execute(
-                f"SELECT number, id, title, summary, url FROM papers WHERE id IN ({marks})", part
-            ):
+            for row in self.db.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id IN ({marks})", part):
                 found[row[1]] = tuple(row)
         return found
 
@@ -582,7 +580,7 @@ def _upsert_one(
             # A row without an id is the same paper as the one with its title's slug
             # and the same title, so importing such a file twice changes nothing.
             for row in db.execute(
-                "SELECT number, id, title, summary, url FROM papers WHERE id = ? OR id LIKE ? ESCAPE '\\'",
+                f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ? OR p.id LIKE ? ESCAPE '\\'",
                 [base, base.replace("_", "\\_").replace("%", "\\%") + "-%"],
             ):
                 if row[2].casefold() == paper.title.casefold():
