@@ -26,7 +26,7 @@ from bot.store import Store
 
 SCHEDULE_PRESENTERS = 26
 SCHEDULE_OPEN = 4
-HORIZON_WEEKS = 520  # ten years: how far ahead "the first open week" may look
+HORIZON_WEEKS = 520  # ten years: how far ahead a week may be booked, and "the first open week" looked for
 
 
 class Refusal(Exception):
@@ -117,9 +117,9 @@ def first_week_ahead(group: Group, now: datetime) -> Week:
     return week if group.meeting_of(week) > now else week.plus(1)
 
 
-def open_weeks(store: Store, group: Group, now: datetime, n: int, start: Week | None = None) -> list[Week]:
+def open_weeks(store: Store, group: Group, now: datetime, n: int) -> list[Week]:
     """The next `n` weeks with no presenter and no skip whose meeting is still ahead."""
-    week = max(start or first_week_ahead(group, now), first_week_ahead(group, now))
+    week = first_week_ahead(group, now)
     horizon = week.plus(HORIZON_WEEKS)
     found: list[Week] = []
     while len(found) < n and week < horizon:
@@ -143,6 +143,7 @@ def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
     still fill their weeks; a skip is listed when a listed week comes after it.
     """
     cursor = first_week_ahead(group, now)  # the first week the walk has not accounted for
+    end = cursor.plus(HORIZON_WEEKS)  # bookings stop there, so the walk does too
     lines: list[SlotLine] = []
     presenters = opened = 0
 
@@ -160,8 +161,8 @@ def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
     while True:
         rows = store.db.execute(
             f"SELECT s.week, s.kind, s.presenter, {catalog.PAPER_COLUMNS} FROM slots s "
-            "LEFT JOIN papers p ON p.number = s.paper WHERE s.week >= ? ORDER BY s.week LIMIT ?",
-            [cursor.key, batch],
+            "LEFT JOIN papers p ON p.number = s.paper WHERE s.week >= ? AND s.week < ? ORDER BY s.week LIMIT ?",
+            [cursor.key, end.key, batch],
         ).fetchall()
         for row in rows:
             week = Week.from_key(row[0])
@@ -177,7 +178,7 @@ def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
         else:
             if len(rows) == batch:
                 continue
-            list_open_weeks(cursor.plus(HORIZON_WEEKS))  # no slots after these: the rest are open
+            list_open_weeks(end)  # no slots after these: the rest are open
         break
     while lines and lines[-1].state == "skipped":
         lines.pop()
@@ -222,10 +223,15 @@ def find_paper(store: Store, ref: str, *, with_tags: bool = False) -> Paper:
 
 
 def _week(group: Group, arg: str, now: datetime) -> Week:
+    """The week a <date> argument names, within the ten years that bookings may reach."""
     try:
-        return group.parse_week(arg, now)
+        week = group.parse_week(arg, now)
     except BadDate as e:
         raise Refusal(str(e)) from None
+    last = first_week_ahead(group, now).plus(HORIZON_WEEKS - 1)
+    if week > last:
+        raise Refusal("That week is more than ten years ahead. Pick a week up to ", Code(last.monday.isoformat()), ".")
+    return week
 
 
 def _open_hint(store: Store, group: Group, now: datetime) -> tuple:

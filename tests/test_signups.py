@@ -66,6 +66,8 @@ def test_after_this_weeks_meeting_the_first_open_week_is_next_week(room):
         ("signup 7 2026-02-30", "is not a real date"),
         ("signup 7 yesterday", "is not a date"),
         ("signup 7 2026-11-26", "is over"),  # last week
+        ("signup 7 9999-12-31", "more than ten years ahead. Pick a week up to `2036-11-10`"),
+        ("signup 7 2036-11-17", "more than ten years ahead"),
         ("signup 7 2026-12-03", "is over"),  # today, but the meeting is after... see below
         ("signup", "Usage: `/paper signup <paper> [<date>]`"),
         ("signup 1 2 3", "Usage:"),
@@ -82,6 +84,24 @@ def test_wrong_requests_get_one_line_and_change_nothing(room, line, reply):
     if line.startswith(("signup", "withdraw")):
         assert "\n" not in text.strip() and text.startswith("✗")
     assert room.slots() == []
+
+
+@pytest.mark.parametrize("line", ["assign @U2 7 9999-12-31", "skip 9999-12-27", "unassign 9998-06-01"])
+def test_admins_cannot_reach_past_ten_years_either(room, line):
+    assert "more than ten years ahead" in room.say("UADMIN", line, admin=True)
+    assert room.slots() == []
+
+
+def test_the_last_bookable_week_is_ten_years_out_and_the_schedule_still_answers(room):
+    assert "You're signed up" in room.say("U1", "signup 7 2036-11-13")
+    # A far week written before bookings had a horizon (or by hand) must not break anyone's schedule.
+    room.store.db.execute(
+        "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) "
+        "VALUES ('9999-W52', 'presenter', 'U2', 8, 'U2', '2026-12-02')"
+    )
+    schedule = room.say("U3", "schedule")
+    assert "Thu 13 Nov 2036 16:00" in schedule and "#7" in schedule and "9999" not in schedule
+    assert "9999" in room.say("U2", "mine")  # still theirs to see
 
 
 def test_taken_week_says_who_has_it_and_which_weeks_are_open(room):
@@ -239,3 +259,4 @@ def test_many_threads_without_a_date_each_get_their_own_week(room):
     weeks = sorted(a.change.line.week.key for a in results)
     assert len(weeks) == len(set(weeks)) == 20
     assert len(room.slots()) == 20
+
