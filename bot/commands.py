@@ -184,8 +184,10 @@ def cmd_show(ctx: Context, args: str) -> Answer:
         return _usage("show")
     paper = signups.find_paper(ctx.store, args.strip(), with_tags=True)
     history = signups.history(ctx.store, ctx.group, paper)
+    presented = [s for s in history if s.meeting <= ctx.now]
+    coming = [s for s in history if s.meeting > ctx.now]
     button = None if history else Button("Sign up to present", f"signup {paper.number}", primary=True)
-    return Answer(PaperCard(paper, history, button))
+    return Answer(PaperCard(paper, presented, coming, button))
 
 
 def cmd_week(ctx: Context, args: str) -> Answer:

@@ -109,9 +109,9 @@ def _(reply: PaperCard) -> str:
     if p.summary:
         lines += ["", p.summary, ""]
     lines.append("tags: " + (", ".join(p.tags) or "(none)"))
-    for slot in reply.slots:
-        lines.append(f"presented: {_slot(slot)}")
-    if not reply.slots:
+    lines += [f"presented: {_slot(slot)}" for slot in reply.presented]
+    lines += [f"coming up: {_slot(slot)}" for slot in reply.coming]
+    if not reply.presented and not reply.coming:
         lines.append("nobody has presented it yet")
     if reply.note:
         lines.append(inline(reply.note))

@@ -103,7 +103,8 @@ class SlotLine:
 @dataclass
 class PaperCard:
     paper: Paper
-    slots: list[SlotLine]
+    presented: list[SlotLine]  # meetings that are over
+    coming: list[SlotLine]  # meetings still ahead
     button: Button | None
     note: Text = ()
 

@@ -108,6 +108,18 @@ def test_show_has_full_summary_link_tags_and_signup_button(h):
     assert blocks_text(valid(h.command("show 29"))) == shown
 
 
+def test_show_tells_who_presented_from_who_will_present(h, clock):
+    h.command("signup 7 2026-12-03", user="U1")  # this week's meeting, Thu 3 Dec 16:00
+    h.command("assign <@U2|bo> 7 2027-01-14", user="UADMIN")
+    card = blocks_text(valid(h.command("show 7")))
+    assert "Presented" not in card
+    assert "*Coming up*" in card and "<@U1>" in card and "<@U2>" in card
+    clock.now = at("2026-12-03 17:00")  # the first meeting is over
+    card = blocks_text(valid(h.command("show 7")))
+    presented, coming = card.split("*Coming up*")
+    assert "*Presented*" in presented and "<@U1>" in presented and "<@U2>" in coming
+
+
 def test_help_for_empty_unknown_and_help(h):
     for text in ("", "help", "frobnicate"):
         reply = valid(h.command(text))

@@ -249,9 +249,11 @@ def _(reply: PaperCard) -> dict:
         blocks += _long_text(p.summary)
     tags = "  ".join(f"`{escape(t)}`" for t in p.tags) or "_no tags_"
     blocks.append(context(clip(f"id {p.id}", 200) + "  ·  tags: " + tags[:2500]))
-    if reply.slots:
-        blocks += _sections(["*Presented*"] + [_slot_line(s) for s in reply.slots[:40]])
-    else:
+    if reply.presented:
+        blocks += _sections(["*Presented*"] + [_slot_line(s) for s in reply.presented[-20:]])
+    if reply.coming:
+        blocks += _sections(["*Coming up*"] + [_slot_line(s) for s in reply.coming[:20]])
+    if not reply.presented and not reply.coming:
         blocks.append(section("_Nobody has presented it yet._"))
     if reply.note:
         blocks.append(context(mrkdwn(reply.note)))
