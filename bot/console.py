@@ -9,6 +9,7 @@ typed here too.
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -37,6 +38,8 @@ from bot.replies import (
     WeeklyPost,
     When,
 )
+
+log = logging.getLogger(__name__)
 
 
 def when(moment: datetime, with_time: bool = True) -> str:
@@ -209,7 +212,12 @@ def _(reply: Reminder) -> str:
 
 
 def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
-    """Read commands until EOF; print each reply, and what the channel would be told."""
+    """Read commands until EOF; print each reply, and what the channel would be told.
+
+    A command that fails says so in one line and the session goes on, as in Slack.
+    """
+    if hasattr(stdin, "reconfigure"):
+        stdin.reconfigure(errors="replace")  # bytes that are not UTF-8 become U+FFFD, not a crash
     interactive = stdin.isatty()
     if interactive:
         print("paperbot console: type /paper commands (help lists them), Ctrl-D to quit.", file=stdout)
@@ -222,8 +230,16 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
             break
         if not line.strip():
             continue
-        answer = commands.run(make_context(), line)
-        stdout.write(render(answer.reply) + "\n")
+        try:
+            answer = commands.run(make_context(), line)
+            shown = render(answer.reply)
+        except Exception as e:
+            log.exception("console command %r failed", line.strip())
+            stdout.write(f"Something went wrong on my side ({e.__class__.__name__}: {e}). Other commands still work.")
+            stdout.write("\n\n")
+            stdout.flush()
+            continue
+        stdout.write(shown + "\n")
         if answer.change is not None:
             stdout.write(f"  (to the channel: {inline(commands.announcement(answer.change))})\n")
         stdout.write("\n")

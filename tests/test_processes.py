@@ -338,6 +338,16 @@ def test_console_lists_a_tag_without_tokens(procs, tmp_path):
     _check_tag_listing(procs.run("console", exe=[script], env=env, input="/paper tag parallelism-dp\n"))
 
 
+def test_console_reads_on_past_a_line_that_is_not_utf8(procs, tmp_path):
+    """A paste from a Latin-1 terminal gets an answer, and the lines after it still run."""
+    proc = procs.start("console", env=env_for_process(tmp_path, NO_SLACK), pipes=True, stdin=subprocess.PIPE)
+    proc.popen.stdin.buffer.write(b"show caf\xe9\ntags\n")
+    out, err = proc.popen.communicate(timeout=30)
+    assert proc.popen.returncode == 0, err
+    assert "There is no paper `caf\ufffd`" in out
+    assert re.search(r"parallelism-dp\s+32", out), out
+
+
 # -- 2. run in HTTP mode -----------------------------------------------------------
 
 

@@ -260,3 +260,17 @@ def test_many_threads_without_a_date_each_get_their_own_week(room):
     assert len(weeks) == len(set(weeks)) == 20
     assert len(room.slots()) == 20
 
+
+def test_the_console_says_when_a_command_failed_and_reads_the_next(room):
+    import io
+
+    from bot import console
+
+    room.store.db.execute("PRAGMA query_only = ON")  # as when the database file became read-only
+    out = io.StringIO()
+    context = lambda: Context(room.store, room.group, Member("U1", lambda: False), room.now)  # noqa: E731
+    assert console.serve(context, stdin=io.StringIO("signup 7\nshow 7\n"), stdout=out) == 0
+    said = out.getvalue()
+    assert "Something went wrong on my side (OperationalError: attempt to write a readonly database)" in said
+    assert "#7 " in said and "nobody has presented it yet" in said
+    assert room.slots() == []
