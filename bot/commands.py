@@ -365,8 +365,8 @@ def split(line: str) -> tuple[str, str]:
         rest = line[len("/paper") :]
         if not rest or rest[0].isspace():
             line = rest.strip()
-    verb, _, args = line.partition(" ")
-    return verb.lower(), args.strip()
+    verb, *rest = line.split(None, 1) or [""]  # any whitespace: a tab, a newline, a no-break space
+    return verb.lower(), rest[0].strip() if rest else ""
 
 
 def run(ctx: Context, line: str) -> Answer:

@@ -120,6 +120,11 @@ def test_show_tells_who_presented_from_who_will_present(h, clock):
     assert "*Presented*" in presented and "<@U1>" in presented and "<@U2>" in coming
 
 
+@pytest.mark.parametrize("space", ["\u00a0", "\t", "\n", "\u3000"])
+def test_any_space_after_the_verb_will_do(h, space):
+    assert blocks_text(valid(h.command(f"show{space}29"))) == blocks_text(valid(h.command("show 29")))
+
+
 def test_help_for_empty_unknown_and_help(h):
     for text in ("", "help", "frobnicate"):
         reply = valid(h.command(text))
