@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, signups, weekly
+from bot import catalog, search_terms, signups, weekly
 from bot.calendar import Group
 from bot.catalog import PAGE_SIZE
 from bot.replies import (
@@ -176,7 +176,9 @@ def cmd_search(ctx: Context, args: str) -> Answer:
         )
     more = page.has_more or page_no > 1
     heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page)})" if more else "")
-    return Answer(PaperList(heading, page.papers, LIST_FOOTER, _pager(f"search {words.strip()}", page)))
+    # The pager repeats what was searched, not the whole text: a long query would not fit in a button.
+    pager = _pager(f"search {search_terms.searched_words(words)}", page)
+    return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager))
 
 
 def cmd_show(ctx: Context, args: str) -> Answer:

@@ -47,6 +47,19 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(_normal(text))
 
 
+def searched_words(query: str) -> str:
+    """The part of `query` that a search uses (its first words, each clipped), as a query again.
+
+    >>> searched_words("Training  " + "x" * 50 + " 数据并行!")
+    'training xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx 数据并行'
+    """
+    return " ".join(_searched_tokens(query))
+
+
+def _searched_tokens(query: str) -> list[str]:
+    return [token[:MAX_TERM_CHARS] for token in tokens(query)[:MAX_QUERY_TERMS]]
+
+
 def _bigrams(run: str) -> list[str]:
     if len(run) == 1:
         return [run]
@@ -95,8 +108,7 @@ def match_terms(query: str, expand: Callable[[str], list[str] | None] | None = N
     "trainings")` lazily, so a page of results costs the same for any word.
     """
     terms: list[str] = []
-    for token in tokens(query)[:MAX_QUERY_TERMS]:
-        token = token[:MAX_TERM_CHARS]
+    for token in _searched_tokens(query):
         if _CJK_RUN.fullmatch(token):
             if len(token) == 1:
                 terms.append(f'"{token}"*')

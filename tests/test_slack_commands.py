@@ -197,6 +197,16 @@ def test_paging_beyond_40(h):
     assert len([b for b in buttons(page2) if b["action_id"].startswith("page:")]) == 2
 
 
+def test_the_next_page_of_a_very_long_search_is_the_next_page(h):
+    catalog.upsert(h.bot.store, [PaperInput(id=f"extra-{i}", title=f"Extra paper {i}") for i in range(60)])
+    query = " ".join(["extra"] * 340)  # 2,040 characters: longer than a button's value may be
+    reply = valid(h.command(f"search {query}"))
+    assert "(1–40)" in blocks_text(reply)
+    [nxt] = [b for b in buttons(reply) if b["action_id"].startswith("page:")]
+    [page2] = h.slack.responses_to(h.click(nxt))
+    assert "(41–60)" in blocks_text(page2)
+
+
 @pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
 def test_every_command_through_a_signed_request(h, command):
     """Each command's own help example, as an admin would type it, answered with valid Block Kit."""
