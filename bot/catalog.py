@@ -139,7 +139,7 @@ def validate(raw: dict, *, new: bool) -> PaperInput:
     summary = text("summary", MAX_SUMMARY)
     url = text("url", MAX_URL)
     if url and not re.match(r"^https?://[^\s<>|]+$", url):
-        raise InvalidPaper("url", "url must start with http:// or https:// and contain no spaces")
+        raise InvalidPaper("url", "url must start with http:// or https:// and have no spaces or < > | in it")
     tags = raw.get("tags")
     folded: tuple[str, ...] | None = None
     if tags is not None:

@@ -169,12 +169,14 @@ def test_import_formats_and_bad_rows(tmp_path, store):
         'moe-a,MoE A,专家混合,"moe, parallelism-ep",https://example.org/a\n'
         "bad id!,Broken,,,\n"
         "moe-b,MoE B,,moe,ftp://nope\n"
-        "moe-c,MoE C,,moe,\n",
+        "moe-c,MoE C,,moe,\n"
+        "moe-d,MoE D,,moe,https://example.org/a&b=<2>\n",
     )
     report = papers_file.read(csv_file)
     assert [p.id for p in report.papers] == ["moe-a", "moe-c"]
     assert any("line 3" in p and "id" in p for p in report.problems)
     assert any("line 4" in p and "url" in p for p in report.problems)
+    assert any("line 6" in p and "no spaces or < > |" in p for p in report.problems)
 
     jsonl = write(tmp_path, "list.jsonl", '{"id": "j1", "title": "J1"}\nnot json\n\n{"id": "j2"}\n[1]\n')
     report = papers_file.read(jsonl)

@@ -165,7 +165,7 @@ def test_add_opens_a_modal_and_validates_the_submission(h):
     )
     assert errors == {
         "response_action": "errors",
-        "errors": {"url": "url must start with http:// or https:// and contain no spaces"},
+        "errors": {"url": "url must start with http:// or https:// and have no spaces or < > | in it"},
     }
     errors = h.submit("add_paper", {"title": "A fine paper", "url": None, "summary": None, "tags": None}, user="U1")
     assert "Only admins" in errors["errors"]["title"]
