@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 import time
 from datetime import datetime
@@ -53,6 +54,8 @@ def _store(settings: Settings):
         raise Failure(f"PAPERBOT_DB: cannot open {settings.db_path} ({e.strerror or e})") from None
     except Exception as e:
         if e.__class__.__name__ in ("OperationalError", "DatabaseError"):
+            if "unable to open" in str(e) or "readonly" in str(e):
+                raise Failure(f"PAPERBOT_DB: cannot write {settings.db_path} or its folder ({e})") from None
             raise Failure(f"PAPERBOT_DB: {settings.db_path} is not a usable SQLite file ({e})") from None
         raise
 
@@ -75,15 +78,36 @@ def cmd_console(args, settings: Settings) -> int:
     )
 
 
+def _stop_on_signals(stop, *, unwind: bool) -> None:
+    """SIGTERM and SIGINT set `stop`; with `unwind` (HTTP), they also end waitress's loop in this,
+    the main, thread. Installed first thing, so that a signal during start-up ends cleanly too."""
+
+    def on_signal(signum, frame):
+        stop.set()
+        if unwind:
+            # Restore the defaults first, so a second signal during shutdown is not swallowed.
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+
 def cmd_run(args, settings: Settings) -> int:
+    import threading
+
+    stop = threading.Event()
+    _stop_on_signals(stop, unwind=not settings.socket_mode)  # before the slow imports below
     from bot.slack import serve
 
+    serve.require_settings(settings)
     if not args.verbose:
         logging.getLogger().setLevel(logging.INFO)  # a server logs what it does
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" on every burst
     try:
-        return serve.run(settings)
+        return serve.run(settings, _store(settings), stop)
     except serve.StartError as e:
         raise Failure(str(e)) from None
 

@@ -395,6 +395,41 @@ def test_run_refuses_a_bad_setting_at_once(procs, tmp_path, slack, setting, env)
     assert slack.calls == [], "a bad setting must stop the process before it talks to Slack"
 
 
+def test_a_run_that_cannot_listen_posts_nothing_and_says_why(procs, tmp_path, slack):
+    """This week's post is due (the schedule fires every minute), but a bot that cannot serve must not post it."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = env_for_process(tmp_path, slack.api_url, PORT=str(port), PAPERBOT_SCHEDULE="* * * * *")
+        done = procs.run("run", env=env, timeout=30)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(f"paperbot: PORT: cannot listen on port {port}")
+    assert slack.calls_to("chat.postMessage") == []
+    assert db_rows(tmp_path, "SELECT * FROM deliveries") == []
+
+
+def test_sigterm_while_starting_up_stops_cleanly(procs, tmp_path, slack):
+    slack.fail_next("auth.test", accept_then="hang", seconds=20)  # start-up stalls where a slow Slack would
+    proc = procs.start("run", env=env_for_process(tmp_path, slack.api_url, PORT=str(free_port())))
+    assert slack.wait_for(lambda s: s.calls_to("auth.test"), timeout=20), proc.log()
+    code, seconds = proc.terminate_and_wait(timeout=10)
+    assert code == 0, proc.log()
+    assert seconds < 5, seconds
+    assert "Traceback" not in proc.log()
+
+
+@pytest.mark.parametrize("verb", ["run", "export"])
+def test_a_database_path_that_is_a_folder_is_named_in_one_line(procs, tmp_path, slack, verb):
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    env = env_for_process(tmp_path, slack.api_url, PORT=str(free_port()), PAPERBOT_DB=str(folder))
+    done = procs.run(verb, env=env, timeout=30)
+    assert done.returncode != 0
+    assert one_line(done.stderr).startswith(f"paperbot: PAPERBOT_DB: cannot write {folder}"), done.stderr
+
+
 # -- 3. exactly once ---------------------------------------------------------------
 
 

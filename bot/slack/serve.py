@@ -9,7 +9,6 @@ at a time and drops connections under load), with Slack's request URL at
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 from collections.abc import Callable
 
@@ -59,71 +58,64 @@ class StartError(RuntimeError):
     """`run` cannot start; str() is the one line to show."""
 
 
-def run(settings: Settings) -> int:
+def require_settings(settings: Settings) -> None:
     settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
     if not settings.socket_mode:
         settings.require("SLACK_SIGNING_SECRET")
-    store = Store(settings.db_path)
+
+
+def run(settings: Settings, store: Store, stop: threading.Event) -> int:
+    """Serve until `stop` is set (Socket Mode) or SystemExit unwinds waitress (HTTP): see cli.cmd_run.
+
+    The scheduler starts only once Slack can reach the bot: a `run` that cannot listen
+    or connect ends without having posted anything.
+    """
+    require_settings(settings)
     check_focus_tag(settings, store)
     bot = SlackBot(settings, store)
+    jobs = None
     try:
-        app = build_app(bot)
-    except Exception as e:  # App() calls auth.test: a wrong token or an unreachable Slack ends here
-        raise StartError(
-            f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({e})"
-        ) from None
-
-    ticker = scheduler.Ticker(store, settings, bot.transport, tell_admins=bot.tell_admins)
-    stop = threading.Event()
-    jobs = scheduler.start(ticker, settings)
-    try:
+        try:
+            app = build_app(bot)
+        except Exception as e:  # App() calls auth.test: a wrong token or an unreachable Slack ends here
+            raise StartError(
+                f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(e)})"
+            ) from None
+        ticker = scheduler.Ticker(store, settings, bot.transport, tell_admins=bot.tell_admins)
         if settings.socket_mode:
-            _serve_socket_mode(app, settings, stop)
+            handler = SocketModeHandler(app, settings.app_token)
+            try:
+                handler.connect()
+            except Exception as e:
+                raise StartError(
+                    f"cannot open a Socket Mode connection (check SLACK_APP_TOKEN): {_one_line(e)}"
+                ) from None
+            log.info("connected to Slack in Socket Mode")
+            jobs = scheduler.start(ticker, settings)
+            try:
+                stop.wait()
+            finally:
+                handler.close()
         else:
-            _serve_http(app, settings)
+            try:
+                server = http_server(app, settings.port)
+            except OSError as e:
+                raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
+            jobs = scheduler.start(ticker, settings)
+            log.info("serving Slack requests on http://0.0.0.0:%s%s", settings.port, EVENTS_PATH)
+            try:
+                server.run()
+            finally:
+                server.close()
     finally:
         log.info("stopping")
-        jobs.shutdown(wait=True)
+        if jobs is not None:
+            jobs.shutdown(wait=True)
         bot.close()
         store.close()
     log.info("stopped")
     return 0
 
 
-def _serve_socket_mode(app: App, settings: Settings, stop: threading.Event) -> None:
-    def on_signal(signum, frame):
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    handler = SocketModeHandler(app, settings.app_token)
-    try:
-        handler.connect()
-    except Exception as e:
-        raise StartError(f"cannot open a Socket Mode connection (check SLACK_APP_TOKEN): {e}") from None
-    log.info("connected to Slack in Socket Mode")
-    try:
-        stop.wait()
-    finally:
-        handler.close()
-
-
-def _serve_http(app: App, settings: Settings) -> None:
-    try:
-        server = http_server(app, settings.port)
-    except OSError as e:
-        raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
-
-    def on_signal(signum, frame):
-        # Restore the defaults first, so a second signal during shutdown is not swallowed.
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        raise SystemExit(0)  # unwinds waitress's loop in this (the main) thread
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    log.info("serving Slack requests on http://0.0.0.0:%s%s", settings.port, EVENTS_PATH)
-    try:
-        server.run()
-    finally:
-        server.close()
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split())
