@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -370,6 +371,7 @@ def upsert(
         else:
             with store.write():
                 _upsert_chunk(store, chunk, counts)
+            time.sleep(IMPORT_GAP_SECONDS)  # the lock is free: a waiting sign-up takes its turn now
         chunk.clear()
 
     if in_transaction:
@@ -407,11 +409,29 @@ BULK_CHECKPOINT_PAGES = 20_000
 OPTIMIZE_AFTER = 2000
 
 
+#: Between two of an import's write transactions: long enough for a writer asking every millisecond
+#: (Store.write) to get the lock, short enough to cost 100 batches a fraction of a second.
+IMPORT_GAP_SECONDS = 0.003
+#: Pages of search index that one merge step writes, in a transaction of its own (tens of milliseconds).
+MERGE_STEP_PAGES = 500
+
+
 def optimize(store: Store) -> None:
-    """Merge each search index into one segment: a big import leaves dozens, and every query reads them all."""
+    """Merge each search index into one segment: a big import leaves dozens, and every query reads them all.
+
+    FTS5's 'optimize' does it in one transaction, which at 100,000 papers holds the write
+    lock for seconds. A negative 'merge' does the same work a step at a time; a step that
+    changes fewer than 2 rows means the index is one segment.
+    """
     for table in SEARCH_TABLES:
-        with store.write() as db:
-            db.execute(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
+        while True:
+            with store.write() as db:
+                before = db.conn.total_changes
+                db.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", [-MERGE_STEP_PAGES])
+                done = db.conn.total_changes - before < 2
+            if done:
+                break
+            time.sleep(IMPORT_GAP_SECONDS)
 
 
 class _Batch:

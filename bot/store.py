@@ -162,6 +162,33 @@ def set_merging(db: sqlite_utils.Database, settings: dict[str, int]) -> None:
             db.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", [key, value])
 
 
+#: How often a writer that waits for the write lock asks for it again.
+WRITE_POLL_SECONDS = 0.001
+
+
+def _begin_immediate(conn: sqlite3.Connection) -> None:
+    """BEGIN IMMEDIATE, waiting up to the busy timeout for the write lock, asking every millisecond.
+
+    SQLite's own busy handler sleeps longer and longer between tries (up to 100 ms), so a
+    sign-up waiting behind an import, which lets go of the lock for a few milliseconds between
+    its batches, would seldom try while the lock is free: it waited seconds. Asking every
+    millisecond finds each gap.
+    """
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+            time.sleep(WRITE_POLL_SECONDS)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+
 class Store:
     """One SQLite file, one connection per thread."""
 
@@ -198,7 +225,7 @@ class Store:
     def write(self) -> Iterator[sqlite_utils.Database]:
         """A write transaction that holds the write lock from its first read."""
         db = self.db
-        db.conn.execute("BEGIN IMMEDIATE")
+        _begin_immediate(db.conn)
         try:
             yield db
         except BaseException:

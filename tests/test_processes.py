@@ -808,6 +808,57 @@ def test_import_while_serving(procs, tmp_path, slack):
     assert code == 0, server.proc.log()
 
 
+def test_sign_ups_keep_their_3_seconds_during_a_big_import(procs, tmp_path, slack):
+    """An import commits batch after batch; members signing up and withdrawing meanwhile must each get a turn."""
+    server = start_server(procs, tmp_path, slack)
+    big = tmp_path / "big.jsonl"
+    big.write_text(
+        "".join(
+            json.dumps({"id": f"bulk-{i}", "title": f"Bulk paper {i}", "summary": "批量导入 sharded", "tags": ["bulk"]})
+            + "\n"
+            for i in range(30_000)
+        ),
+        encoding="utf-8",
+    )
+    importing = threading.Event()
+    answers: list[tuple[str, int, str, float]] = []
+    errors: list = []
+
+    def member(k: int) -> None:
+        i = 0
+        while not importing.is_set():  # until the import has started
+            time.sleep(0.01)
+        while importing.is_set():
+            i += 1
+            week = monday(3 + (k * 40 + i) % 150).isoformat()
+            text = f"signup {1 + k} {week}" if i % 2 else f"withdraw {week}"
+            try:
+                status, reply, seconds = server.command(text, user=f"UMEMBER{k}", timeout=20)
+                answers.append((text, status, reply.get("text", ""), seconds))
+            except (OSError, http.client.HTTPException) as e:
+                errors.append(repr(e))
+            time.sleep(0.05)
+
+    members = [threading.Thread(target=member, args=(k,)) for k in range(4)]
+    for t in members:
+        t.start()
+    try:
+        importing.set()
+        done = procs.run("import", str(big), env=env_for_process(tmp_path, NO_SLACK), timeout=120)
+    finally:
+        importing.clear()
+        for t in members:
+            t.join(30)
+    assert done.returncode == 0 and "30000 added" in done.stdout, done.stderr
+    assert errors == []
+    assert len(answers) > 20, answers
+    slow = [(text, seconds) for text, _, _, seconds in answers if seconds >= 3]
+    assert slow == [], f"{len(slow)} of {len(answers)} over 3 s: {slow[:5]}"
+    assert all(status == 200 and "went wrong" not in said for _, status, said, _ in answers), answers
+    signed_up = [said for text, _, said, _ in answers if text.startswith("signup")]
+    assert any("You're signed up" in said for said in signed_up), signed_up[:5]
+
+
 # -- 7. reminders ----------------------------------------------------------------
 
 

@@ -108,6 +108,17 @@ def test_an_import_defers_index_merging_and_always_turns_it_back_on(store):
     assert merging(store) == [[("automerge", 4), ("crisismerge", 16)]] * 3
 
 
+def test_a_big_import_leaves_each_search_index_in_one_piece(store):
+    """Merged a step at a time (so that sign-ups get the write lock between steps), but all the way."""
+    rows = [
+        catalog.PaperInput(id=f"bulk-{i}", title=f"Bulk {i} training", summary="数据并行 " * 20) for i in range(3000)
+    ]
+    catalog.upsert(store, rows, batch=100)  # 30 commits: 30 segments in each index before the merge
+    segments = {t: store.db.execute(f"SELECT count(DISTINCT segid) FROM {t}_idx").fetchone()[0] for t in SEARCH_TABLES}
+    assert segments == dict.fromkeys(SEARCH_TABLES, 1)
+    assert len(catalog.search(store, "bulk 并行").papers) == 40
+
+
 def test_merging_left_off_by_a_killed_import_is_turned_back_on_at_open(tmp_path):
     store = Store(tmp_path / "paperbot.db")
     with store.write() as db:
