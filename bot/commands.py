@@ -321,7 +321,7 @@ COMMANDS: list[Command] = [
     Command("tags", "", "every tag with its paper count", "tags", cmd_tags),
     Command("tag", "<tag>", "the papers with a tag", "tag parallelism-dp", cmd_tag),
     Command("search", "<words>", "papers whose title, summary or tags match, best first", "search diloco", cmd_search),
-    Command("show", "<paper>", "one paper in full, and who presented or will present it", "show streaming-diloco", cmd_show),
+    Command("show", "<paper>", "one paper in full, who presented it or will", "show streaming-diloco", cmd_show),
     Command("week", "", "this week's paper, presenter and meeting", "week", cmd_week),
     Command("schedule", "", "the coming weeks and their presenters", "schedule", cmd_schedule),
     Command(
