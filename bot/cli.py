@@ -106,6 +106,10 @@ def cmd_run(args, settings: Settings) -> int:
         logging.getLogger().setLevel(logging.INFO)  # a server logs what it does
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" on every burst
+    if not args.verbose:
+        # Each failed Web API try and retry, as slack_sdk logs them; paperbot reports failures in its own words.
+        for name in ("slack_sdk.web", "slack_sdk.webhook"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         return serve.run(settings, _store(settings), stop)
     except serve.StartError as e:
@@ -180,7 +184,7 @@ def cmd_remind(args, settings: Settings) -> int:
     settings.require("SLACK_BOT_TOKEN")
     store = _store(settings)
     at = _parse_at(args.at, settings)
-    sendings = reminders.send_due(store, settings.group, _transport(settings), at)
+    sendings = reminders.send_due(store, settings.group, _transport(settings), at, force=True)
     failed = 0
     for s in sendings:
         r = s.reminder

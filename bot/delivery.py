@@ -88,7 +88,7 @@ class Transport(Protocol):
 
 @dataclass(frozen=True)
 class Result:
-    status: str  # 'sent' | 'found' | 'done' | 'busy' | 'waiting' | 'failed'
+    status: str  # 'sent' | 'found' | 'done' | 'busy' | 'waiting' | 'failed' | 'stopped'
     detail: str = ""
     sent: Sent | None = None
     new_error: bool = False  # a failure whose reason differs from the last one recorded
@@ -195,6 +195,8 @@ def deliver(
     """Send the message that `build()` makes, once; `build` returns (message, paper number or None).
 
     `force` ignores the wait after an earlier refusal (an operator asked now).
+    `sleep(seconds)` waits between tries. When it returns True (a stopping process's
+    `Event.wait`), the delivery stops where it is, and the next start takes it up.
     """
     claim = _claim(store, d, force=force)
     if isinstance(claim, Result):
@@ -203,14 +205,24 @@ def deliver(
     state = claim.state
     reason = ""
     for attempt in range(MAX_ATTEMPTS):
+        last = attempt == MAX_ATTEMPTS - 1
         if state == "sending":
             try:
                 # Slack's clock, not a simulated one, stamps the message: search from
                 # the real time of the first claim, with a margin for clock skew.
                 found = transport.find(d, since=claim.claimed_at - 600)
             except (Rejected, Uncertain) as e:
+                # Looking is safe to repeat: wait out a rate limit or a hiccup, as for sending.
                 reason = f"could not check whether an earlier attempt arrived ({e})"
-                return _give_up(store, d, reason, previous_error, state)
+                if isinstance(e, RateLimited) and e.retry_after <= MAX_RATE_LIMIT_WAIT and not last:
+                    wait = max(e.retry_after, 0.5)
+                elif isinstance(e, Uncertain) and not last:
+                    wait = BACKOFF[attempt]
+                else:
+                    return _give_up(store, d, reason, previous_error, state)
+                if sleep(wait):
+                    return _stopped(store, d, reason)
+                continue
             if found is not None:
                 _record_sent(store, d, found)
                 log.info("%s %s for %s was already there (%s); recorded", d.kind, d.key, d.dest, found.ts)
@@ -234,9 +246,10 @@ def deliver(
             _update(store, d, "state = 'claimed', last_error = ?", [str(e)])
             state = "claimed"
             reason = str(e)
-            if e.retry_after > MAX_RATE_LIMIT_WAIT or attempt == MAX_ATTEMPTS - 1:
+            if e.retry_after > MAX_RATE_LIMIT_WAIT or last:
                 break
-            sleep(max(e.retry_after, 0.5))
+            if sleep(max(e.retry_after, 0.5)):
+                return _stopped(store, d, reason)
             continue
         except Rejected as e:
             _update(store, d, "state = 'claimed', last_error = ?", [str(e)])
@@ -245,12 +258,19 @@ def deliver(
             reason = str(e)
             log.warning("%s %s for %s: %s; will look before trying again", d.kind, d.key, d.dest, e)
             _update(store, d, "last_error = ?", [reason])
-            if attempt < MAX_ATTEMPTS - 1:
-                sleep(BACKOFF[attempt])
+            if not last and sleep(BACKOFF[attempt]):
+                return _stopped(store, d, reason)
             continue
         _record_sent(store, d, sent)
         return Result("sent", "", sent)
     return _give_up(store, d, reason or "gave up", previous_error, state)
+
+
+def _stopped(store: Store, d: Delivery, reason: str) -> Result:
+    """The process is stopping: let go of the claim, as it stands, for the next start to take up at once."""
+    _update(store, d, "owner = NULL, lease_until = 0, last_error = ?", [reason])
+    log.info("%s %s for %s: stopping before it was delivered (%s)", d.kind, d.key, d.dest, reason)
+    return Result("stopped", f"stopped before it was delivered ({reason})")
 
 
 def _give_up(store: Store, d: Delivery, reason: str, previous_error: str | None, state: str) -> Result:

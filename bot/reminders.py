@@ -49,11 +49,14 @@ def due(store: Store, group: Group, now: datetime) -> list[Reminder]:
     return found
 
 
-def send_due(store: Store, group: Group, transport: Transport, now: datetime, *, sleep=None) -> list[Sending]:
+def send_due(
+    store: Store, group: Group, transport: Transport, now: datetime, *, force: bool = False, sleep=None
+) -> list[Sending]:
+    """Send what is due. `force` (`paperbot remind`: an operator asks now) skips the wait after a refusal."""
     out: list[Sending] = []
     for reminder in due(store, group, now):
         d = Delivery("reminder", reminder.presenter, reminder.week.key)
         kwargs = {"sleep": sleep} if sleep else {}
-        result = delivery.deliver(store, d, lambda r=reminder: (r, r.paper.number), transport, **kwargs)
+        result = delivery.deliver(store, d, lambda r=reminder: (r, r.paper.number), transport, force=force, **kwargs)
         out.append(Sending(reminder, result))
     return out

@@ -42,13 +42,16 @@ class Ticker:
         *,
         clock: Callable[[], datetime] | None = None,
         tell_admins: Callable[[str], None] = lambda text: None,
+        stop: threading.Event | None = None,
     ):
+        """`stop`, once set, cuts short any wait between delivery attempts (the process is stopping)."""
         self.store = store
         self.settings = settings
         self.group = settings.group
         self.transport = transport
         self.clock = clock or settings.now
         self.tell_admins = tell_admins
+        self._sleep = (stop or threading.Event()).wait
         self._lock = threading.Lock()
 
     def tick(self) -> None:
@@ -60,7 +63,9 @@ class Ticker:
     def _post(self, now: datetime) -> None:
         s = self.settings
         try:
-            outcome = weekly.post_week(self.store, self.group, self.transport, s.channel, now, focus_tag=s.focus_tag)
+            outcome = weekly.post_week(
+                self.store, self.group, self.transport, s.channel, now, focus_tag=s.focus_tag, sleep=self._sleep
+            )
         except Exception:
             log.exception("weekly post check failed")
             return
@@ -78,7 +83,7 @@ class Ticker:
 
     def _remind(self, now: datetime) -> None:
         try:
-            for sending in reminders.send_due(self.store, self.group, self.transport, now):
+            for sending in reminders.send_due(self.store, self.group, self.transport, now, sleep=self._sleep):
                 r, result = sending.reminder, sending.result
                 if result.status == "sent":
                     log.info("reminded %s about %s (%s)", r.presenter, r.paper.id, r.week)

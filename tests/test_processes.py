@@ -457,7 +457,7 @@ def test_two_run_processes_catch_up_once(procs, tmp_path, slack):
     for server in servers:
         server.wait_ready()
     assert slack.wait_for(lambda s: len(weekly_posts(s)) >= 1, timeout=20), [s.proc.log() for s in servers]
-    # Both checked at start (the scheduler starts before serving); let a late one misbehave.
+    # Both checked at start; let a late one misbehave.
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
         assert len(weekly_posts(slack)) == 1
@@ -473,6 +473,20 @@ def test_two_run_processes_catch_up_once(procs, tmp_path, slack):
         assert code == 0, server.proc.log()
         assert "Traceback" not in server.proc.log()
     assert len(weekly_posts(slack)) == 1
+
+
+def test_sigterm_while_the_post_waits_out_a_rate_limit_stops_at_once_and_the_next_start_posts(procs, tmp_path, slack):
+    slack.fail_next("chat.postMessage", status=429, retry_after=100)  # the bot waits up to 120 s for that
+    server = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *")
+    assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=20), server.proc.log()
+    code, seconds = server.proc.terminate_and_wait(timeout=30)
+    assert code == 0 and seconds < 5, (code, seconds, server.proc.log())
+    assert weekly_posts(slack) == []
+    again = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *")
+    assert slack.wait_for(lambda s: len(weekly_posts(s)) == 1, timeout=20), again.proc.log()
+    code, _ = again.proc.terminate_and_wait()
+    assert code == 0 and len(weekly_posts(slack)) == 1
+    assert "Traceback" not in server.proc.log() + again.proc.log()
 
 
 def test_crash_after_slack_accepted_then_rerun_posts_nothing_more(procs, tmp_path, slack):

@@ -228,6 +228,40 @@ def test_history_unreadable_after_an_uncertain_attempt_means_no_second_post(stor
     assert len(posts(slack)) == 1
 
 
+@pytest.mark.parametrize("fault", [{"status": 429, "retry_after": 2}, {"status": 500}])
+def test_a_hiccup_while_looking_for_an_earlier_attempt_is_waited_out(store, group, transport, slack, fault):
+    slack.fail_next("chat.postMessage", accept_then="drop")
+    slack.fail_next("conversations.history", **fault)
+    naps = Naps()
+    outcome = post(store, group, transport, at(MONDAY), sleep=naps)
+    assert outcome.status == "found", outcome.detail
+    assert naps.asked == [1, fault.get("retry_after", 2)]  # after the dropped attempt, then the history's fault
+    assert len(posts(slack)) == 1 and len(slack.calls_to("chat.postMessage")) == 1
+
+
+class Stopping:
+    """A stopping process's Event.wait: records the wait it was asked for, and says "stop"."""
+
+    def __init__(self):
+        self.asked: list[float] = []
+
+    def __call__(self, seconds: float) -> bool:
+        self.asked.append(seconds)
+        return True
+
+
+@pytest.mark.parametrize("fault", [{"status": 429, "retry_after": 60}, {"status": 503}])
+def test_a_post_waiting_when_the_bot_stops_is_taken_up_by_the_next_start(store, group, transport, slack, fault):
+    slack.fail_next("chat.postMessage", **fault)
+    stopping = Stopping()
+    outcome = post(store, group, transport, at(MONDAY), sleep=stopping)
+    assert outcome.status == "stopped" and len(stopping.asked) == 1
+    assert posts(slack) == []
+    # The next start, a minute later, goes on at once: no ten-minute wait as after a refusal.
+    again = post(store, group, transport, at("2026-12-07 09:01"))
+    assert again.status == "sent" and len(posts(slack)) == 1
+
+
 def test_empty_catalog_says_why(tmp_path, group, transport, slack):
     from bot.store import Store
 

@@ -135,7 +135,16 @@ class SlackTransport:
         raise TypeError(f"cannot send {type(message).__name__}")
 
     def send(self, delivery: Delivery, message: Any) -> Sent:
-        response = call(self.client.chat_postMessage, channel=delivery.dest, **self._payload(message))
+        try:
+            response = call(self.client.chat_postMessage, channel=delivery.dest, **self._payload(message))
+        except Rejected as e:
+            error = str(e).split(" ", 1)[0]
+            if delivery.kind == "reminder" and error in ("channel_not_found", "user_not_found"):
+                # Not PAPERBOT_CHANNEL's fault: the DM to the presenter could not be opened.
+                raise Rejected(
+                    f"{error} (cannot send {delivery.dest} a direct message: are they still in the workspace?)"
+                ) from None
+            raise
         return Sent(response["channel"], response["ts"])
 
     def update(self, sent: Sent, message: Any) -> None:

@@ -81,7 +81,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
             raise StartError(
                 f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(e)})"
             ) from None
-        ticker = scheduler.Ticker(store, settings, bot.transport, tell_admins=bot.tell_admins)
+        ticker = scheduler.Ticker(store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop)
         if settings.socket_mode:
             handler = SocketModeHandler(app, settings.app_token)
             try:
@@ -108,8 +108,9 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
             finally:
                 server.close()
     finally:
-        log.info("stopping")
+        stop.set()  # a post waiting out a rate limit lets go now; the next start takes it up
         if jobs is not None:
+            log.info("stopping")
             jobs.shutdown(wait=True)
         bot.close()
         store.close()
