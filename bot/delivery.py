@@ -16,7 +16,8 @@ here, from a row per message in `deliveries` and the message's own metadata:
    (not_in_channel, rate limited past our patience, Slack unreachable) puts the
    row back to 'claimed': nothing was posted, it is tried again later. An
    uncertain failure (timeout, 5xx, a dropped connection) leaves 'sending', so
-   the next attempt looks before it sends.
+   the next attempt looks before it sends. A process that stops while waiting
+   between attempts lets go of the row as it stands, for the next start.
 
 The transport (Slack, or a test double of Slack's server) renders and sends;
 this module never sees a Slack payload.
