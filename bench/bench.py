@@ -46,8 +46,11 @@ CHANNEL = "C0BENCH"
 TOKEN = "xoxb-bench"
 
 PREFILL_WEEKS = 26  # a full schedule: the `schedule` reply lists 26 presenters
-SIGNUP_WEEK_OFFSET = 1000  # the timed sign-ups book weeks from ~20 years ahead: the near schedule stays realistic
-LOAD_WEEK_OFFSET = 5000
+# The bot books weeks up to ten years (520 weeks) ahead. The timed sign-ups book weeks after the prefilled
+# ones, so the near schedule stays realistic, and are withdrawn (untimed) after each round, so that the
+# next round books the same weeks again; the load's come after those, one week a client thread.
+SIGNUP_WEEK_OFFSET = PREFILL_WEEKS + 4
+HORIZON_WEEKS = 519
 BLOCK = 40  # requests a block: each row alternates blocks of its command and of floor (a)
 FLOOR_LINE = ("tag parallelism-dp", "UFLOOR")
 
@@ -495,8 +498,14 @@ def main(argv: list[str] | None = None) -> int:
                 return name, command, line, url, extra
 
             show_numbers = [rng.randint(1, n_total) for _ in range(R + warm)]
-            span = R + warm  # each round's sign-ups take new papers and new weeks
-            signup_dates = loadgen.week_dates(monday.isoformat(), SIGNUP_WEEK_OFFSET, rounds * span)
+            span = R + warm  # each round's sign-ups take new papers; the weeks are freed after each round
+            load_week = SIGNUP_WEEK_OFFSET + span + 4
+            if load_week + args.clients > HORIZON_WEEKS:
+                raise SystemExit(
+                    f"--requests {R} and --clients {args.clients} need more weeks than the bot books ahead "
+                    f"({HORIZON_WEEKS}): use fewer"
+                )
+            signup_dates = loadgen.week_dates(monday.isoformat(), SIGNUP_WEEK_OFFSET, span)
             plan = [
                 row(
                     "tag (top tag)", f"tag {top_tag}", lambda k, i: (f"tag {top_tag}", "U1"), papers=tag_count[top_tag]
@@ -529,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
                 row(
                     "signup",
                     "signup <paper> <date>",
-                    lambda k, i: (f"signup {300 + k * span + i} {signup_dates[k * span + i]}", f"USIGN{k * span + i}"),
+                    lambda k, i: (f"signup {300 + k * span + i} {signup_dates[i]}", f"USIGN{k * span + i}"),
                 ),
                 # Commands the issue does not list, for the record (their targets are reported apart).
                 row("tags", "tags", lambda k, i: ("tags", "U1"), extra=True),
@@ -557,7 +566,12 @@ def main(argv: list[str] | None = None) -> int:
                         f"{_f(t['by_round'][-1], 2)}x  {out['kinds']}"
                     )
                     if name == "signup":
-                        time.sleep(1)  # the sign-ups' announcements leave the bot before the next rows
+                        # Free the weeks for the next round (untimed), and let the announcements leave the bot.
+                        withdraws = [(f"withdraw {signup_dates[i]}", f"USIGN{k * span + i}") for i in range(span)]
+                        done = pool.submit(loadgen.sequential, bot.url, SECRET, withdraws, 0).result()
+                        if done["kinds"].get("withdrawn") != span:
+                            raise SystemExit(f"the round's sign-ups were not all withdrawn: {done['kinds']}")
+                        time.sleep(1)
             rows: dict[str, dict] = {}
             for name, command, _line, _url, extra in plan:
                 t = taken[name]
@@ -614,7 +628,6 @@ def main(argv: list[str] | None = None) -> int:
             procs = max(1, min(2, args.clients))
             per_proc = [args.clients // procs + (1 if k < args.clients % procs else 0) for k in range(procs)]
             load_paper = 400 + rounds * (R + warm)  # past the rows' sign-ups
-            load_week = max(LOAD_WEEK_OFFSET, SIGNUP_WEEK_OFFSET + rounds * (R + warm) + 100)
             paper_room = max(1, (n_total - load_paper) // max(1, args.clients))
             per_thread = min(400, paper_room)
             jobs = []
@@ -622,7 +635,7 @@ def main(argv: list[str] | None = None) -> int:
             for threads in per_proc:
                 signups = {
                     "first_monday": monday.isoformat(),
-                    "week_offset": load_week + thread_base * per_thread,
+                    "week_offset": load_week + thread_base,
                     "paper_offset": load_paper + thread_base * per_thread,
                     "per_thread": per_thread,
                     "papers": n_total,

@@ -78,7 +78,7 @@ class Client:
 
 
 def classify(status: int, body: bytes) -> str:
-    """'ok', 'signed-up', 'taken' (a refusal, still a real reply), or 'error: ...'."""
+    """'ok', 'signed-up', 'withdrawn', 'taken' (a refusal, still a real reply), or 'error: ...'."""
     if status != 200:
         return f"error: HTTP {status} {body[:120]!r}"
     try:
@@ -90,6 +90,8 @@ def classify(status: int, body: bytes) -> str:
     text = reply["text"]
     if text.startswith("You're signed up"):
         return "signed-up"
+    if "is open again" in text:
+        return "withdrawn"
     if "Something went wrong" in text:
         return "error: the bot's apology"
     if " is taken" in text or "already presented" in text or "is over" in text:
@@ -167,9 +169,10 @@ def week_dates(first_monday: str, start: int, n: int) -> list[str]:
 def load(url: str, secret: str, mix: list[str], seconds: float, threads: int, signups: dict) -> dict:
     """`threads` clients, each sending commands from `mix` round-robin for `seconds`.
 
-    An entry "SHOW" is `show` of a random paper (of `signups["papers"]`); "SIGNUP" in the mix is a sign-up of a paper nobody has yet, for a
-    week nobody has yet: `signups` gives {"first_monday", "week_offset",
-    "paper_offset", "per_thread"} so that every worker and thread has its own.
+    An entry "SHOW" is `show` of a random paper (of `signups["papers"]`). "SIGNUP" in the mix is, in
+    turn, a sign-up of a paper nobody has yet, for the client thread's own week, and its withdrawal:
+    both write and are announced. `signups` gives {"first_monday", "week_offset", "paper_offset",
+    "per_thread"}: thread k books week `week_offset + k`, with papers from `paper_offset + k * per_thread`.
     """
     results: list[dict] = []
     lock = threading.Lock()
@@ -181,7 +184,7 @@ def load(url: str, secret: str, mix: list[str], seconds: float, threads: int, si
         kinds: dict[str, int] = {}
         errors: list[str] = []
         per = signups["per_thread"]
-        dates = week_dates(signups["first_monday"], signups["week_offset"] + k * per, per)
+        [week] = week_dates(signups["first_monday"], signups["week_offset"] + k, 1)
         paper0 = signups["paper_offset"] + k * per
         n_signup = 0
         rng = random.Random(signups["week_offset"] * 100 + k)
@@ -193,10 +196,11 @@ def load(url: str, secret: str, mix: list[str], seconds: float, threads: int, si
             if text == "SHOW":
                 text = f"show {rng.randint(1, signups['papers'])}"
             elif text == "SIGNUP":
-                if n_signup >= per:
+                if n_signup >= 2 * per:
                     continue
-                text = f"signup {paper0 + n_signup} {dates[n_signup]}"
-                user = f"US{signups['week_offset']}X{k}X{n_signup}"
+                paper = paper0 + n_signup // 2
+                text = f"signup {paper} {week}" if n_signup % 2 == 0 else f"withdraw {week}"
+                user = f"US{signups['week_offset']}X{k}"
                 n_signup += 1
             t, status, body = client.command(text, user)
             kind = classify(status, body)

@@ -54,6 +54,7 @@ def test_bench_quick_run_reports_every_figure(tmp_path):
 
     load = r["load"]
     assert load["commands"] > 0 and load["commands_per_s"] > 0
+    assert load["kinds"].get("signed-up", 0) > 0 and load["kinds"].get("taken", 0) == 0  # the load's sign-ups are real
     assert {"errors", "over_3s", "p50_ms", "p99_ms", "max_ms"} <= set(load)
     assert r["memory"]["rss_mb"] > 0 and r["memory"]["hwm_mb"] >= r["memory"]["rss_mb"] * 0.5
     assert r["announcements"] > 0  # sign-ups were announced to the stand-in's channel
