@@ -12,6 +12,7 @@ search index in the same transaction as the paper.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 import time
 import unicodedata
@@ -33,7 +34,13 @@ MAX_TAGS = 20
 LINE_SCAN = 400
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+MAX_ID = 40
+#: A reference to a paper by number: `7` or `#7`, at most 9 digits. Ids are never only digits, and
+#: numbers never above MAX_NUMBER, so that every paper can be named both ways.
 _REF = re.compile(r"^#?(\d{1,9})$")
+MAX_NUMBER = 999_999_999
+#: What separates tags in text, after NFKC (which folds ， ； ﹐ ﹔ to , ; and ､ ﹑ to 、).
+_TAG_SEPARATORS = re.compile(r"[,;、]")
 
 
 class InvalidPaper(ValueError):
@@ -74,6 +81,7 @@ class PaperInput:
     url: str | None = None
     tags: tuple[str, ...] | None = None
     number: int | None = None
+    source: str | None = field(default=None, compare=False)  # where it was read ("list.csv line 4"), for problems
 
 
 @dataclass
@@ -103,16 +111,43 @@ def fold_tag(text: str) -> str:
 
 
 def slugify(title: str) -> str:
-    """A slug from a title: its part before a colon, lowercased, ASCII words joined by '-'."""
+    """A slug from a title: its part before a colon, lowercased, ASCII words joined by '-'.
+
+    A title with no ASCII words (数据并行训练), or only digits there (a slug `7` would read as
+    paper number 7), gets `paper-` and a hash of the title instead, so such titles do not all
+    share one slug.
+    """
     head = title.split(":", 1)[0] if ":" in title[:60] else title
     ascii_text = unicodedata.normalize("NFKD", head).encode("ascii", "ignore").decode()
     words = re.findall(r"[a-z0-9]+", ascii_text.lower())
-    slug = "-".join(words)[:40].strip("-")
-    return slug or "paper"
+    slug = "-".join(words)[:MAX_ID].strip("-")
+    if slug and not slug.replace("-", "").isdigit():
+        return slug
+    folded = " ".join(unicodedata.normalize("NFKC", title).casefold().split())
+    return "paper-" + hashlib.blake2b(folded.encode(), digest_size=4).hexdigest()
 
 
-def validate(raw: dict, *, new: bool) -> PaperInput:
-    """Check one paper's fields; raise InvalidPaper naming the first bad one."""
+def _number(value: object) -> int | None:
+    """A paper number wished for by an import row: 7 or "7" or "#7", read as references are (see _REF)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        m = _REF.match(value.strip())
+        value = int(m[1]) if m else value
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_NUMBER:
+        raise InvalidPaper("number", f"number must be a whole number from 1 to {MAX_NUMBER}, not {str(value)[:30]!r}")
+    return value
+
+
+def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
+    """Check one paper's fields; raise InvalidPaper naming the first bad one.
+
+    `new`: the paper must be new (the add form), so it needs a title. Otherwise (an import row)
+    it is new or an update of the paper with its id, where the fields left out keep their value:
+    only a row without an id must have a title (upsert refuses an unknown id without one).
+    """
 
     def text(name: str, limit: int) -> str | None:
         value = raw.get(name)
@@ -125,16 +160,20 @@ def validate(raw: dict, *, new: bool) -> PaperInput:
             raise InvalidPaper(name, f"{name} is longer than {limit} characters")
         return value
 
-    pid = text("id", 40)
+    pid = text("id", MAX_ID)
     if pid == "":
         pid = None
     if pid is not None and not _SLUG.match(pid):
         raise InvalidPaper("id", f"id {pid!r} must be lowercase letters, digits and '-' (like streaming-diloco)")
+    if pid is not None and pid.isdigit():
+        raise InvalidPaper("id", f"id {pid!r} is only digits, which reads as a paper number: add a word (paper-{pid})")
     title = text("title", MAX_TITLE)
     if title is not None:
         title = " ".join(title.split())
     if new and not title:
         raise InvalidPaper("title", "title is required")
+    if pid is None and not title:
+        raise InvalidPaper("title", "title is required (or the id of a paper to update)")
     if title == "":
         raise InvalidPaper("title", "title cannot be empty")
     summary = text("summary", MAX_SUMMARY)
@@ -145,12 +184,14 @@ def validate(raw: dict, *, new: bool) -> PaperInput:
     folded: tuple[str, ...] | None = None
     if tags is not None:
         if isinstance(tags, str):
-            tags = [t for t in re.split(r"[,;]", tags)]
+            tags = [tags]
         if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
             raise InvalidPaper("tags", "tags must be a list of words, or text separated by commas")
         seen: dict[str, None] = {}
-        for tag in tags:
-            name = fold_tag(tag)
+        # Every entry is split, a list's too: a tag never holds a separator, or a CSV export
+        # (tags joined by commas) would read back as other tags.
+        for part in (p for t in tags for p in _TAG_SEPARATORS.split(unicodedata.normalize("NFKC", t))):
+            name = fold_tag(part)
             if not name:
                 continue
             if len(name) > MAX_TAG:
@@ -159,10 +200,9 @@ def validate(raw: dict, *, new: bool) -> PaperInput:
         if len(seen) > MAX_TAGS:
             raise InvalidPaper("tags", f"a paper can have at most {MAX_TAGS} tags")
         folded = tuple(seen)
-    number = raw.get("number")
-    if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 1):
-        number = None  # a number is only a wish on import; never an error
-    return PaperInput(id=pid, title=title, summary=summary, url=url, tags=folded, number=number)
+    # A wish: a new paper gets it when it was never used, else the next number; an update keeps its own.
+    number = _number(raw.get("number"))
+    return PaperInput(id=pid, title=title, summary=summary, url=url, tags=folded, number=number, source=source)
 
 
 # -- reading ----------------------------------------------------------------
@@ -548,7 +588,11 @@ def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts) 
     batch = _Batch(store.db)
     stored = batch.existing(papers)
     for paper in papers:
-        number, changed = _upsert_one(batch, paper, stored)
+        try:
+            number, changed = _upsert_one(batch, paper, stored)
+        except InvalidPaper as e:  # raised before the paper wrote anything: the rest goes on
+            counts.problems.append(f"{paper.source}: {e}" if paper.source else str(e))
+            continue
         if number is None:
             counts.unchanged += 1
         elif changed == "added":
@@ -575,11 +619,49 @@ def add(store: Store, paper: PaperInput) -> Paper:
 
 
 def _free_slug(db, base: str) -> str:
-    slug, n = base, 1
-    while db.execute("SELECT 1 FROM papers WHERE id = ?", [slug]).fetchone():
-        n += 1
-        slug = f"{base[:36]}-{n}"
-    return slug
+    """`base`, or when it is taken `base-N` for an N that is free.
+
+    Slugs are handed out as base, base-2, base-3, …, so the taken ones are mostly a run from 1:
+    doubling N to a free one, then halving the gap to a taken one, finds the end of the run in
+    about 2·log2(N) lookups, not N.
+    """
+
+    def name(n: int) -> str:
+        if n == 1:
+            return base
+        suffix = f"-{n}"
+        return base[: min(36, MAX_ID - len(suffix))].rstrip("-") + suffix
+
+    def taken(n: int) -> bool:
+        return db.execute("SELECT 1 FROM papers WHERE id = ?", [name(n)]).fetchone() is not None
+
+    if not taken(1):
+        return base
+    low, high = 1, 2  # low is taken; high is a guess until it is free
+    while taken(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if taken(middle):
+            low = middle
+        else:
+            high = middle
+    return name(high)
+
+
+#: The paper that a row without an id stands for: the one with its title, case aside (ASCII case,
+#: as `add` compares titles), found through the index papers_by_title (migration m005).
+SAME_TITLE = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.title = ? COLLATE NOCASE ORDER BY p.number LIMIT 1"
+
+
+def _same_paper(db, title: str, base: str) -> tuple | None:
+    row = db.execute(SAME_TITLE, [title]).fetchone()
+    if row is None:
+        # Case beyond ASCII (Über / über): the paper that got this title's slug, if its title folds the same.
+        row = db.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ?", [base]).fetchone()
+        if row is not None and row[2].casefold() != title.casefold():
+            row = None
+    return tuple(row) if row is not None else None
 
 
 def _upsert_one(
@@ -597,22 +679,17 @@ def _upsert_one(
         batch.flush()  # the lookups below must see every paper of this batch
         base = slugify(paper.title)
         if not always_new:
-            # A row without an id is the same paper as the one with its title's slug
-            # and the same title, so importing such a file twice changes nothing.
-            for row in db.execute(
-                f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ? OR p.id LIKE ? ESCAPE '\\'",
-                [base, base.replace("_", "\\_").replace("%", "\\%") + "-%"],
-            ):
-                if row[2].casefold() == paper.title.casefold():
-                    existing = tuple(row)
-                    slug = row[1]
-                    break
+            # A row without an id is the paper with its title, whatever id that one got,
+            # so importing such a file twice changes nothing.
+            existing = _same_paper(db, paper.title, base)
+            if existing is not None:
+                slug = existing[1]
         if slug is None:
             slug = _free_slug(db, base)
 
     if existing is None:
         if not paper.title:
-            raise InvalidPaper("title", f"title is required for a new paper ({slug})")
+            raise InvalidPaper("title", f"there is no paper {slug} to update, and a new paper needs a title")
         number = batch.new_paper(paper, slug)
         stored[slug] = (number, slug, paper.title, paper.summary or "", paper.url or "")
         tags = paper.tags or ()

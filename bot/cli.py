@@ -212,11 +212,12 @@ def cmd_import(args, settings: Settings) -> int:
             unreadable += 1
             continue
         counts = catalog.upsert(store, report.papers)
-        for problem in report.problems:
+        problems = report.problems + counts.problems  # the file's, then the catalog's (an unknown id, no title)
+        for problem in problems:
             print(f"skipped: {problem}", file=sys.stderr)
         print(
             f"{path}: {counts.added} added, {counts.updated} updated, {counts.unchanged} unchanged, "
-            f"{len(report.problems)} skipped"
+            f"{len(problems)} skipped"
         )
     return EXIT_FAILED if unreadable else 0
 

@@ -47,7 +47,9 @@ def read(path: Path) -> ReadReport:
     if kind is None:
         raise UnreadableFile(f"{path}: unknown file type (use {', '.join(sorted(SUFFIXES))})")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        # newline="": the text as it is, so that a \r inside a CSV field or a JSON string is kept.
+        with path.open(encoding="utf-8-sig", newline="") as f:
+            text = f.read()
     except FileNotFoundError:
         raise UnreadableFile(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
@@ -63,7 +65,8 @@ def read(path: Path) -> ReadReport:
             report.problems.append(f"{path} {where}: expected an object with id, title, summary, tags, url")
             continue
         try:
-            paper = validate(row, new=True)
+            # A row with an id may be an update, which needs no title (upsert refuses an unknown id without one).
+            paper = validate(row, new=False, source=f"{path} {where}")
         except InvalidPaper as e:
             report.problems.append(f"{path} {where}: {e}")
             continue
@@ -78,7 +81,9 @@ def read(path: Path) -> ReadReport:
 
 def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
     if kind == "jsonl":
-        for n, line in enumerate(text.splitlines(), start=1):
+        # Lines end at \n only: splitlines() would also split at U+2028, U+0085 or U+001C inside a string.
+        for n, line in enumerate(text.split("\n"), start=1):
+            line = line.removesuffix("\r")
             if not line.strip():
                 continue
             try:
@@ -87,24 +92,26 @@ def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
                 yield f"line {n}", _Bad(f"not JSON ({e.msg})")
         return
     if kind == "csv":
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        names = [(name or "").strip().lower() for name in (reader.fieldnames or [])]
+        reader = csv.reader(io.StringIO(text, newline=""))
+        names = [name.strip().lower() for name in next(reader, [])]
         if not {"id", "title"} & set(names):
             raise UnreadableFile(f"{path}: the first line must name the columns (id,title,summary,tags,url)")
-        reader.fieldnames = names
-        for row in reader:
-            where = f"line {reader.line_num}"
-            if None in row:
+        while True:
+            start = reader.line_num + 1  # a row is named by its first line: a quoted field may span several
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as e:
+                raise UnreadableFile(f"{path}: not valid CSV (line {start}: {e})") from None
+            if not cells:
+                continue  # a blank line
+            where = f"line {start}"
+            if len(cells) > len(names):
                 yield where, _Bad("has more fields than the header")
                 continue
             # An empty cell means "no value given": an update keeps what it had.
-            clean = {k: v for k, v in row.items() if k and v not in (None, "")}
-            if "number" in clean:
-                digits = clean.pop("number").strip().lstrip("#")
-                if digits.isdigit():
-                    clean["number"] = int(digits)
-            yield where, clean
-        return
+            yield where, {k: v for k, v in zip(names, cells, strict=False) if k and v != ""}
     try:
         data = json.loads(text) if kind == "json" else yaml.safe_load(text)
     except json.JSONDecodeError as e:
@@ -141,6 +148,9 @@ def write(papers: Iterable[Paper], fmt: str, out: TextIO) -> int:
         raise ValueError(f"unknown format {fmt!r}")
     n = 0
     writer = csv.DictWriter(out, fieldnames=list(FIELDS), lineterminator="\n") if fmt == "csv" else None
+    # The csv module quotes a field holding a character of the line terminator (\n), but (Python 3.11) not
+    # one holding a lone \r, which reads back as a line break: a row with a \r in it is written all quoted.
+    quoted = csv.DictWriter(out, fieldnames=list(FIELDS), lineterminator="\n", quoting=csv.QUOTE_ALL)
     if writer:
         writer.writeheader()
     elif fmt == "json":
@@ -151,7 +161,8 @@ def write(papers: Iterable[Paper], fmt: str, out: TextIO) -> int:
         if fmt == "json":
             out.write(("\n  " if n == 1 else ",\n  ") + json.dumps(row, ensure_ascii=False))
         elif writer:
-            writer.writerow({**row, "tags": ",".join(paper.tags)})
+            row["tags"] = ",".join(paper.tags)
+            (quoted if any("\r" in str(v) for v in row.values()) else writer).writerow(row)
         else:
             out.write(yaml.safe_dump([row], allow_unicode=True, sort_keys=False, width=1000))
     if fmt == "json":

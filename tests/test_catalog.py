@@ -180,8 +180,12 @@ def test_import_formats_and_bad_rows(tmp_path, store):
 
     jsonl = write(tmp_path, "list.jsonl", '{"id": "j1", "title": "J1"}\nnot json\n\n{"id": "j2"}\n[1]\n')
     report = papers_file.read(jsonl)
-    assert [p.id for p in report.papers] == ["j1"]
-    assert [p.split(": ")[0].split(" ", 1)[1] for p in report.problems] == ["line 2", "line 4", "line 5"]
+    assert [p.id for p in report.papers] == ["j1", "j2"]  # j2 may be an update: only the catalog can tell
+    assert [p.split(": ")[0].split(" ", 1)[1] for p in report.problems] == ["line 2", "line 5"]
+    counts = catalog.upsert(store, report.papers)
+    assert counts.added == 1 and counts.problems == [
+        f"{jsonl} line 4: there is no paper j2 to update, and a new paper needs a title"
+    ]
 
     js = write(tmp_path, "list.json", json.dumps([{"id": "k1", "title": "K1", "tags": ["x"]}, {"title": ""}, "x"]))
     report = papers_file.read(js)
@@ -190,9 +194,10 @@ def test_import_formats_and_bad_rows(tmp_path, store):
         "item 2" in report.problems[1],
     ] == [True, True]
 
-    ym = write(tmp_path, "list.yml", "- id: y1\n  title: Y1\n  tags: [a]\n- {id: y2}\n")
+    ym = write(tmp_path, "list.yml", "- id: y1\n  title: Y1\n  tags: [a]\n- {id: y2}\n- {summary: no title}\n")
     report = papers_file.read(ym)
-    assert [p.id for p in report.papers] == ["y1"] and "item 1" in report.problems[0]
+    assert [p.id for p in report.papers] == ["y1", "y2"] and "item 2: title is required" in report.problems[0]
+    assert "item 1: there is no paper y2" in catalog.upsert(store, report.papers).problems[0]
 
 
 @pytest.mark.parametrize("text, problem", [("[broken", "not valid"), ("{}", "expected a list")])
@@ -352,3 +357,199 @@ def test_search_pages_walk_titles_then_tags_then_the_rest(store, places):
                 break
             page += 1
         assert seen == expected, query
+
+
+# -- import: rows without ids, ids, numbers, partial updates, tags, line ends -------------
+
+
+def cjk_title(i: int) -> str:
+    """Distinct titles with no ASCII word in them: 数据并行训练方法研究一二三 for 123."""
+    return "数据并行训练方法研究" + "".join("零一二三四五六七八九"[int(d)] for d in str(i))
+
+
+def test_thousands_of_rows_without_ids_or_ascii_words(tmp_path, store):
+    rows = [{"title": cjk_title(i), "summary": "摘要"} for i in range(3000)]
+    path = write(tmp_path, "cjk.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    report = papers_file.read(path)
+    assert report.problems == []
+    assert catalog.upsert(store, report.papers).added == 3000
+    ids = {p.title: p.id for p in catalog.all_papers(store) if p.title.startswith("数据并行训练方法研究")}
+    assert len(ids) == len(set(ids.values())) == 3000
+    for pid in ids.values():
+        catalog.validate({"id": pid, "title": "x"}, new=False)  # each id reads back from an export
+    # An id comes from its title, not from how many papers before it had no ASCII word (paper, paper-2, …):
+    # the same rows in the other order get the same ids.
+    backwards = write(
+        tmp_path, "backwards.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[::-1])
+    )
+    fresh = Store(tmp_path / "fresh.db", seed=None)
+    catalog.upsert(fresh, papers_file.read(backwards).papers)
+    assert {p.title: p.id for p in catalog.all_papers(fresh)} == ids
+    fresh.close()
+    again = catalog.upsert(store, papers_file.read(path).papers)
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 3000) and catalog.count(store) == 32 + 3000
+
+
+def test_rows_without_ids_are_the_papers_with_their_titles(tmp_path, store):
+    """Papers imported before with the old slugs (paper, paper-2) or any other id are found by title."""
+    catalog.upsert(
+        store,
+        [
+            PaperInput(id="paper", title=cjk_title(1), summary="一"),
+            PaperInput(id="paper-2", title=cjk_title(2), summary="二"),
+            PaperInput(id="my-attention", title="Attention Is All You Need"),
+        ],
+    )
+    rows = [
+        {"title": cjk_title(1), "summary": "一"},
+        {"title": cjk_title(2), "summary": "二, revised"},
+        {"title": "attention is all you need"},
+    ]
+    counts = catalog.upsert(store, papers_file.read(write(tmp_path, "old.json", json.dumps(rows))).papers)
+    assert (counts.added, counts.updated, counts.unchanged) == (0, 2, 1) and catalog.count(store) == 35
+    assert catalog.find(store, "paper-2").summary == "二, revised"
+    assert catalog.find(store, "my-attention").title == "attention is all you need"  # the row's title, as given
+
+
+def test_the_same_title_lookup_reads_an_index(store):
+    """An id-less row's lookup is one index search, not a scan of every paper (m005_papers_by_title)."""
+    plan = " ".join(r[3] for r in store.db.execute("EXPLAIN QUERY PLAN " + catalog.SAME_TITLE, ["x"]))
+    assert "USING INDEX papers_by_title" in plan and "SCAN" not in plan, plan
+
+
+def test_a_free_slug_takes_a_few_lookups_and_stays_a_valid_id(store):
+    catalog.upsert(store, [PaperInput(id="attention", title="Attention 1")])
+    catalog.upsert(store, [PaperInput(id=f"attention-{n}", title=f"Attention {n}") for n in range(2, 1501)])
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        slug = catalog._free_slug(store.db, "attention")
+    finally:
+        store.db.conn.set_trace_callback(None)
+    assert slug == "attention-1501" and len(statements) <= 2 * 11 + 1, len(statements)
+
+    long_title = "a" * 35 + " bcde and more words"  # its slug has a '-' where a suffix cuts it
+    first = catalog.add(store, catalog.validate({"title": long_title}, new=True))
+    second = catalog.add(store, catalog.validate({"title": long_title + " again"}, new=True))
+    for pid in (first.id, second.id):
+        assert len(pid) <= 40 and catalog.validate({"id": pid}, new=False).id == pid
+
+
+def test_ids_are_never_only_digits(tmp_path, store):
+    for pid in ("7", 7, "0042"):
+        with pytest.raises(catalog.InvalidPaper, match=r"only digits, which reads as a paper number"):
+            catalog.validate({"id": pid, "title": "Seven"}, new=False)
+    rows = [{"id": "7", "title": "Seven"}, {"title": "数据并行训练方法研究 第7篇"}, {"title": "2024: 综述"}]
+    report = papers_file.read(write(tmp_path, "digits.json", json.dumps(rows, ensure_ascii=False)))
+    assert len(report.problems) == 1 and "item 0: id '7' is only digits" in report.problems[0]
+    assert catalog.upsert(store, report.papers).added == 2
+    for title in ("数据并行训练方法研究 第7篇", "2024: 综述"):
+        paper = next(p for p in catalog.all_papers(store) if p.title == title)
+        assert not paper.id.replace("-", "").isdigit() and catalog.find(store, paper.id).title == title
+    assert catalog.find(store, "7").number == 7
+
+
+def test_numbers_in_an_import_are_numbers_a_reference_can_name(tmp_path, store):
+    bad = [12345678901, 99999999999999999999, 9223372036854775807, 1_000_000_000, 0, -3, True, 7.5, "#x", [1]]
+    rows = [{"id": f"bad-{i}", "title": f"Bad {i}", "number": n} for i, n in enumerate(bad)]
+    rows += [{"id": "wish", "title": "Wish", "number": 5000}, {"id": "hash", "title": "Hash", "number": "#6000"}]
+    path = write(tmp_path, "numbers.json", json.dumps(rows))
+    report = papers_file.read(path)
+    assert [p.id for p in report.papers] == ["wish", "hash"]
+    assert [p.split(": ")[0] for p in report.problems] == [f"{path} item {i}" for i in range(len(bad))]
+    assert all("number must be a whole number from 1 to 999999999" in p for p in report.problems)
+    catalog.upsert(store, report.papers)
+    assert catalog.find(store, "wish").number == 5000 and catalog.find(store, "#6000").id == "hash"
+    later = catalog.add(store, catalog.validate({"title": "Later"}, new=True))
+    assert later.number == 6001 and catalog.find(store, str(later.number)).id == later.id
+
+    csv_file = write(
+        tmp_path, "numbers.csv", "id,title,number\nc-a,C A,#40\nc-b,C B,12345678901\nc-c,C C,abc\nc-d,C D,\n"
+    )
+    report = papers_file.read(csv_file)
+    assert [(p.id, p.number) for p in report.papers] == [("c-a", 40), ("c-d", None)]
+    assert [p.split(": ")[0] for p in report.problems] == [f"{csv_file} line 3", f"{csv_file} line 4"]
+
+
+def test_an_update_may_leave_out_the_title(tmp_path, store):
+    chopper = catalog.find(store, "chopper")
+    diloco = catalog.find(store, "streaming-diloco")
+    files = [
+        write(tmp_path, "tags.json", '[{"id": "chopper", "tags": ["parallelism-dp", "profiling"]}]'),
+        write(tmp_path, "tags.csv", 'id,tags\nchopper,"parallelism-dp,profiling"\n'),
+        write(tmp_path, "empty-title.csv", "id,title,summary\nstreaming-diloco,,新的摘要\n"),
+    ]
+    for path in files:
+        report = papers_file.read(path)
+        assert report.problems == [] and len(report.papers) == 1
+        catalog.upsert(store, report.papers)
+    paper = catalog.find(store, "chopper")
+    assert (paper.title, paper.summary, paper.url) == (chopper.title, chopper.summary, chopper.url)
+    assert paper.tags == ("parallelism-dp", "profiling")
+    paper = catalog.find(store, "streaming-diloco")
+    assert (paper.title, paper.summary, paper.tags) == (diloco.title, "新的摘要", diloco.tags)
+
+
+def test_tags_never_hold_a_separator(tmp_path, store):
+    def tags(value):
+        return catalog.validate({"title": "T", "tags": value}, new=True).tags
+
+    assert tags(["a,b", "x;y"]) == ("a", "b", "x", "y")
+    assert tags("数据并行，训练") == ("数据并行", "训练")  # a full-width comma: NFKC folds it to ','
+    assert tags(["甲、乙；丙﹐丁"]) == ("甲", "乙", "丙", "丁")
+    catalog.upsert(
+        store, [catalog.validate({"id": "sep", "title": "Sep", "tags": ["a,b", "数据并行，训练"]}, new=True)]
+    )
+    assert catalog.find(store, "sep").tags == ("a", "b", "数据并行", "训练")
+
+
+AWKWARD = "line1\r\nline2\rline3\nline4 \u2028 \u0085 \x1c \u2029 end"
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "yaml"])
+def test_awkward_text_round_trips(tmp_path, store, fmt):
+    import io
+
+    catalog.upsert(
+        store,
+        [
+            catalog.validate({"id": "odd", "title": "Odd", "summary": AWKWARD, "tags": "a,b；c"}, new=True),
+            catalog.validate({"id": "odd-cr", "title": "Odd CR", "summary": "before\rafter"}, new=True),  # \r, no \n
+        ],
+    )
+    out = io.StringIO()
+    papers_file.write(catalog.all_papers(store), fmt, out)
+    path = tmp_path / f"export.{fmt}"
+    path.write_text(out.getvalue(), encoding="utf-8", newline="")
+    report = papers_file.read(path)
+    assert report.problems == [] and len(report.papers) == 34
+    assert catalog.upsert(store, report.papers).unchanged == 34
+    fresh = Store(tmp_path / "fresh.db", seed=None)
+    catalog.upsert(fresh, report.papers)
+    paper = catalog.find(fresh, "odd")
+    assert (paper.summary, paper.tags) == (AWKWARD, ("a", "b", "c"))
+    assert catalog.find(fresh, "odd-cr").summary == "before\rafter"
+    fresh.close()
+
+
+def test_jsonl_lines_end_only_at_newlines(tmp_path, store):
+    rows = [{"id": f"j{i}", "title": f"J{i}", "summary": f"a{c}b"} for i, c in enumerate("\u2028\u0085\x1c\u2029\x0b")]
+    lines = [json.dumps(r, ensure_ascii=False) for r in rows]
+    lines.insert(2, '{"id": "raw", "title": "Raw", "summary": "a\x1cb"}')  # a raw control character is not JSON
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8", newline="")
+    report = papers_file.read(path)
+    assert [(p.id, p.summary) for p in report.papers] == [(r["id"], r["summary"]) for r in rows]
+    assert len(report.problems) == 1 and f"{path} line 3: not JSON" in report.problems[0]
+
+
+def test_csv_rows_are_named_by_their_first_line(tmp_path):
+    path = write(
+        tmp_path,
+        "multi.csv",
+        'id,title,summary,url\ngood-a,Good A,"two\nlines",\n\nbad-b,Bad B,"three\nlong\nlines",ftp://x\n'
+        'good-c,Good C,,\n"bad d",Bad D,"x\ny",\n',
+    )
+    report = papers_file.read(path)
+    assert [p.id for p in report.papers] == ["good-a", "good-c"]
+    assert [p.split(": ")[0] for p in report.problems] == [f"{path} line 5", f"{path} line 9"]
