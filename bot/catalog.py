@@ -114,17 +114,23 @@ def slugify(title: str) -> str:
     """A slug from a title: its part before a colon, lowercased, ASCII words joined by '-'.
 
     A title with no ASCII words (数据并行训练), or only digits there (a slug `7` would read as
-    paper number 7), gets `paper-` and a hash of the title instead, so such titles do not all
-    share one slug.
+    paper number 7), gets `paper-` and eight letters from a hash of the title instead, so that
+    such titles do not all share one slug (letters: never mistaken for a taken slug's `-2`).
     """
-    head = title.split(":", 1)[0] if ":" in title[:60] else title
-    ascii_text = unicodedata.normalize("NFKD", head).encode("ascii", "ignore").decode()
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
-    slug = "-".join(words)[:MAX_ID].strip("-")
+    slug = _ascii_slug(title)
     if slug and not slug.replace("-", "").isdigit():
         return slug
     folded = " ".join(unicodedata.normalize("NFKC", title).casefold().split())
-    return "paper-" + hashlib.blake2b(folded.encode(), digest_size=4).hexdigest()
+    return "paper-" + hashlib.blake2b(folded.encode(), digest_size=4).hexdigest().translate(_HEX_LETTERS)
+
+
+_HEX_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
+
+
+def _ascii_slug(title: str) -> str:
+    head = title.split(":", 1)[0] if ":" in title[:60] else title
+    ascii_text = unicodedata.normalize("NFKD", head).encode("ascii", "ignore").decode()
+    return "-".join(re.findall(r"[a-z0-9]+", ascii_text.lower()))[:MAX_ID].strip("-")
 
 
 def _number(value: object) -> int | None:
@@ -452,8 +458,8 @@ OPTIMIZE_AFTER = 2000
 #: Between two of an import's write transactions: long enough for a writer asking every millisecond
 #: (Store.write) to get the lock, short enough to cost 100 batches a fraction of a second.
 IMPORT_GAP_SECONDS = 0.003
-#: Pages of search index that one merge step writes, in a transaction of its own (tens of milliseconds).
-MERGE_STEP_PAGES = 500
+#: Pages of search index that one merge step writes, in a transaction of its own (at most about half a second).
+MERGE_STEP_PAGES = 1000
 
 
 def optimize(store: Store) -> None:
@@ -649,19 +655,28 @@ def _free_slug(db, base: str) -> str:
     return name(high)
 
 
-#: The paper that a row without an id stands for: the one with its title, case aside (ASCII case,
-#: as `add` compares titles), found through the index papers_by_title (migration m005).
-SAME_TITLE = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.title = ? COLLATE NOCASE ORDER BY p.number LIMIT 1"
+#: A slug's papers: the slug itself, or the slug and "-N" when it was taken. Read as a range of
+#: the id index (a LIKE would scan every paper).
+_SLUGGED = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ? OR (p.id > ? AND p.id < ?) ORDER BY p.number"
 
 
 def _same_paper(db, title: str, base: str) -> tuple | None:
-    row = db.execute(SAME_TITLE, [title]).fetchone()
-    if row is None:
-        # Case beyond ASCII (Über / über): the paper that got this title's slug, if its title folds the same.
-        row = db.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ?", [base]).fetchone()
-        if row is not None and row[2].casefold() != title.casefold():
-            row = None
-    return tuple(row) if row is not None else None
+    """The paper that a row without an id stands for: the one that got its title's slug (`base`,
+    or `base-N` when that was taken) and has the same title, case aside.
+
+    Before hashed slugs, a title without ASCII words got `paper` or `paper-N`: those are looked at
+    too, so that importing such a file again still changes nothing.
+    """
+    bases = [base]
+    if base != _ascii_slug(title):
+        bases.append("paper")
+    folded = title.casefold()
+    for b in bases:
+        # "b-2", "b-10": ids from "b-0" up to "b-:" (":" follows "9"); a hashed slug's letters are past that.
+        for row in db.execute(_SLUGGED, [b, b + "-0", b + "-:"]):
+            if row[2].casefold() == folded and (row[1] == b or row[1][len(b) + 1 :].isdigit()):
+                return tuple(row)
+    return None
 
 
 def _upsert_one(
@@ -679,7 +694,7 @@ def _upsert_one(
         batch.flush()  # the lookups below must see every paper of this batch
         base = slugify(paper.title)
         if not always_new:
-            # A row without an id is the paper with its title, whatever id that one got,
+            # A row without an id is the paper that got its title's slug and has its title,
             # so importing such a file twice changes nothing.
             existing = _same_paper(db, paper.title, base)
             if existing is not None:

@@ -149,14 +149,6 @@ def m004_search_groups(db: sqlite_utils.Database) -> None:
     db.conn.executemany("INSERT INTO search_vocab (term) VALUES (?)", [(w,) for w in sorted(words)])
 
 
-@migrations()
-def m005_papers_by_title(db: sqlite_utils.Database) -> None:
-    # An import row without an id is the paper with its title, and `add` refuses a title
-    # that is taken: both look titles up case-insensitively, which this index answers
-    # without reading the whole table.
-    db.execute("CREATE INDEX papers_by_title ON papers (title COLLATE NOCASE)")
-
-
 #: The FTS5 indexes, and how they merge their segments: as FTS5 does by default, or not
 #: at all while a big import writes (its end merges each index once, see catalog.optimize).
 SEARCH_TABLES = ("paper_titles", "paper_tag_words", "paper_search")
