@@ -128,8 +128,23 @@ def _help(intro: Text = ()) -> Help:
     return Help([HelpLine(c.usage, c.summary, c.example, c.admin) for c in COMMANDS], intro)
 
 
+#: Tags a reply lists: well within Slack's 50 blocks even for 50-character tags.
+TAGS_PAGE = 500
+
+
 def cmd_tags(ctx: Context, args: str) -> Answer:
-    return Answer(TagCounts(catalog.tag_counts(ctx.store)))
+    _, page_no = _paged(args)
+    counts = catalog.tag_counts(ctx.store)
+    pages = max(1, -(-len(counts) // TAGS_PAGE))
+    if page_no > pages:
+        return _notice(f"There are {len(counts)} tags; there is no page {page_no}.", ok=False)
+    first = (page_no - 1) * TAGS_PAGE
+    pager = []
+    if page_no > 1:
+        pager.append(Button(f"◀ Previous {TAGS_PAGE}", f"tags --page {page_no - 1}"))
+    if page_no < pages:
+        pager.append(Button(f"Next {TAGS_PAGE} ▶", f"tags --page {page_no + 1}"))
+    return Answer(TagCounts(counts[first : first + TAGS_PAGE], len(counts), first, pager))
 
 
 def cmd_tag(ctx: Context, args: str) -> Answer:

@@ -165,7 +165,11 @@ def _(reply: TagCounts) -> str:
     if not reply.counts:
         return "No tags yet."
     width = max(len(tag) for tag, _ in reply.counts)
-    return "\n".join(["Tags:"] + [f"  {tag:<{width}}  {n}" for tag, n in reply.counts])
+    heading = "Tags:"
+    if reply.total > len(reply.counts):
+        heading = f"Tags {reply.first + 1}–{reply.first + len(reply.counts)} of {reply.total}:"
+    lines = [heading] + [f"  {tag:<{width}}  {n}" for tag, n in reply.counts]
+    return "\n".join(lines + _buttons(reply.pager))
 
 
 @render.register

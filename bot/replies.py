@@ -134,7 +134,10 @@ class Mine:
 
 @dataclass
 class TagCounts:
-    counts: list[tuple[str, int]]
+    counts: list[tuple[str, int]]  # this page's
+    total: int = 0  # tags in all
+    first: int = 0  # index of the page's first tag
+    pager: list[Button] = field(default_factory=list)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import time
 from urllib.parse import urlencode
 
@@ -195,6 +196,28 @@ def test_paging_beyond_40(h):
     assert page2["replace_original"] is True
     assert "(41–80)" in blocks_text(page2)
     assert len([b for b in buttons(page2) if b["action_id"].startswith("page:")]) == 2
+
+
+def test_every_tag_can_be_reached_page_by_page(h):
+    tags = [f"topic-{i:04d}" for i in range(1200)]
+    catalog.upsert(
+        h.bot.store,
+        [PaperInput(id=f"many-{k}", title=f"Many tags {k}", tags=tuple(tags[k * 20 : k * 20 + 20])) for k in range(60)],
+    )
+    seen: list[str] = []
+    reply = valid(h.command("tags"))
+    for first, last in ((1, 500), (501, 1000), (1001, 1201)):
+        shown = blocks_text(reply)
+        assert f"{first}–{last} of 1201" in shown, shown[:200]
+        seen += re.findall(r"`(topic-\d{4})`", shown)
+        nxt = [b for b in buttons(reply) if b["action_id"].startswith("page:") and b["value"].startswith("tags")]
+        if last == 1201:
+            assert [b["text"]["text"] for b in nxt] == ["◀ Previous 500"]
+            break
+        [reply] = h.slack.responses_to(h.click([b for b in nxt if "Next" in b["text"]["text"]][0]))
+        check_message(reply)
+    assert sorted(seen) == tags  # each once: parallelism-dp is the 1201st
+    assert "no page 4" in blocks_text(h.command("tags --page 4"))
 
 
 def test_the_next_page_of_a_very_long_search_is_the_next_page(h):

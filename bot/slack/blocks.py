@@ -316,10 +316,16 @@ def _(reply: TagCounts) -> dict:
     if not reply.counts:
         return _message("No tags yet.", [section("No tags yet.")])
     lines = [f"`{escape(tag)}`  {n}" for tag, n in reply.counts]
-    blocks = [section("*Tags* (papers)")] + _sections(lines)
-    if len(blocks) > MAX_BLOCKS - 1:
-        shown = sum(b["text"]["text"].count("\n") + 1 for b in blocks[1 : MAX_BLOCKS - 1])
-        blocks = blocks[: MAX_BLOCKS - 1] + [context(f"…and {len(lines) - shown} more tags")]
+    heading = "*Tags* (papers)"
+    if reply.total > len(reply.counts):
+        heading += f"  ·  {reply.first + 1}–{reply.first + len(reply.counts)} of {reply.total}"
+    room = MAX_BLOCKS - 2  # the heading, and the pager or the "more" line
+    blocks = [section(heading)] + _sections(lines)
+    if len(blocks) > room:
+        shown = sum(b["text"]["text"].count("\n") + 1 for b in blocks[1:room])
+        blocks = blocks[:room] + [context(f"…and {len(lines) - shown} more tags on this page")]
+    if reply.pager:
+        blocks.append(actions(reply.pager, PAGE))
     fallback = ", ".join(f"{escape(tag)} ({n})" for tag, n in reply.counts)
     return _message(fallback, blocks)
 
