@@ -39,6 +39,9 @@ MAX_ID = 40
 #: numbers never above MAX_NUMBER, so that every paper can be named both ways.
 _REF = re.compile(r"^#?(\d{1,9})$")
 MAX_NUMBER = 999_999_999
+#: An import may wish for a number up to here, so that the papers after it still get numbers a
+#: reference can name (up to MAX_NUMBER).
+MAX_WISHED_NUMBER = 99_999_999
 #: What separates tags in text, after NFKC (which folds ， ； ﹐ ﹔ to , ; and ､ ﹑ to 、).
 _TAG_SEPARATORS = re.compile(r"[,;、]")
 
@@ -142,8 +145,10 @@ def _number(value: object) -> int | None:
             return None
         m = _REF.match(value.strip())
         value = int(m[1]) if m else value
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_NUMBER:
-        raise InvalidPaper("number", f"number must be a whole number from 1 to {MAX_NUMBER}, not {str(value)[:30]!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WISHED_NUMBER:
+        raise InvalidPaper(
+            "number", f"number must be a whole number from 1 to {MAX_WISHED_NUMBER}, not {str(value)[:30]!r}"
+        )
     return value
 
 
@@ -624,6 +629,11 @@ def add(store: Store, paper: PaperInput) -> Paper:
     return found
 
 
+def _slug_prefix(base: str, n: int) -> str:
+    """What comes before "-N" in the N-th paper of a slug: the slug, cut so that the id stays within MAX_ID."""
+    return base[: min(36, MAX_ID - len(f"-{n}"))].rstrip("-")
+
+
 def _free_slug(db, base: str) -> str:
     """`base`, or when it is taken `base-N` for an N that is free.
 
@@ -633,10 +643,7 @@ def _free_slug(db, base: str) -> str:
     """
 
     def name(n: int) -> str:
-        if n == 1:
-            return base
-        suffix = f"-{n}"
-        return base[: min(36, MAX_ID - len(suffix))].rstrip("-") + suffix
+        return base if n == 1 else f"{_slug_prefix(base, n)}-{n}"
 
     def taken(n: int) -> bool:
         return db.execute("SELECT 1 FROM papers WHERE id = ?", [name(n)]).fetchone() is not None
@@ -655,27 +662,31 @@ def _free_slug(db, base: str) -> str:
     return name(high)
 
 
-#: A slug's papers: the slug itself, or the slug and "-N" when it was taken. Read as a range of
-#: the id index (a LIKE would scan every paper).
-_SLUGGED = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ? OR (p.id > ? AND p.id < ?) ORDER BY p.number"
+#: Ids from "P-0" up to "P-:" (":" follows "9"): a prefix P and "-N", read as a range of the id index
+#: (a LIKE would scan every paper). A hashed slug's letters come after that.
+_NUMBERED = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id > ? AND p.id < ? ORDER BY p.number"
 
 
 def _same_paper(db, title: str, base: str) -> tuple | None:
     """The paper that a row without an id stands for: the one that got its title's slug (`base`,
-    or `base-N` when that was taken) and has the same title, case aside.
+    or `base-N` when that was taken, see _free_slug) and has the same title, case aside.
 
-    Before hashed slugs, a title without ASCII words got `paper` or `paper-N`: those are looked at
-    too, so that importing such a file again still changes nothing.
+    Before hashed slugs, a title without ASCII words got `paper` or `paper-N`, and one with only
+    digits the digits: those are looked at too, so that importing such a file again changes nothing.
     """
     bases = [base]
     if base != _ascii_slug(title):
-        bases.append("paper")
+        bases.append(_ascii_slug(title) or "paper")
     folded = title.casefold()
     for b in bases:
-        # "b-2", "b-10": ids from "b-0" up to "b-:" (":" follows "9"); a hashed slug's letters are past that.
-        for row in db.execute(_SLUGGED, [b, b + "-0", b + "-:"]):
-            if row[2].casefold() == folded and (row[1] == b or row[1][len(b) + 1 :].isdigit()):
-                return tuple(row)
+        row = db.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ?", [b]).fetchone()
+        if row is not None and row[2].casefold() == folded:
+            return tuple(row)
+        # A long slug's N-th paper cuts the slug shorter as N grows: every prefix it may have.
+        for prefix in dict.fromkeys(_slug_prefix(b, n) for n in (2, 1000, 10_000, 100_000)):
+            for row in db.execute(_NUMBERED, [prefix + "-0", prefix + "-:"]):
+                if row[2].casefold() == folded and row[1][len(prefix) + 1 :].isdigit():
+                    return tuple(row)
     return None
 
 

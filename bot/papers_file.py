@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,11 +80,14 @@ def read(path: Path) -> ReadReport:
     return report
 
 
+_JSONL_LINES = re.compile(r"\r\n|\r|\n")
+
+
 def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
     if kind == "jsonl":
-        # Lines end at \n only: splitlines() would also split at U+2028, U+0085 or U+001C inside a string.
-        for n, line in enumerate(text.split("\n"), start=1):
-            line = line.removesuffix("\r")
+        # Lines end at \n, \r\n or \r (JSON has no raw \r inside a string); splitlines() would also
+        # split at U+2028 or U+0085, which a JSON string may hold.
+        for n, line in enumerate(_JSONL_LINES.split(text), start=1):
             if not line.strip():
                 continue
             try:
