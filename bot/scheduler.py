@@ -94,6 +94,13 @@ class Ticker:
 
 
 def start(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
+    scheduler = create(ticker, settings)
+    scheduler.start()
+    return scheduler
+
+
+def create(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
+    """The scheduler with its jobs, not started yet (`.start()`; `.shutdown()` once it `.running`)."""
     scheduler = BackgroundScheduler(
         timezone=settings.timezone,
         job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
@@ -106,5 +113,4 @@ def start(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
         name="catch-up, retries and reminders",
         next_run_time=datetime.now(settings.timezone),
     )
-    scheduler.start()
     return scheduler

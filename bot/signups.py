@@ -222,14 +222,14 @@ def find_paper(store: Store, ref: str, *, with_tags: bool = False) -> Paper:
     raise Refusal("There is no paper ", Code(ref[:60]), ".", *hint)
 
 
-def _week(group: Group, arg: str, now: datetime) -> Week:
-    """The week a <date> argument names, within the ten years that bookings may reach."""
+def _week(group: Group, arg: str, now: datetime, *, booking: bool = True) -> Week:
+    """The week a <date> argument names; to book it, within the ten years that bookings may reach."""
     try:
         week = group.parse_week(arg, now)
     except BadDate as e:
         raise Refusal(str(e)) from None
     last = first_week_ahead(group, now).plus(HORIZON_WEEKS - 1)
-    if week > last:
+    if booking and week > last:
         raise Refusal("That week is more than ten years ahead. Pick a week up to ", Code(last.monday.isoformat()), ".")
     return week
 
@@ -323,9 +323,11 @@ def _target_week(store: Store, group: Group, now: datetime, week_arg: str | None
     return free[0]
 
 
-def _coming_week(group: Group, week_arg: str, now: datetime, over: str = ".") -> tuple[Week, datetime]:
+def _coming_week(
+    group: Group, week_arg: str, now: datetime, over: str = ".", *, booking: bool = True
+) -> tuple[Week, datetime]:
     """The week that `week_arg` names and its meeting, refused if the meeting is over."""
-    week = _week(group, week_arg, now)
+    week = _week(group, week_arg, now, booking=booking)
     meeting = group.meeting_of(week)
     if meeting <= now:
         raise Refusal("The meeting of that week (", When(meeting), ") is over", over)
@@ -404,7 +406,8 @@ def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg:
     """Admin: clear a week's presenter or skip."""
     _require_admin(admin, "clear weeks")
     with store.write():
-        week, meeting = _coming_week(group, week_arg, now, over="; its record stays.")
+        # Clearing is not booking: a week booked beyond the horizon before there was one can be cleared.
+        week, meeting = _coming_week(group, week_arg, now, over="; its record stays.", booking=False)
         found = _slot(store.db, week)
         if found is None:
             raise Refusal("The week of ", When(meeting, with_time=False), " has nobody to clear: it is open.")

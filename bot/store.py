@@ -225,8 +225,8 @@ class Store:
     def write(self) -> Iterator[sqlite_utils.Database]:
         """A write transaction that holds the write lock from its first read."""
         db = self.db
-        _begin_immediate(db.conn)
         try:
+            _begin_immediate(db.conn)  # inside: a signal just after BEGIN still rolls back
             yield db
         except BaseException:
             if db.conn.in_transaction:

@@ -420,6 +420,17 @@ def test_sigterm_while_starting_up_stops_cleanly(procs, tmp_path, slack):
     assert "Traceback" not in proc.log()
 
 
+def test_sigterm_while_starting_in_socket_mode_connects_to_nothing_and_posts_nothing(procs, tmp_path, slack):
+    """A stop asked for before the connection is open is a stop: no Socket Mode session, no weekly post."""
+    slack.fail_next("auth.test", accept_then="hang", seconds=3)
+    env = env_for_process(tmp_path, slack.api_url, SLACK_APP_TOKEN="xapp-test", PAPERBOT_SCHEDULE="* * * * *")
+    proc = procs.start("run", env=env)
+    assert slack.wait_for(lambda s: s.calls_to("auth.test"), timeout=20), proc.log()
+    code, seconds = proc.terminate_and_wait(timeout=15)
+    assert code == 0 and seconds < 8, (code, seconds, proc.log())
+    assert slack.calls_to("apps.connections.open") == [] and slack.calls_to("chat.postMessage") == []
+
+
 @pytest.mark.parametrize("verb", ["run", "export"])
 def test_a_database_path_that_is_a_folder_is_named_in_one_line(procs, tmp_path, slack, verb):
     folder = tmp_path / "a-folder"

@@ -82,7 +82,11 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(e)})"
             ) from None
         ticker = scheduler.Ticker(store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop)
+        # Created before it starts, so that a signal that ends start() half-way still shuts it down.
+        jobs = scheduler.create(ticker, settings)
         if settings.socket_mode:
+            if stop.is_set():  # a signal during start-up: no connection, no post
+                return 0
             handler = SocketModeHandler(app, settings.app_token)
             try:
                 handler.connect()
@@ -91,9 +95,10 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                     f"cannot open a Socket Mode connection (check SLACK_APP_TOKEN): {_one_line(e)}"
                 ) from None
             log.info("connected to Slack in Socket Mode")
-            jobs = scheduler.start(ticker, settings)
             try:
-                stop.wait()
+                if not stop.is_set():
+                    jobs.start()
+                    stop.wait()
             finally:
                 handler.close()
         else:
@@ -101,7 +106,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 server = http_server(app, settings.port)
             except OSError as e:
                 raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
-            jobs = scheduler.start(ticker, settings)
+            jobs.start()
             log.info("serving Slack requests on http://0.0.0.0:%s%s", settings.port, EVENTS_PATH)
             try:
                 server.run()
@@ -109,7 +114,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 server.close()
     finally:
         stop.set()  # a post waiting out a rate limit lets go now; the next start takes it up
-        if jobs is not None:
+        if jobs is not None and jobs.running:
             log.info("stopping")
             jobs.shutdown(wait=True)
         bot.close()
