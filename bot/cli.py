@@ -143,7 +143,7 @@ def cmd_post_week(args, settings: Settings) -> int:
         if settings.channel and weekly.posted(store, settings.channel, week):
             print(f"{week.key} already has its post in {settings.channel}; nothing would be posted.")
             return 0
-        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel)
+        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel, at)
         if post is None:
             raise Failure(
                 "cannot post: the catalog has no papers"

@@ -204,6 +204,8 @@ def _(reply: WeeklyPost) -> str:
     elif reply.signup_button:
         lines.append("Nobody presents yet.")
         lines += _buttons([reply.signup_button])
+    elif not reply.skipped:
+        lines.append("Nobody signed up to present it.")
     return "\n".join(lines)
 
 

@@ -168,10 +168,11 @@ class WeeklyPost:
     meeting: datetime
     presenter: str | None
     skipped: bool = False
+    ahead: bool = True  # the meeting was still ahead when the post was made: someone can still sign up
 
     @property
     def signup_button(self) -> Button | None:
-        if self.presenter or self.skipped:
+        if self.presenter or self.skipped or not self.ahead:
             return None
         return Button("Sign up to present", f"signup {self.paper.number} {self.week.monday.isoformat()}", primary=True)
 

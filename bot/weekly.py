@@ -70,10 +70,17 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: s
     return catalog.by_number(store, row[0]) if row else None
 
 
-def plan(store: Store, group: Group, week: Week, focus_tag: str | None, channel: str | None) -> WeeklyPost | None:
-    """The post as it stands for `week`: presenter's paper, the paper already posted, or the next in rotation."""
+def plan(
+    store: Store, group: Group, week: Week, focus_tag: str | None, channel: str | None, now: datetime | None = None
+) -> WeeklyPost | None:
+    """The post as it stands for `week` at `now`: presenter's paper, the paper already posted, or the next in rotation.
+
+    Its sign-up button is there only while the meeting is ahead of `now` (with the default
+    PAPERBOT_MEETING, the post's own time, the meeting is under way when the post goes out).
+    """
     slot = signups.slot(store, week)
     meeting = group.meeting_of(week)
+    ahead = now is None or meeting > now
     if slot is not None and slot.kind == "presenter":
         paper = catalog.by_number(store, slot.paper)
         if paper is not None:
@@ -88,7 +95,7 @@ def plan(store: Store, group: Group, week: Week, focus_tag: str | None, channel:
     paper = posted or next_in_rotation(store, week, focus_tag, channel)
     if paper is None:
         return None
-    return WeeklyPost(week, paper, meeting, None, skipped=slot is not None and slot.kind == "skipped")
+    return WeeklyPost(week, paper, meeting, None, skipped=slot is not None and slot.kind == "skipped", ahead=ahead)
 
 
 def post_week(
@@ -121,7 +128,7 @@ def post_week(
     built: list[WeeklyPost] = []
 
     def build():
-        post = plan(store, group, week, focus_tag, channel)
+        post = plan(store, group, week, focus_tag, channel, at)
         if post is None:
             where = f" tagged {focus_tag}" if focus_tag else ""
             raise NothingToSend(f"the catalog has no papers{where} to post")
@@ -131,7 +138,7 @@ def post_week(
     d = Delivery("post", channel, week.key)
     kwargs = {"sleep": sleep} if sleep else {}
     result = delivery.deliver(store, d, build, transport, force=force, **kwargs)
-    post = built[-1] if built else plan(store, group, week, focus_tag, channel)
+    post = built[-1] if built else plan(store, group, week, focus_tag, channel, at)
     return Outcome(week, result.status, result.detail, post, result)
 
 

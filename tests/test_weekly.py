@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -66,6 +67,17 @@ def test_nothing_before_the_slot_then_one_post_then_nothing(store, group, transp
     assert paper.title in message["text"] and paper.summary in message["text"]
     shown = str(message["blocks"])
     assert paper.summary in shown and "<!date^" in shown and "Sign up to present" in shown
+
+
+def test_a_post_whose_meeting_has_begun_offers_no_sign_up(store, transport, slack):
+    """With no PAPERBOT_MEETING the meeting is the post's own time: a button there could only say "over"."""
+    schedule = PostSchedule("0 9 * * mon", TZ)
+    group = Group(TZ, schedule.default_meeting(), schedule)
+    assert post(store, group, transport, at("2026-12-07 09:00")).status == "sent"
+    [message] = posts(slack)
+    check_message(message)
+    assert "Nobody signed up to present it" in str(message["blocks"])
+    assert "Sign up to present" not in str(message["blocks"]) and '"button"' not in json.dumps(message["blocks"])
 
 
 def test_rotation_no_repeats_until_all_featured_then_a_new_round(store, group, transport, slack):

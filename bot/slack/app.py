@@ -151,7 +151,7 @@ class SlackBot:
         sent = weekly.posted(self.store, channel, week)
         if sent is None:
             return
-        post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel)
+        post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel, self.clock())
         if post is None:
             return
         try:

@@ -383,11 +383,14 @@ def weekly_post(post: WeeklyPost) -> dict:
     elif post.presenter:
         blocks.append(section(f"{meeting}\n🎤 Presenter: <@{post.presenter}>"))
         fallback += f" Presenter: <@{post.presenter}>."
-    else:
+    elif post.signup_button:
         blocks.append(
             section(f"{meeting}\n🙋 Nobody presents yet: want to?", button(post.signup_button, f"{WEEKLY}:signup"))
         )
         fallback += " Nobody presents yet."
+    else:
+        blocks.append(section(f"{meeting}\n🙋 Nobody signed up to present it."))
+        fallback += " Nobody signed up to present it."
     if p.summary:
         fallback += f"\n{escape(p.summary)}"
     return {
