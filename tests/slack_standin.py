@@ -759,7 +759,10 @@ class SlackStandin:
         with self._lock:
             connections = list(self._ws_connections)
         for ws in connections:
-            ws.send(json.dumps({"type": "disconnect", "reason": reason, "debug_info": {"host": "applink-standin"}}))
+            try:
+                ws.send(json.dumps({"type": "disconnect", "reason": reason, "debug_info": {"host": "applink-standin"}}))
+            except ConnectionClosed:  # it closed since the snapshot: it is reconnecting already
+                pass
 
 
 class _HttpServer(ThreadingHTTPServer):

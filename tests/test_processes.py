@@ -373,6 +373,23 @@ def test_run_serves_signed_requests_and_stops_on_sigterm(procs, tmp_path, slack)
     assert "Traceback" not in server.proc.log()
 
 
+def test_a_malformed_unsigned_request_is_a_400_not_a_traceback(procs, tmp_path, slack):
+    """Bolt reads the body before it checks the signature: anyone who can reach the port can send one."""
+    server = start_server(procs, tmp_path, slack)
+    bodies = [
+        ("{bad", "application/json"),
+        ("[1,2]", "application/json"),
+        ("payload=nope", "application/x-www-form-urlencoded"),
+        ("payload=%5B1%5D", "application/x-www-form-urlencoded"),
+    ]
+    for body, kind in bodies:
+        status = server.request("POST", "/slack/events", body, {"content-type": kind})[0]
+        assert status in (400, 401), (body, status)
+    assert server.command("tags")[0] == 200  # and it goes on serving
+    code, _ = server.proc.terminate_and_wait()
+    assert code == 0 and "Traceback" not in server.proc.log(), server.proc.log()
+
+
 @pytest.mark.parametrize(
     "setting, env",
     [

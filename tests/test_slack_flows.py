@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
+import json
 import threading
+from urllib.parse import urlencode
 
 import pytest
 from conftest import CHANNEL, Clock, at
@@ -246,3 +248,26 @@ def test_slack_failure_when_announcing_is_logged_not_shown(h, caplog):
     reply = valid(h.command("signup 7 next", user="U1"))
     assert "You're signed up" in blocks_text(reply)
     assert "could not announce" in caplog.text and "not_in_channel" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"type": "block_actions", "actions": [{"type": "button", "action_id": "from-an-older-version", "value": "x"}]},
+        {"type": "view_closed", "view": {"id": "V9", "type": "modal", "callback_id": "add_paper"}},
+        {"type": "view_submission", "view": {"id": "V9", "type": "modal", "callback_id": "unknown_form"}},
+        {"type": "shortcut", "callback_id": "not_declared", "trigger_id": "1.2.3"},
+        {"type": "message_action", "callback_id": "not_declared", "trigger_id": "1.2.3"},
+    ],
+    ids=["old button", "closed modal", "unknown form", "shortcut", "message shortcut"],
+)
+def test_what_paperbot_does_not_handle_is_acknowledged_quietly(h, payload, caplog):
+    """Slack shows the user an error, and retries, for anything not answered with a 200."""
+    payload = {"team": {"id": "T0TEST"}, "user": {"id": "U1"}, "api_app_id": "A0TEST", **payload}
+    response = h.dispatch(urlencode({"payload": json.dumps(payload)}))
+    assert response.status == 200, response.body
+    assert "Suggestion" not in caplog.text and h.slack.messages(CHANNEL) == []
+
+
+def test_an_event_paperbot_does_not_subscribe_to_is_acknowledged(h):
+    assert h.event({"type": "message", "channel": CHANNEL, "user": "U1", "text": "hi", "ts": "1.1"}) == 200

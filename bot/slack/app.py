@@ -188,7 +188,7 @@ class SlackBot:
 
 def build_app(bot: SlackBot) -> App:
     """The Bolt app with every listener registered."""
-    from bot.slack.listeners import actions, events, views
+    from bot.slack.listeners import actions, events, others, views
     from bot.slack.listeners import commands as command_listeners
 
     settings = bot.settings
@@ -210,6 +210,7 @@ def build_app(bot: SlackBot) -> App:
     actions.register(app, bot)
     views.register(app, bot)
     events.register(app, bot)
+    others.register(app)  # last: the first listener that matches runs
 
     @app.error
     def on_error(error, body, logger):  # Bolt calls this for anything a listener did not catch

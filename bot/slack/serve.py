@@ -36,7 +36,14 @@ def wsgi(app: App) -> Callable:
         if environ.get("PATH_INFO") == "/healthz":
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok\n"]
-        return bolt(environ, start_response)
+        try:
+            return bolt(environ, start_response)
+        except Exception as e:
+            # Bolt parses the body before it checks the signature: a malformed body from anyone
+            # who can reach the port must be a 400 and one log line, not a 500 and a traceback.
+            log.warning("refused a malformed request to %s: %s: %s", environ.get("PATH_INFO"), type(e).__name__, e)
+            start_response("400 Bad Request", [("Content-Type", "text/plain")])
+            return [b"bad request\n"]
 
     return application
 

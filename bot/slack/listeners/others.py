@@ -1,0 +1,39 @@
+"""Whatever else Slack sends: a button from an older reply, a closed modal, a shortcut or an event
+paperbot does not declare. Each is acknowledged, so that Slack shows the user no error and does
+not send it again, and logged in one line. Registered last: Bolt runs the first listener that matches.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+log = logging.getLogger(__name__)
+
+ANYTHING = re.compile(".*")
+
+
+def register(app) -> None:
+    @app.action(ANYTHING)
+    def on_other_action(ack, body):
+        ack()
+        log.info("ignored a button paperbot does not know: %s", [a.get("action_id") for a in body.get("actions", [])])
+
+    @app.view_closed(ANYTHING)
+    def on_view_closed(ack):
+        ack()
+
+    @app.view(ANYTHING)
+    def on_other_view(ack, body):
+        ack()
+        log.info("ignored a form paperbot does not know: %s", (body.get("view") or {}).get("callback_id"))
+
+    @app.shortcut(ANYTHING)
+    def on_shortcut(ack, body):
+        ack()
+        log.info("ignored a shortcut paperbot does not declare: %s", body.get("callback_id"))
+
+    @app.event(ANYTHING)
+    def on_other_event(ack, event):
+        ack()
+        log.debug("ignored a %s event", event.get("type"))
