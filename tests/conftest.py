@@ -128,14 +128,16 @@ class SlackHarness:
     def __init__(self, bot, app, slack: SlackStandin):
         self.bot, self.app, self.slack = bot, app, slack
 
-    def dispatch(self, body: str, headers: dict | None = None):
+    def dispatch(self, body: str, headers: dict | None = None, *, drain: bool = True):
+        """One signed request through Bolt; then (with `drain`) wait for the work it left for later."""
         response = self.app.dispatch(BoltRequest(body=body, headers=headers or sign(body)))
-        self.bot.drain()
+        if drain:
+            self.bot.drain()
         return response
 
-    def command(self, text: str, user: str = "U1", **extra) -> dict:
+    def command(self, text: str, user: str = "U1", *, drain: bool = True, **extra) -> dict:
         """POST /paper as Slack does; returns the reply (the HTTP response body)."""
-        response = self.dispatch(slash_form(text, user, self.slack.response_url(), **extra))
+        response = self.dispatch(slash_form(text, user, self.slack.response_url(), **extra), drain=drain)
         assert response.status == 200, response.body
         return json.loads(response.body) if response.body else {}
 
@@ -147,6 +149,7 @@ class SlackHarness:
         message: dict | None = None,
         container: str = "message",
         response_url: str | None = None,
+        drain: bool = True,
     ) -> str:
         """A block_actions payload for a button as Slack sends it; returns the response_url used."""
         response_url = response_url or self.slack.response_url()
@@ -180,7 +183,7 @@ class SlackHarness:
             payload["response_url"] = response_url
             if message:
                 payload["message"] = message
-        response = self.dispatch(urlencode({"payload": json.dumps(payload)}))
+        response = self.dispatch(urlencode({"payload": json.dumps(payload)}), drain=drain)
         assert response.status == 200, response.body
         return response_url
 

@@ -67,6 +67,18 @@ def test_a_slack_hiccup_on_a_buttons_answer_is_retried(h):
     assert [c.status for c in h.slack.calls_to("response_url")] == [500, 200]
 
 
+def test_a_buttons_answer_does_not_wait_behind_announcements_held_by_rate_limits(h):
+    [button] = buttons(valid(h.command("show 7")))
+    for _ in range(8):
+        h.slack.fail_next("chat.postMessage", status=429, retry_after=2)
+    for k in range(4):  # their announcements now sleep through Retry-After, in the background
+        assert "You're signed up" in h.command(f"signup {8 + k}", user=f"U{3 + k}", drain=False)["text"]
+    url = h.click(button, user="U2", drain=False)
+    assert h.slack.wait_for(lambda s: s.responses_to(url), timeout=1.5), "the clicker waited behind the channel"
+    assert "You're signed up" in blocks_text(h.slack.responses_to(url)[0])
+    h.bot.drain(60)
+
+
 def test_a_button_whose_response_url_expired_answers_in_a_new_private_message(h):
     reply = valid(h.command("show 7", user="U2"))
     signup = next(b for b in buttons(reply) if b["value"].startswith("signup"))

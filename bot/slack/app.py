@@ -58,7 +58,12 @@ class SlackBot:
         )
         self.transport = SlackTransport(delivery_client or make_client(settings, retries=False), edits=self.client)
         self.clock = clock or settings.now
-        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-after")
+        # Answers to the person who clicked (a button, a form, App Home) have their own threads:
+        # the channel's work (announcements, post updates) may sleep through a Retry-After.
+        self._pools = {
+            "answer": ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-answer"),
+            "channel": ThreadPoolExecutor(max_workers=2, thread_name_prefix="paperbot-channel"),
+        }
         self._pending: set[Future] = set()
         self._pending_lock = threading.Lock()
         self._admins: dict[str, tuple[bool, float]] = {}
@@ -92,8 +97,9 @@ class SlackBot:
 
     # -- after the reply ---------------------------------------------------------
 
-    def later(self, fn: Callable, *args) -> Future:
-        """Run `fn` after the reply has gone; failures are logged, never shown as tracebacks."""
+    def later(self, fn: Callable, *args, lane: str = "answer") -> Future:
+        """Run `fn` after the reply has gone, in `lane` ("answer" or "channel"); failures are logged,
+        never shown as tracebacks."""
 
         def guarded():
             try:
@@ -101,7 +107,7 @@ class SlackBot:
             except Exception:
                 log.exception("background %s failed", getattr(fn, "__name__", fn))
 
-        future = self._pool.submit(guarded)
+        future = self._pools[lane].submit(guarded)
         with self._pending_lock:
             self._pending.add(future)
         future.add_done_callback(self._forget)
@@ -123,12 +129,13 @@ class SlackBot:
 
     def close(self) -> None:
         self.drain()
-        self._pool.shutdown(wait=True)
+        for pool in self._pools.values():
+            pool.shutdown(wait=True)
 
     def after_change(self, change: Change) -> None:
         """Tell the channel, and bring the week's post (if it is out) up to date."""
-        self.later(self.announce, change)
-        self.later(self.refresh_post, change.line.week)
+        self.later(self.announce, change, lane="channel")
+        self.later(self.refresh_post, change.line.week, lane="channel")
 
     def announce(self, change: Change) -> None:
         if not self.settings.channel:
