@@ -137,18 +137,16 @@ def _ascii_slug(title: str) -> str:
 
 
 def _number(value: object) -> int | None:
-    """A paper number wished for by an import row: 7 or "7" or "#7", read as references are (see _REF)."""
-    if value is None:
-        return None
+    """A paper number wished for by an import row: 7 or "7" or "#7", read as references are (see _REF).
+
+    Only a wish: anything else (text, 0, a number past MAX_WISHED_NUMBER) is no wish, and the
+    paper is imported with the next number, as files written for earlier versions expect.
+    """
     if isinstance(value, str):
-        if not value.strip():
-            return None
         m = _REF.match(value.strip())
-        value = int(m[1]) if m else value
+        value = int(m[1]) if m else None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WISHED_NUMBER:
-        raise InvalidPaper(
-            "number", f"number must be a whole number from 1 to {MAX_WISHED_NUMBER}, not {str(value)[:30]!r}"
-        )
+        return None
     return value
 
 

@@ -472,26 +472,26 @@ def test_ids_are_never_only_digits(tmp_path, store):
     assert catalog.find(store, "7").number == 7
 
 
-def test_numbers_in_an_import_are_numbers_a_reference_can_name(tmp_path, store):
+def test_numbers_in_an_import_are_wishes_a_reference_can_name(tmp_path, store):
+    """A usable number is kept; anything else is no wish (the paper still comes in, with the next number)."""
     bad = [12345678901, 99999999999999999999, 2**63 - 1, 999_999_999, 100_000_000, 0, -3, True, 7.5, "#x", [1]]
-    rows = [{"id": f"bad-{i}", "title": f"Bad {i}", "number": n} for i, n in enumerate(bad)]
-    rows += [{"id": "wish", "title": "Wish", "number": 5000}, {"id": "hash", "title": "Hash", "number": "#6000"}]
-    path = write(tmp_path, "numbers.json", json.dumps(rows))
-    report = papers_file.read(path)
-    assert [p.id for p in report.papers] == ["wish", "hash"]
-    assert [p.split(": ")[0] for p in report.problems] == [f"{path} item {i}" for i in range(len(bad))]
-    assert all("number must be a whole number from 1 to 99999999" in p for p in report.problems)
+    rows = [{"id": "wish", "title": "Wish", "number": 5000}, {"id": "hash", "title": "Hash", "number": "#6000"}]
+    rows += [{"id": f"bad-{i}", "title": f"Bad {i}", "number": n} for i, n in enumerate(bad)]
+    report = papers_file.read(write(tmp_path, "numbers.json", json.dumps(rows)))
+    assert report.problems == [] and len(report.papers) == 2 + len(bad)
     catalog.upsert(store, report.papers)
     assert catalog.find(store, "wish").number == 5000 and catalog.find(store, "#6000").id == "hash"
+    numbers = [catalog.find(store, f"bad-{i}").number for i in range(len(bad))]
+    assert numbers == list(range(6001, 6001 + len(bad)))  # each can be named: #6001 …
     later = catalog.add(store, catalog.validate({"title": "Later"}, new=True))
-    assert later.number == 6001 and catalog.find(store, str(later.number)).id == later.id
+    assert later.number == 6001 + len(bad) and catalog.find(store, str(later.number)).id == later.id
 
     csv_file = write(
         tmp_path, "numbers.csv", "id,title,number\nc-a,C A,#40\nc-b,C B,12345678901\nc-c,C C,abc\nc-d,C D,\n"
     )
     report = papers_file.read(csv_file)
-    assert [(p.id, p.number) for p in report.papers] == [("c-a", 40), ("c-d", None)]
-    assert [p.split(": ")[0] for p in report.problems] == [f"{csv_file} line 3", f"{csv_file} line 4"]
+    assert [(p.id, p.number) for p in report.papers] == [("c-a", 40), ("c-b", None), ("c-c", None), ("c-d", None)]
+    assert report.problems == []
 
 
 def test_an_update_may_leave_out_the_title(tmp_path, store):
