@@ -149,6 +149,31 @@ def m004_search_groups(db: sqlite_utils.Database) -> None:
     db.conn.executemany("INSERT INTO search_vocab (term) VALUES (?)", [(w,) for w in sorted(words)])
 
 
+@migrations()
+def m005_valid_ids(db: sqlite_utils.Database) -> None:
+    # Ids that earlier versions made or accepted but that no longer read back: only digits
+    # (`1999` now reads as paper number 1999) and double dashes from cutting a long slug
+    # (`…-distributed--2`). Renamed, so that every paper can be named by its id and an
+    # export imports again whole; everything else refers to papers by number.
+    import re
+
+    valid = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+    taken = {pid for (pid,) in db.execute("SELECT id FROM papers")}
+    for number, pid in db.execute("SELECT number, id FROM papers ORDER BY number").fetchall():
+        if valid.match(pid) and not pid.isdigit():
+            continue
+        new = re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "", pid.lower())).strip("-")
+        if not new or new.isdigit():
+            new = f"paper-{new}".rstrip("-")
+        candidate, n = new[:40].strip("-"), 1
+        while candidate in taken:
+            n += 1
+            candidate = f"{new[:36].strip('-')}-{n}"
+        taken.discard(pid)
+        taken.add(candidate)
+        db.execute("UPDATE papers SET id = ? WHERE number = ?", [candidate, number])
+
+
 #: The FTS5 indexes, and how they merge their segments: as FTS5 does by default, or not
 #: at all while a big import writes (its end merges each index once, see catalog.optimize).
 SEARCH_TABLES = ("paper_titles", "paper_tag_words", "paper_search")

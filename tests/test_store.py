@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import sqlite3
 import threading
 
 import pytest
 import sqlite_utils
 
-from bot import catalog
+from bot import catalog, papers_file
 from bot.store import MERGING_DEFERRED, SEARCH_TABLES, Store, migrations, set_merging
 
 
@@ -25,6 +26,34 @@ def test_an_older_database_is_migrated_and_keeps_its_data(tmp_path):
     assert migrations.pending(store.db) == []
     assert [m.name for m in migrations.applied(store.db)][:2] == ["m001_catalog", "m002_schedule"]
     store.close()
+
+
+def test_ids_that_no_longer_read_back_are_renamed_and_an_export_imports_whole(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m005_valid_ids")  # as the releases before it left the file
+    old = [("1999", "Explicitly numbered"), ("2024", "2024"), ("long-title--2", "Long title, the second")]
+    old += [("long-title-2", "Taken already"), ("fine-id", "Fine")]
+    for pid, title in old:
+        db.execute("INSERT INTO papers (id, title, added_at, updated_at) VALUES (?, ?, 'x', 'x')", [pid, title])
+    db.close()
+
+    store = Store(path)
+    ids = {p.title: (p.id, p.number) for p in catalog.all_papers(store)}
+    assert ids == {
+        "Explicitly numbered": ("paper-1999", 1),
+        "2024": ("paper-2024", 2),
+        "Long title, the second": ("long-title-2-2", 3),  # long-title-2 was taken
+        "Taken already": ("long-title-2", 4),
+        "Fine": ("fine-id", 5),
+    }
+    exported = io.StringIO()
+    papers_file.write(catalog.all_papers(store), "json", exported)
+    store.close()
+    dump = tmp_path / "export.json"
+    dump.write_text(exported.getvalue(), encoding="utf-8")
+    report = papers_file.read(dump)
+    assert report.problems == [] and len(report.papers) == 5
 
 
 def test_many_threads_opening_a_new_file_at_once(tmp_path):
