@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import threading
+import time
 from urllib.parse import urlencode
 
 import pytest
@@ -118,6 +119,19 @@ def test_the_weekly_post_is_brought_up_to_date_through_a_slack_hiccup(h, clock):
     h.click(button, user="U3", message=post)
     assert [c.status for c in h.slack.calls_to("chat.update")] == [503, 200]
     assert "Presenter: <@U3>" in blocks_text(h.slack.messages(CHANNEL)[0])
+
+
+def test_a_rate_limited_post_update_never_puts_back_what_a_later_change_undid(h, clock):
+    weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    clock.set(at("2026-12-07 09:05"))
+    h.slack.fail_next("chat.update", status=429, retry_after=1)
+    assert "You're signed up" in h.command("signup 4 2026-12-07", user="U3", drain=False)["text"]
+    time.sleep(0.3)  # its update is waiting out the rate limit
+    assert "open again" in h.command("withdraw 2026-12-07", user="U3", drain=False)["text"]
+    h.bot.drain(30)
+    post = h.slack.messages(CHANNEL)[0]
+    assert "Presenter" not in blocks_text(post) and "Nobody presents yet" in blocks_text(post)
+    assert [b for b in buttons(post) if b["action_id"].startswith("weekly:")]
 
 
 def test_concurrent_clicks_on_the_weekly_post_one_presenter(h, clock):

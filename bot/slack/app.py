@@ -24,7 +24,7 @@ from slack_sdk import WebClient
 from bot import commands, signups, weekly
 from bot.calendar import Week
 from bot.commands import Context
-from bot.delivery import Rejected, Uncertain
+from bot.delivery import RateLimited, Rejected, Uncertain
 from bot.replies import Button, Home, Notice, PaperEntry
 from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
@@ -35,6 +35,10 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 ADMIN_CACHE_SECONDS = 600
+#: The weekly post's update after a change: pauses between tries (server errors), and the
+#: longest Retry-After it waits out.
+POST_UPDATE_PAUSES = (1, 2, 4, 8)
+MAX_POST_UPDATE_WAIT = 10
 #: Calls made before a reply (users.info, views.open) must leave time within Slack's 3 seconds.
 QUICK_TIMEOUT = 2.0
 
@@ -56,7 +60,10 @@ class SlackBot:
         self.quick = WebClient(
             token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT, retry_handlers=[]
         )
-        self.transport = SlackTransport(delivery_client or make_client(settings, retries=False), edits=self.client)
+        # No client retries for the post: delivery decides about sending, refresh_post about edits.
+        self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
+        self._post_locks: dict[Week, threading.Lock] = {}
+        self._post_locks_lock = threading.Lock()
         self.clock = clock or settings.now
         # Answers to the person who clicked (a button, a form, App Home) have their own threads:
         # the channel's work (announcements, post updates) may sleep through a Retry-After.
@@ -152,19 +159,36 @@ class SlackBot:
             )
 
     def refresh_post(self, week: Week) -> None:
+        """Bring the week's post, if it is out, up to date with the database.
+
+        One refresh of a week at a time, and each try is planned afresh: a retry after a
+        rate limit must not put back what a later change (a withdrawal) has already undone.
+        """
         channel = self.settings.channel
         if not channel:
             return
-        sent = weekly.posted(self.store, channel, week)
-        if sent is None:
-            return
-        post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel, self.clock())
-        if post is None:
-            return
-        try:
-            self.transport.update(sent, post)
-        except (Rejected, Uncertain) as e:
-            log.warning("could not update the post of %s: %s", week, e)
+        with self._post_locks_lock:
+            lock = self._post_locks.setdefault(week, threading.Lock())
+        with lock:
+            for attempt, pause in enumerate(POST_UPDATE_PAUSES):
+                sent = weekly.posted(self.store, channel, week)
+                post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel, self.clock())
+                if sent is None or post is None:
+                    return
+                try:
+                    self.transport.update(sent, post)
+                    return
+                except RateLimited as e:
+                    error, wait = e, min(e.retry_after, MAX_POST_UPDATE_WAIT)
+                except Uncertain as e:  # an edit made twice changes nothing: safe to try again
+                    error, wait = e, pause
+                except Rejected as e:
+                    log.warning("could not update the post of %s: %s", week, e)
+                    return
+                if attempt == len(POST_UPDATE_PAUSES) - 1:
+                    log.warning("could not update the post of %s: %s", week, error)
+                    return
+                time.sleep(wait)
 
     def tell_admins(self, text: str) -> None:
         """A direct message to each of PAPERBOT_ADMINS (the operator's alarm bell)."""

@@ -121,10 +121,8 @@ class SlackTransport:
 
     HISTORY_PAGES = 10
 
-    def __init__(self, client: WebClient, *, edits: WebClient | None = None):
+    def __init__(self, client: WebClient):
         self.client = client
-        # An edit made twice changes nothing, so chat.update may go through a client that retries.
-        self.edits = edits or client
         self._bot_id: str | None = None
 
     def _payload(self, message: Any) -> dict:
@@ -151,7 +149,7 @@ class SlackTransport:
         payload = self._payload(message)
         payload.pop("unfurl_links", None)
         payload.pop("unfurl_media", None)
-        call(self.edits.chat_update, channel=sent.channel, ts=sent.ts, **payload)
+        call(self.client.chat_update, channel=sent.channel, ts=sent.ts, **payload)
 
     def bot_id(self) -> str | None:
         if self._bot_id is None:
