@@ -43,6 +43,7 @@ class Ticker:
         clock: Callable[[], datetime] | None = None,
         tell_admins: Callable[[str], None] = lambda text: None,
         stop: threading.Event | None = None,
+        outbox: Callable[[], None] = lambda: None,
     ):
         """`stop`, once set, cuts short any wait between delivery attempts (the process is stopping)."""
         self.store = store
@@ -52,6 +53,7 @@ class Ticker:
         self.clock = clock or settings.now
         self.tell_admins = tell_admins
         self._sleep = (stop or threading.Event()).wait
+        self.outbox = outbox
         self._lock = threading.Lock()
 
     def tick(self) -> None:
@@ -59,6 +61,10 @@ class Ticker:
             now = self.clock()
             self._post(now)
             self._remind(now)
+        try:
+            self.outbox()  # what a crash, a restart or a rate limit left unsent
+        except Exception:
+            log.exception("outbox check failed")
 
     def _post(self, now: datetime) -> None:
         s = self.settings

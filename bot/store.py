@@ -174,6 +174,27 @@ def m005_valid_ids(db: sqlite_utils.Database) -> None:
         db.execute("UPDATE papers SET id = ? WHERE number = ?", [candidate, number])
 
 
+@migrations()
+def m006_outbox(db: sqlite_utils.Database) -> None:
+    # Announcements and post updates, kept until Slack has them (see outbox.py).
+    db.executescript(
+        """
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('announce', 'refresh')),
+            payload TEXT NOT NULL,                  -- JSON
+            created_at REAL NOT NULL,               -- unix time
+            next_try REAL NOT NULL DEFAULT 0,       -- unix time: not before
+            attempts INTEGER NOT NULL DEFAULT 0,
+            owner TEXT,
+            lease_until REAL NOT NULL DEFAULT 0,    -- unix time; a taken item is its owner's until then
+            last_error TEXT
+        );
+        CREATE INDEX outbox_due ON outbox (next_try);
+        """
+    )
+
+
 #: The FTS5 indexes, and how they merge their segments: as FTS5 does by default, or not
 #: at all while a big import writes (its end merges each index once, see catalog.optimize).
 SEARCH_TABLES = ("paper_titles", "paper_tag_words", "paper_search")

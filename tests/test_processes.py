@@ -649,6 +649,27 @@ def test_weekly_post_metadata(procs, tmp_path, slack, at, week):
 # -- 4. a kill in the middle of a burst of sign-ups ---------------------------------
 
 
+def test_an_announcement_held_by_a_rate_limit_survives_a_crash(procs, tmp_path, slack):
+    """Confirmed while Slack holds the bot off for 100 s, then the bot is killed: the next start announces it."""
+    slack.fail_next("chat.postMessage", status=429, retry_after=100)
+    server = start_server(procs, tmp_path, slack)
+    week = monday(4).isoformat()
+    status, reply, _ = server.command(f"signup 5 {week}", user="U1")
+    assert status == 200 and "You're signed up" in reply["text"]
+    assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=10)
+    os.kill(server.proc.pid, signal.SIGKILL)
+    assert server.proc.wait(10) == -signal.SIGKILL
+    assert [m for m in slack.messages(CHANNEL) if "will present" in m.get("text", "")] == []
+    again = start_server(procs, tmp_path, slack)
+    assert slack.wait_for(
+        lambda s: [m for m in s.messages(CHANNEL) if "will present" in m.get("text", "")], timeout=20
+    ), again.proc.log()
+    time.sleep(1)
+    assert len([m for m in slack.messages(CHANNEL) if "will present" in m.get("text", "")]) == 1
+    code, _ = again.proc.terminate_and_wait()
+    assert code == 0 and db_rows(tmp_path, "SELECT count(*) FROM outbox") == [(0,)]
+
+
 def test_kill_mid_burst_loses_no_confirmed_signup(procs, tmp_path, slack):
     n = 90
     papers = tmp_path / "burst.jsonl"

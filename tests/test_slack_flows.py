@@ -269,6 +269,17 @@ def test_a_slack_hiccup_when_announcing_is_retried_and_announces_once(h):
     assert line.startswith("📅 <@U1> will present #7")
 
 
+def test_every_change_is_announced_once_however_long_slack_rate_limits(h):
+    for _ in range(8):  # more than any client's retries: each announcement meets a few
+        h.slack.fail_next("chat.postMessage", status=429, retry_after=1)
+    for k in range(4):
+        assert "You're signed up" in h.command(f"signup {8 + k}", user=f"U{k + 1}", drain=False)["text"]
+    assert h.slack.wait_for(lambda s: len(s.messages(CHANNEL)) >= 4, timeout=30)
+    h.bot.drain(30)
+    lines = [m["text"] for m in h.slack.messages(CHANNEL)]
+    assert sorted(line.split(" will present")[0] for line in lines) == [f"📅 <@U{k + 1}>" for k in range(4)]
+
+
 def test_slack_failure_when_announcing_is_logged_not_shown(h, caplog):
     h.slack.fail_next("chat.postMessage", error="not_in_channel")
     reply = valid(h.command("signup 7 next", user="U1"))

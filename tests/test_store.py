@@ -156,3 +156,24 @@ def test_merging_left_off_by_a_killed_import_is_turned_back_on_at_open(tmp_path)
     reopened = Store(tmp_path / "paperbot.db")
     assert merging(reopened) == [[("automerge", 4), ("crisismerge", 16)]] * 3
     reopened.close()
+
+
+def test_the_outbox_hands_an_item_to_one_sender_and_keeps_it_until_done(store):
+    from bot import outbox
+
+    outbox.add_all(store, [("announce", {"n": 1}), ("refresh", {"week": "2026-W50"})])
+    first = outbox.take(store, now=1000.0)
+    assert [i.payload for i in first] == [{"n": 1}, {"week": "2026-W50"}]
+    assert outbox.take(store, now=1001.0) == []  # leased: another sender gets nothing
+    outbox.done(store, first[1])
+    assert outbox.retry(store, first[0], at=1100.0, error="rate limited")
+    assert outbox.take(store, now=1050.0) == []  # not due yet
+    [again] = outbox.take(store, now=1100.0)
+    assert again.attempts == 1 and again.payload == {"n": 1}
+    outbox.release(store, again)  # a stopping sender lets go
+    [taken] = outbox.take(store, now=1100.0 + outbox.LEASE_SECONDS)  # a dead sender's lease runs out too
+    for attempt in range(taken.attempts, outbox.MAX_ATTEMPTS - 1):
+        assert outbox.retry(store, taken, at=0, error="x")
+        [taken] = outbox.take(store, now=2000.0 + attempt)
+    assert not outbox.retry(store, taken, at=0, error="x")  # the last try: dropped, and said so by the sender
+    assert outbox.take(store, now=9999.0) == []

@@ -21,10 +21,10 @@ from datetime import datetime
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot import commands, signups, weekly
+from bot import commands, outbox, signups, weekly
 from bot.calendar import Week
 from bot.commands import Context
-from bot.delivery import RateLimited, Rejected, Uncertain
+from bot.delivery import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain
 from bot.replies import Button, Home, Notice, PaperEntry
 from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
@@ -35,6 +35,9 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 ADMIN_CACHE_SECONDS = 600
+#: An outbox item Slack asks us to hold off for at most this long is tried again by a short
+#: wait in the background; a longer hold is left to the scheduler's next check (30 s).
+OUTBOX_SOON = 30
 #: The weekly post's update after a change: pauses between tries (server errors), and the
 #: longest Retry-After it waits out.
 POST_UPDATE_PAUSES = (1, 2, 4, 8)
@@ -64,6 +67,14 @@ class SlackBot:
         self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
         self._post_locks: dict[Week, threading.Lock] = {}
         self._post_locks_lock = threading.Lock()
+        # Announcements are retried by the outbox, which waits without holding a thread.
+        self.announcer = WebClient(
+            token=self.client.token, base_url=self.client.base_url, timeout=self.client.timeout, retry_handlers=[]
+        )
+        self._outbox_lock = threading.Lock()
+        self._outbox_state = threading.Lock()
+        self._outbox_wanted = False
+        self._stopping = threading.Event()
         self.clock = clock or settings.now
         # Answers to the person who clicked (a button, a form, App Home) have their own threads:
         # the channel's work (announcements, post updates) may sleep through a Retry-After.
@@ -135,28 +146,79 @@ class SlackBot:
             wait(pending, timeout=max(0.0, deadline - time.monotonic()))
 
     def close(self) -> None:
+        self._stopping.set()  # what is due is still sent; what Slack holds off stays in the outbox for the next start
         self.drain()
         for pool in self._pools.values():
             pool.shutdown(wait=True)
 
     def after_change(self, change: Change) -> None:
-        """Tell the channel, and bring the week's post (if it is out) up to date."""
-        self.later(self.announce, change, lane="channel")
-        self.later(self.refresh_post, change.line.week, lane="channel")
-
-    def announce(self, change: Change) -> None:
-        if not self.settings.channel:
+        """Tell the channel, and bring the week's post (if it is out) up to date: through the outbox,
+        written before the reply goes, so that neither is lost to a crash or a rate limit."""
+        channel = self.settings.channel
+        if not channel:
             return
+        message = blocks.announcement(commands.announcement(change))
+        about = f"{change.action} of {change.line.week}"
+        outbox.add_all(
+            self.store,
+            [
+                ("announce", {"channel": channel, "message": message, "about": about}),
+                ("refresh", {"week": change.line.week.key}),
+            ],
+        )
+        self.later(self.send_outbox, lane="channel")
+
+    def send_outbox(self) -> None:
+        """Send what the outbox has due, oldest first; one sender in a process at a time."""
+        with self._outbox_state:
+            self._outbox_wanted = True
+        if not self._outbox_lock.acquire(blocking=False):
+            return  # the sender that holds it sees the wish and goes round again
         try:
-            call(
-                self.client.chat_postMessage,
-                channel=self.settings.channel,
-                **blocks.announcement(commands.announcement(change)),
-            )
-        except (Rejected, Uncertain) as e:
-            log.warning(
-                "could not announce %s of %s in %s: %s", change.action, change.line.week, self.settings.channel, e
-            )
+            while True:
+                with self._outbox_state:
+                    if not self._outbox_wanted:
+                        return
+                    self._outbox_wanted = False
+                while items := outbox.take(self.store):
+                    for i, item in enumerate(items):
+                        wait = self._send(item)
+                        if wait is not None:  # Slack asked us to hold off: the rest waits too
+                            for rest in items[i + 1 :]:
+                                outbox.release(self.store, rest)
+                            if wait <= OUTBOX_SOON and not self._stopping.is_set():
+                                self.later(self._send_outbox_after, wait, lane="channel")
+                            return  # longer waits: the scheduler's next check sends them
+        finally:
+            self._outbox_lock.release()
+
+    def _send_outbox_after(self, seconds: float) -> None:
+        if not self._stopping.wait(seconds):
+            self.send_outbox()
+
+    def _send(self, item: outbox.Item) -> float | None:
+        """Send one item; None when it is done, else the seconds to hold off (it is put back)."""
+        if item.kind == "refresh":
+            self.refresh_post(Week.from_key(item.payload["week"]))  # retries by itself, then gives up in words
+            outbox.done(self.store, item)
+            return None
+        channel, about = item.payload["channel"], item.payload.get("about", "a change")
+        try:
+            call(self.announcer.chat_postMessage, channel=channel, **item.payload["message"])
+        except RateLimited as e:
+            error, wait = e, max(e.retry_after, 1.0)
+        except Uncertain as e:  # it may have been posted: a rare second line beats a missing one
+            error, wait = e, float(min(2**item.attempts, 300))
+        except Rejected as e:  # not_in_channel and the like: in words, and again later
+            error, wait = e, float(RETRY_AFTER_REFUSAL)
+        else:
+            outbox.done(self.store, item)
+            return None
+        if outbox.retry(self.store, item, time.time() + wait, str(error)):
+            log.warning("could not announce %s in %s yet: %s", about, channel, error)
+        else:
+            log.error("gave up announcing %s in %s after %d tries: %s", about, channel, outbox.MAX_ATTEMPTS, error)
+        return wait
 
     def refresh_post(self, week: Week) -> None:
         """Bring the week's post, if it is out, up to date with the database.

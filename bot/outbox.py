@@ -1,0 +1,86 @@
+"""Work for the group's channel that must survive a crash: announcements, post updates.
+
+    outbox.add_all(store, [("announce", {"channel": "C0PAPERS", …})])    # right after the change
+    for item in outbox.take(store, now):                                  # the sender
+        ...; outbox.done(store, item)          # or outbox.retry(store, item, at, "rate limited")
+
+A change to the schedule is committed first and its outbox rows right after, so a
+crash or a restart loses no announcement: whichever process starts next sends what is
+due. A taken row is leased, so two processes never send the same row at once; a row
+whose sender died is taken again when its lease runs out. That makes a sent row
+at-least-once: a crash between Slack accepting a line and the row being marked could
+repeat the line, which is better than losing it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from bot.delivery import OWNER
+from bot.store import Store
+
+LEASE_SECONDS = 120
+#: After this many tries an item is dropped (and logged by its sender).
+MAX_ATTEMPTS = 12
+
+
+@dataclass(frozen=True)
+class Item:
+    id: int
+    kind: str  # 'announce' | 'refresh'
+    payload: dict
+    attempts: int
+
+
+def add_all(store: Store, items: list[tuple[str, dict]]) -> None:
+    """Queue (kind, payload) items, in one transaction."""
+    now = time.time()
+    with store.write() as db:
+        db.conn.executemany(
+            "INSERT INTO outbox (kind, payload, created_at, next_try) VALUES (?, ?, ?, 0)",
+            [(kind, json.dumps(payload, ensure_ascii=False), now) for kind, payload in items],
+        )
+
+
+def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
+    """Lease the items that are due, oldest first."""
+    now = now or time.time()
+    with store.write() as db:
+        rows = db.execute(
+            "SELECT id, kind, payload, attempts FROM outbox "
+            "WHERE next_try <= ? AND lease_until < ? ORDER BY id LIMIT ?",
+            [now, now, limit],
+        ).fetchall()
+        if rows:
+            db.conn.executemany(
+                "UPDATE outbox SET owner = ?, lease_until = ? WHERE id = ?",
+                [(OWNER, now + LEASE_SECONDS, r[0]) for r in rows],
+            )
+    return [Item(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
+
+
+def done(store: Store, item: Item) -> None:
+    with store.write() as db:
+        db.execute("DELETE FROM outbox WHERE id = ?", [item.id])
+
+
+def retry(store: Store, item: Item, at: float, error: str) -> bool:
+    """Put `item` back, due at unix time `at`; False (and dropped) once it has had MAX_ATTEMPTS tries."""
+    with store.write() as db:
+        if item.attempts + 1 >= MAX_ATTEMPTS:
+            db.execute("DELETE FROM outbox WHERE id = ?", [item.id])
+            return False
+        db.execute(
+            "UPDATE outbox SET owner = NULL, lease_until = 0, next_try = ?, attempts = attempts + 1, last_error = ? "
+            "WHERE id = ?",
+            [at, error, item.id],
+        )
+    return True
+
+
+def release(store: Store, item: Item) -> None:
+    """Let go of a leased item untouched (the process is stopping): the next start takes it up."""
+    with store.write() as db:
+        db.execute("UPDATE outbox SET owner = NULL, lease_until = 0 WHERE id = ?", [item.id])
