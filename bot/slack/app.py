@@ -199,9 +199,12 @@ class SlackBot:
     def _send(self, item: outbox.Item) -> float | None:
         """Send one item; None when it is done, else the seconds to hold off (it is put back)."""
         if item.kind == "refresh":
-            self.refresh_post(Week.from_key(item.payload["week"]))  # retries by itself, then gives up in words
-            outbox.done(self.store, item)
-            return None
+            # It retries by itself, then gives up in words; cut short by a stop, it stays for the next start.
+            if self.refresh_post(Week.from_key(item.payload["week"])):
+                outbox.done(self.store, item)
+                return None
+            outbox.release(self.store, item)
+            return float("inf")  # stopping: nothing more now
         channel, about = item.payload["channel"], item.payload.get("about", "a change")
         try:
             call(self.announcer.chat_postMessage, channel=channel, **item.payload["message"])
@@ -220,15 +223,16 @@ class SlackBot:
             log.error("gave up announcing %s in %s after %d tries: %s", about, channel, outbox.MAX_ATTEMPTS, error)
         return wait
 
-    def refresh_post(self, week: Week) -> None:
+    def refresh_post(self, week: Week) -> bool:
         """Bring the week's post, if it is out, up to date with the database.
 
         One refresh of a week at a time, and each try is planned afresh: a retry after a
         rate limit must not put back what a later change (a withdrawal) has already undone.
+        False when the bot stopped before it was done (the outbox keeps it for the next start).
         """
         channel = self.settings.channel
         if not channel:
-            return
+            return True
         with self._post_locks_lock:
             lock = self._post_locks.setdefault(week, threading.Lock())
         with lock:
@@ -236,21 +240,23 @@ class SlackBot:
                 sent = weekly.posted(self.store, channel, week)
                 post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel, self.clock())
                 if sent is None or post is None:
-                    return
+                    return True
                 try:
                     self.transport.update(sent, post)
-                    return
+                    return True
                 except RateLimited as e:
                     error, wait = e, min(e.retry_after, MAX_POST_UPDATE_WAIT)
                 except Uncertain as e:  # an edit made twice changes nothing: safe to try again
                     error, wait = e, pause
                 except Rejected as e:
                     log.warning("could not update the post of %s: %s", week, e)
-                    return
+                    return True
                 if attempt == len(POST_UPDATE_PAUSES) - 1:
                     log.warning("could not update the post of %s: %s", week, error)
-                    return
-                time.sleep(wait)
+                    return True
+                if self._stopping.wait(wait):
+                    return False
+        return True
 
     def tell_admins(self, text: str) -> None:
         """A direct message to each of PAPERBOT_ADMINS (the operator's alarm bell)."""
