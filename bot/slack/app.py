@@ -159,13 +159,21 @@ class SlackBot:
             return
         message = blocks.announcement(commands.announcement(change))
         about = f"{change.action} of {change.line.week}"
-        outbox.add_all(
-            self.store,
-            [
-                ("announce", {"channel": channel, "message": message, "about": about}),
-                ("refresh", {"week": change.line.week.key}),
-            ],
-        )
+        try:
+            outbox.add_all(
+                self.store,
+                [
+                    ("announce", {"channel": channel, "message": message, "about": about}),
+                    ("refresh", {"week": change.line.week.key}),
+                ],
+            )
+        except Exception:  # the change itself is saved and its reply must still go
+            log.exception("could not queue the announcement of %s", about)
+            return
+        self.wake_outbox()
+
+    def wake_outbox(self) -> None:
+        """Have the outbox sent soon, in the background (the scheduler's check calls this too)."""
         self.later(self.send_outbox, lane="channel")
 
     def send_outbox(self) -> None:

@@ -89,7 +89,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(e)})"
             ) from None
         ticker = scheduler.Ticker(
-            store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.send_outbox
+            store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
         )
         # Created before it starts, so that a signal that ends start() half-way still shuts it down.
         jobs = scheduler.create(ticker, settings)
