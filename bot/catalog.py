@@ -35,12 +35,11 @@ LINE_SCAN = 400
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_ID = 40
-#: A reference to a paper by number: `7` or `#7`, at most 9 digits. Ids are never only digits, and
-#: numbers never above MAX_NUMBER, so that every paper can be named both ways.
+#: A reference to a paper by number: `7` or `#7`, at most 9 digits. Ids are never only digits, so
+#: that every paper can be named both ways.
 _REF = re.compile(r"^#?(\d{1,9})$")
-MAX_NUMBER = 999_999_999
 #: An import may wish for a number up to here, so that the papers after it still get numbers a
-#: reference can name (up to MAX_NUMBER).
+#: reference can name (up to 999,999,999).
 MAX_WISHED_NUMBER = 99_999_999
 #: What separates tags in text, after NFKC (which folds ， ； ﹐ ﹔ to , ; and ､ ﹑ to 、).
 _TAG_SEPARATORS = re.compile(r"[,;、]")

@@ -102,11 +102,10 @@ def cmd_run(args, settings: Settings) -> int:
     from bot.slack import serve
 
     serve.require_settings(settings)
-    if not args.verbose:
-        logging.getLogger().setLevel(logging.INFO)  # a server logs what it does
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" on every burst
     if not args.verbose:
+        logging.getLogger().setLevel(logging.INFO)  # a server logs what it does
         # Each failed Web API try and retry, as slack_sdk logs them; paperbot reports failures in its own words.
         for name in ("slack_sdk.web", "slack_sdk.webhook"):
             logging.getLogger(name).setLevel(logging.CRITICAL)

@@ -103,12 +103,12 @@ LIST_FOOTER = text(
 )
 
 
-def _pager(command: str, page: catalog.Page) -> list[Button]:
+def _pager(command: str, page: int, has_more: bool, size: int = PAGE_SIZE) -> list[Button]:
     buttons = []
-    if page.page > 1:
-        buttons.append(Button(f"◀ Previous {PAGE_SIZE}", f"{command} --page {page.page - 1}"))
-    if page.has_more:
-        buttons.append(Button(f"Next {PAGE_SIZE} ▶", f"{command} --page {page.page + 1}"))
+    if page > 1:
+        buttons.append(Button(f"◀ Previous {size}", f"{command} --page {page - 1}"))
+    if has_more:
+        buttons.append(Button(f"Next {size} ▶", f"{command} --page {page + 1}"))
     return buttons
 
 
@@ -139,11 +139,7 @@ def cmd_tags(ctx: Context, args: str) -> Answer:
     if page_no > pages:
         return _notice(f"There are {len(counts)} tags; there is no page {page_no}.", ok=False)
     first = (page_no - 1) * TAGS_PAGE
-    pager = []
-    if page_no > 1:
-        pager.append(Button(f"◀ Previous {TAGS_PAGE}", f"tags --page {page_no - 1}"))
-    if page_no < pages:
-        pager.append(Button(f"Next {TAGS_PAGE} ▶", f"tags --page {page_no + 1}"))
+    pager = _pager("tags", page_no, page_no < pages, TAGS_PAGE)
     return Answer(TagCounts(counts[first : first + TAGS_PAGE], len(counts), first, pager))
 
 
@@ -167,7 +163,7 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
     heading = text(
         f"{page.total} paper{'s' if page.total != 1 else ''} tagged ", Bold(name), f" ({_range(page)})" if many else ""
     )
-    return Answer(PaperList(heading, page.papers, LIST_FOOTER, _pager(f"tag {name}", page)))
+    return Answer(PaperList(heading, page.papers, LIST_FOOTER, _pager(f"tag {name}", page.page, page.has_more)))
 
 
 def cmd_search(ctx: Context, args: str) -> Answer:
@@ -192,7 +188,7 @@ def cmd_search(ctx: Context, args: str) -> Answer:
     more = page.has_more or page_no > 1
     heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page)})" if more else "")
     # The pager repeats what was searched, not the whole text: a long query would not fit in a button.
-    pager = _pager(f"search {search_terms.searched_words(words)}", page)
+    pager = _pager(f"search {search_terms.searched_words(words)}", page.page, page.has_more)
     return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager))
 
 
@@ -215,15 +211,12 @@ def cmd_week(ctx: Context, args: str) -> Answer:
     posted = ctx.channel is not None and weekly.posted(ctx.store, ctx.channel, week) is not None
     if line.state == "presenter":
         return Answer(WeekCard(line, featured=False, posted=posted))
-    post = weekly.plan(ctx.store, ctx.group, week, ctx.focus_tag, ctx.channel)
+    post = weekly.plan(ctx.store, ctx.group, week, ctx.focus_tag, ctx.channel, ctx.now)
     if post is None:
         return _notice("The catalog is empty: there is no paper of the week yet.", ok=False)
     line.paper = post.paper
-    button = None
-    note: Text = ()
-    if line.meeting > ctx.now:
-        button = Button("Sign up to present", f"signup {post.paper.number} {week.monday.isoformat()}", primary=True)
-        note = text("Nobody presents yet.")
+    button = post.signup_button  # the post's own: there while the meeting is ahead
+    note: Text = text("Nobody presents yet.") if button else ()
     return Answer(WeekCard(line, featured=True, posted=posted, button=button, note=note))
 
 

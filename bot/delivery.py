@@ -107,7 +107,7 @@ def _stamp() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _owner_is_dead(owner: str | None) -> bool:
+def owner_is_dead(owner: str | None) -> bool:
     """True when `owner` was a process on this host that no longer runs."""
     if not owner or os.name != "posix":
         return False
@@ -152,7 +152,7 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
         state, owner, lease_until, retry_at, claimed_at, channel, ts, last_error = row
         if state == "sent":
             return Result("done", "already sent", Sent(channel, ts))
-        if owner != OWNER and lease_until > wall and not _owner_is_dead(owner):
+        if owner != OWNER and lease_until > wall and not owner_is_dead(owner):
             return Result("busy", f"another process ({owner}) is sending it")
         if not force and retry_at > wall:
             return Result("waiting", f"waiting to retry after: {last_error}")

@@ -18,7 +18,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from bot.delivery import OWNER, _owner_is_dead
+from bot.delivery import OWNER, owner_is_dead
 from bot.store import Store
 
 LEASE_SECONDS = 120
@@ -53,7 +53,7 @@ def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
             [now],
         ).fetchall()
         # Free, or leased by a process of this host that is gone (killed mid-send): no need to wait out its lease.
-        rows = [r for r in rows if r[5] < now or (r[4] != OWNER and _owner_is_dead(r[4]))][:limit]
+        rows = [r for r in rows if r[5] < now or (r[4] != OWNER and owner_is_dead(r[4]))][:limit]
         if rows:
             db.conn.executemany(
                 "UPDATE outbox SET owner = ?, lease_until = ? WHERE id = ?",

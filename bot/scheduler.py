@@ -1,6 +1,7 @@
 """The scheduler inside `run`: the weekly post at PAPERBOT_SCHEDULE, reminders, and catch-up.
 
-    scheduler = start(ticker, settings)     # BackgroundScheduler, same process as the bot
+    scheduler = create(ticker, settings)    # BackgroundScheduler, same process as the bot
+    scheduler.start()
     scheduler.shutdown()
 
 APScheduler only says *when to look*. Whether to post is decided by
@@ -97,12 +98,6 @@ class Ticker:
                     log.error("could not remind %s about %s: %s", r.presenter, r.week, result.detail)
         except Exception:
             log.exception("reminder check failed")
-
-
-def start(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
-    scheduler = create(ticker, settings)
-    scheduler.start()
-    return scheduler
 
 
 def create(ticker: Ticker, settings: Settings) -> BackgroundScheduler:

@@ -71,7 +71,7 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: s
 
 
 def plan(
-    store: Store, group: Group, week: Week, focus_tag: str | None, channel: str | None, now: datetime | None = None
+    store: Store, group: Group, week: Week, focus_tag: str | None, channel: str | None, now: datetime
 ) -> WeeklyPost | None:
     """The post as it stands for `week` at `now`: presenter's paper, the paper already posted, or the next in rotation.
 
@@ -80,7 +80,7 @@ def plan(
     """
     slot = signups.slot(store, week)
     meeting = group.meeting_of(week)
-    ahead = now is None or meeting > now
+    ahead = meeting > now
     if slot is not None and slot.kind == "presenter":
         paper = catalog.by_number(store, slot.paper)
         if paper is not None:

@@ -38,10 +38,6 @@ ADMIN_CACHE_SECONDS = 600
 #: An outbox item Slack asks us to hold off for at most this long is tried again by a short
 #: wait in the background; a longer hold is left to the scheduler's next check (30 s).
 OUTBOX_SOON = 30
-#: The weekly post's update after a change: pauses between tries (server errors), and the
-#: longest Retry-After it waits out.
-POST_UPDATE_PAUSES = (1, 2, 4, 8)
-MAX_POST_UPDATE_WAIT = 10
 #: Calls made before a reply (users.info, views.open) must leave time within Slack's 3 seconds.
 QUICK_TIMEOUT = 2.0
 
@@ -63,14 +59,9 @@ class SlackBot:
         self.quick = WebClient(
             token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT, retry_handlers=[]
         )
-        # No client retries for the post: delivery decides about sending, refresh_post about edits.
+        # No client retries for the post, its updates or announcements: delivery decides about the
+        # post, the outbox about the rest, and neither holds a thread to wait out a Retry-After.
         self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
-        self._post_locks: dict[Week, threading.Lock] = {}
-        self._post_locks_lock = threading.Lock()
-        # Announcements are retried by the outbox, which waits without holding a thread.
-        self.announcer = WebClient(
-            token=self.client.token, base_url=self.client.base_url, timeout=self.client.timeout, retry_handlers=[]
-        )
         self._outbox_lock = threading.Lock()
         self._outbox_state = threading.Lock()
         self._outbox_wanted = False
@@ -206,65 +197,49 @@ class SlackBot:
 
     def _send(self, item: outbox.Item) -> float | None:
         """Send one item; None when it is done, else the seconds to hold off (it is put back)."""
+        week, channel = item.payload.get("week"), item.payload.get("channel")
         if item.kind == "refresh":
-            # It retries by itself, then gives up in words; cut short by a stop, it stays for the next start.
-            if self.refresh_post(Week.from_key(item.payload["week"])):
-                outbox.done(self.store, item)
-                return None
-            outbox.release(self.store, item)
-            return float("inf")  # stopping: nothing more now
-        channel, about = item.payload["channel"], item.payload.get("about", "a change")
+            what = f"update the post of {week}"
+        else:
+            what = f"announce {item.payload['about']} in {channel}"
         try:
-            call(self.announcer.chat_postMessage, channel=channel, **item.payload["message"])
+            if item.kind == "refresh":
+                self.refresh_post(Week.from_key(week))
+            else:
+                call(self.transport.client.chat_postMessage, channel=channel, **item.payload["message"])
         except RateLimited as e:
             error, wait = e, max(e.retry_after, 1.0)
-        except Uncertain as e:  # it may have been posted: a rare second line beats a missing one
+        except Uncertain as e:  # an announcement may have been posted: a rare second line beats a missing one
             error, wait = e, float(min(2**item.attempts, 300))
-        except Rejected as e:  # not_in_channel and the like: in words, and again later
-            error, wait = e, float(RETRY_AFTER_REFUSAL)
+        except Rejected as e:
+            if item.kind == "refresh":  # the post is gone or cannot be edited: trying again will not help
+                log.warning("could not %s: %s", what, e)
+                outbox.done(self.store, item)
+                return None
+            error, wait = e, float(RETRY_AFTER_REFUSAL)  # not_in_channel and the like: in words, and again later
         else:
             outbox.done(self.store, item)
             return None
         if outbox.retry(self.store, item, time.time() + wait, str(error)):
-            log.warning("could not announce %s in %s yet: %s", about, channel, error)
+            log.warning("could not %s yet: %s", what, error)
         else:
-            log.error("gave up announcing %s in %s after %d tries: %s", about, channel, outbox.MAX_ATTEMPTS, error)
+            log.error("could not %s, and gave up after %d tries: %s", what, outbox.MAX_ATTEMPTS, error)
         return wait
 
-    def refresh_post(self, week: Week) -> bool:
-        """Bring the week's post, if it is out, up to date with the database.
+    def refresh_post(self, week: Week) -> None:
+        """Bring the week's post, if it is out, up to date with the database; raises Rejected or Uncertain.
 
-        One refresh of a week at a time, and each try is planned afresh: a retry after a
-        rate limit must not put back what a later change (a withdrawal) has already undone.
-        False when the bot stopped before it was done (the outbox keeps it for the next start).
+        Planned afresh on every try: the outbox's retry of an update held off by a rate limit must
+        not put back what a later change (a withdrawal) has undone. One sender a process sends
+        the outbox, so a week's updates take turns.
         """
         channel = self.settings.channel
-        if not channel:
-            return True
-        with self._post_locks_lock:
-            lock = self._post_locks.setdefault(week, threading.Lock())
-        with lock:
-            for attempt, pause in enumerate(POST_UPDATE_PAUSES):
-                sent = weekly.posted(self.store, channel, week)
-                post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel, self.clock())
-                if sent is None or post is None:
-                    return True
-                try:
-                    self.transport.update(sent, post)
-                    return True
-                except RateLimited as e:
-                    error, wait = e, min(e.retry_after, MAX_POST_UPDATE_WAIT)
-                except Uncertain as e:  # an edit made twice changes nothing: safe to try again
-                    error, wait = e, pause
-                except Rejected as e:
-                    log.warning("could not update the post of %s: %s", week, e)
-                    return True
-                if attempt == len(POST_UPDATE_PAUSES) - 1:
-                    log.warning("could not update the post of %s: %s", week, error)
-                    return True
-                if self._stopping.wait(wait):
-                    return False
-        return True
+        sent = weekly.posted(self.store, channel, week) if channel else None
+        if sent is None:
+            return
+        post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel, self.clock())
+        if post is not None:
+            self.transport.update(sent, post)
 
     def tell_admins(self, text: str) -> None:
         """A direct message to each of PAPERBOT_ADMINS (the operator's alarm bell)."""

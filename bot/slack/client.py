@@ -1,14 +1,15 @@
 """Web API clients, and the Slack side of exactly-once delivery.
 
-    client = make_client(settings)                 # announcements, views, DMs: retries hiccups
+    client = make_client(settings)                 # views, App Home, DMs to admins: retries hiccups
     transport = SlackTransport(make_client(settings, retries=False))
 
 Every call goes to SLACK_API_URL (slack_sdk has no environment variable for
 it). The everyday client retries rate limits after Retry-After, server errors
-(500, 503) with backoff, and dropped connections: an announcement is worth a
-rare second copy more than a lost one. The delivery client retries nothing by
-itself: the weekly post must never be posted twice, so `bot.delivery` decides,
-after looking at the channel's history.
+(500, 503) with backoff, and dropped connections. The transport's client
+retries nothing by itself: the weekly post must never be posted twice, so
+`bot.delivery` decides, after looking at the channel's history; announcements
+and the post's updates are retried by the outbox, which waits without holding
+a thread.
 """
 
 from __future__ import annotations

@@ -74,10 +74,9 @@ def require_settings(settings: Settings) -> None:
 def run(settings: Settings, store: Store, stop: threading.Event) -> int:
     """Serve until `stop` is set (Socket Mode) or SystemExit unwinds waitress (HTTP): see cli.cmd_run.
 
-    The scheduler starts only once Slack can reach the bot: a `run` that cannot listen
-    or connect ends without having posted anything.
+    The caller has checked the settings (require_settings). The scheduler starts only once
+    Slack can reach the bot: a `run` that cannot listen or connect ends without having posted anything.
     """
-    require_settings(settings)
     check_focus_tag(settings, store)
     bot = SlackBot(settings, store)
     jobs = None
