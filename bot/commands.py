@@ -53,6 +53,8 @@ class Context:
     now: datetime
     focus_tag: str | None = None
     channel: str | None = None
+    #: Called with a change to the schedule inside its transaction (signups.Then).
+    on_change: Callable[[Change], None] | None = None
 
 
 @dataclass
@@ -229,7 +231,9 @@ def cmd_signup(ctx: Context, args: str) -> Answer:
     parts = args.split()
     if not 1 <= len(parts) <= 2:
         return _usage("signup")
-    change = signups.signup(ctx.store, ctx.group, ctx.now, ctx.member, parts[0], parts[1] if len(parts) > 1 else None)
+    change = signups.signup(
+        ctx.store, ctx.group, ctx.now, ctx.member, parts[0], parts[1] if len(parts) > 1 else None, then=ctx.on_change
+    )
     line = change.line
     return Answer(
         Notice(
@@ -249,7 +253,7 @@ def cmd_signup(ctx: Context, args: str) -> Answer:
 def cmd_withdraw(ctx: Context, args: str) -> Answer:
     if len(args.split()) != 1:
         return _usage("withdraw")
-    change = signups.withdraw(ctx.store, ctx.group, ctx.now, ctx.member, args.strip())
+    change = signups.withdraw(ctx.store, ctx.group, ctx.now, ctx.member, args.strip(), then=ctx.on_change)
     before = change.before
     return Answer(
         Notice(text("You gave up ", When(before.meeting), " (", PaperRef(before.paper), "). The week is open again.")),
@@ -278,7 +282,14 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
             ok=False,
         )
     change = signups.assign(
-        ctx.store, ctx.group, ctx.now, ctx.member, m[1], parts[1], parts[2] if len(parts) > 2 else None
+        ctx.store,
+        ctx.group,
+        ctx.now,
+        ctx.member,
+        m[1],
+        parts[1],
+        parts[2] if len(parts) > 2 else None,
+        then=ctx.on_change,
     )
     line = change.line
     return Answer(
@@ -290,7 +301,7 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
 def cmd_unassign(ctx: Context, args: str) -> Answer:
     if len(args.split()) != 1:
         return _usage("unassign")
-    change = signups.unassign(ctx.store, ctx.group, ctx.now, ctx.member, args.strip())
+    change = signups.unassign(ctx.store, ctx.group, ctx.now, ctx.member, args.strip(), then=ctx.on_change)
     return Answer(
         Notice(text("Cleared the week of ", When(change.line.meeting, with_time=False), ": it is open again.")), change
     )
@@ -299,7 +310,7 @@ def cmd_unassign(ctx: Context, args: str) -> Answer:
 def cmd_skip(ctx: Context, args: str) -> Answer:
     if len(args.split()) != 1:
         return _usage("skip")
-    change = signups.skip(ctx.store, ctx.group, ctx.now, ctx.member, args.strip())
+    change = signups.skip(ctx.store, ctx.group, ctx.now, ctx.member, args.strip(), then=ctx.on_change)
     return Answer(
         Notice(
             text("No meeting in the week of ", When(change.line.meeting, with_time=False), ": no post, no presenter.")

@@ -285,6 +285,25 @@ def _give_up(store: Store, d: Delivery, reason: str, previous_error: str | None,
     return Result("failed", reason, new_error=reason != previous_error)
 
 
+def begun(store: Store, kind: str, dest: str, key: str) -> bool:
+    """Has a delivery been claimed (sent, being sent, or waiting to try again)?"""
+    return (
+        store.db.execute(
+            "SELECT 1 FROM deliveries WHERE kind = ? AND dest = ? AND key = ?", [kind, dest, key]
+        ).fetchone()
+        is not None
+    )
+
+
+def in_flight(store: Store, kind: str, dest: str, key: str) -> bool:
+    """Is an attempt under way (its message may be built already), not yet recorded as sent?"""
+    row = store.db.execute(
+        "SELECT lease_until FROM deliveries WHERE kind = ? AND dest = ? AND key = ? AND state != 'sent'",
+        [kind, dest, key],
+    ).fetchone()
+    return row is not None and row[0] > _wall()
+
+
 def sent_ts(store: Store, kind: str, dest: str, key: str) -> Sent | None:
     row = store.db.execute(
         "SELECT channel, ts FROM deliveries WHERE kind = ? AND dest = ? AND key = ? AND state = 'sent'",

@@ -1,15 +1,16 @@
 """Work for the group's channel that must survive a crash: announcements, post updates.
 
-    outbox.add_all(store, [("announce", {"channel": "C0PAPERS", …})])    # right after the change
-    for item in outbox.take(store, now):                                  # the sender
+    outbox.queue(db, [("announce", {"channel": "C0PAPERS", …})])   # inside the change's transaction
+    for item in outbox.take(store, now):                           # the sender
         ...; outbox.done(store, item)          # or outbox.retry(store, item, at, "rate limited")
 
-A change to the schedule is committed first and its outbox rows right after, so a
-crash or a restart loses no announcement: whichever process starts next sends what is
-due. A taken row is leased, so two processes never send the same row at once; a row
-whose sender died is taken again when its lease runs out. That makes a sent row
-at-least-once: a crash between Slack accepting a line and the row being marked could
-repeat the line, which is better than losing it.
+A change to the schedule and its outbox rows are committed together, so a crash or a
+restart loses no announcement (and announces no change that was not saved):
+whichever process starts next sends what is due. A taken row is leased, so two
+processes never send the same row at once; a row whose sender died is taken again
+when its lease runs out. That makes a sent row at-least-once: a crash between Slack
+accepting a line and the row being marked could repeat the line, which is better
+than losing it.
 """
 
 from __future__ import annotations
@@ -34,14 +35,15 @@ class Item:
     attempts: int
 
 
-def add_all(store: Store, items: list[tuple[str, dict]]) -> None:
-    """Queue (kind, payload) items, in one transaction."""
+def queue(db, items: list[tuple[str, dict]]) -> None:
+    """Queue (kind, payload) items, inside the caller's write transaction (`Store.write`)."""
+    if not db.conn.in_transaction:
+        raise RuntimeError("outbox.queue belongs inside the change's write transaction")
     now = time.time()
-    with store.write() as db:
-        db.conn.executemany(
-            "INSERT INTO outbox (kind, payload, created_at, next_try) VALUES (?, ?, ?, 0)",
-            [(kind, json.dumps(payload, ensure_ascii=False), now) for kind, payload in items],
-        )
+    db.conn.executemany(
+        "INSERT INTO outbox (kind, payload, created_at, next_try) VALUES (?, ?, ?, 0)",
+        [(kind, json.dumps(payload, ensure_ascii=False), now) for kind, payload in items],
+    )
 
 
 def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:

@@ -292,6 +292,17 @@ def _check_not_presented(store: Store, group: Group, paper: Paper, member: str) 
     )
 
 
+#: Called with each change inside its write transaction: what it writes (the Slack layer's
+#: announcement in the outbox) is saved with the change or not at all.
+Then = Callable[[Change], None] | None
+
+
+def _made(change: Change, then: Then) -> Change:
+    if then is not None:
+        then(change)
+    return change
+
+
 def _require_admin(member: Member, what: str) -> None:
     if not member.is_admin():
         raise AdminOnly(f"Only admins can {what}. Ask one of the group's admins.")
@@ -335,7 +346,14 @@ def _coming_week(
 
 
 def signup(
-    store: Store, group: Group, now: datetime, member: Member, paper_ref: str, week_arg: str | None = None
+    store: Store,
+    group: Group,
+    now: datetime,
+    member: Member,
+    paper_ref: str,
+    week_arg: str | None = None,
+    *,
+    then: Then = None,
 ) -> Change:
     """Sign `member` up to present a paper, in the week of `week_arg` or the first open one."""
     with store.write():
@@ -343,7 +361,7 @@ def signup(
         week = _target_week(store, group, now, week_arg)
         _check_not_presented(store, group, paper, member.id)
         line = _book(store, group, now, week, member.id, paper, member.id)
-    return Change("signup", line, member.id)
+        return _made(Change("signup", line, member.id), then)
 
 
 def _own_upcoming(store: Store, group: Group, now: datetime, member: Member, ref: str) -> Slot:
@@ -381,17 +399,25 @@ def _own_upcoming(store: Store, group: Group, now: datetime, member: Member, ref
     return ahead[0]
 
 
-def withdraw(store: Store, group: Group, now: datetime, member: Member, ref: str) -> Change:
+def withdraw(store: Store, group: Group, now: datetime, member: Member, ref: str, *, then: Then = None) -> Change:
     """Give up one of `member`'s own coming slots, named by its paper or its date."""
     with store.write():
         found = _own_upcoming(store, group, now, member, ref)
         before = line_for(store, group, found.week, found)
         store.db.execute("DELETE FROM slots WHERE week = ? AND presenter = ?", [found.week.key, member.id])
-    return Change("withdraw", SlotLine(found.week, before.meeting, "open"), member.id, before)
+        return _made(Change("withdraw", SlotLine(found.week, before.meeting, "open"), member.id, before), then)
 
 
 def assign(
-    store: Store, group: Group, now: datetime, admin: Member, user: str, paper_ref: str, week_arg: str | None = None
+    store: Store,
+    group: Group,
+    now: datetime,
+    admin: Member,
+    user: str,
+    paper_ref: str,
+    week_arg: str | None = None,
+    *,
+    then: Then = None,
 ) -> Change:
     """Admin: put `user` in a week (default: the first open one) with a paper; papers may repeat."""
     _require_admin(admin, "assign weeks")
@@ -399,10 +425,10 @@ def assign(
         paper = find_paper(store, paper_ref)
         week = _target_week(store, group, now, week_arg, admin_hint=True)
         line = _book(store, group, now, week, user, paper, admin.id)
-    return Change("assign", line, admin.id)
+        return _made(Change("assign", line, admin.id), then)
 
 
-def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg: str) -> Change:
+def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg: str, *, then: Then = None) -> Change:
     """Admin: clear a week's presenter or skip."""
     _require_admin(admin, "clear weeks")
     with store.write():
@@ -413,10 +439,10 @@ def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg:
             raise Refusal("The week of ", When(meeting, with_time=False), " has nobody to clear: it is open.")
         before = line_for(store, group, week, found)
         store.db.execute("DELETE FROM slots WHERE week = ?", [week.key])
-    return Change("unassign", SlotLine(week, meeting, "open"), admin.id, before)
+        return _made(Change("unassign", SlotLine(week, meeting, "open"), admin.id, before), then)
 
 
-def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str) -> Change:
+def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str, *, then: Then = None) -> Change:
     """Admin: no meeting that week: no post, no presenter."""
     _require_admin(admin, "skip weeks")
     with store.write():
@@ -438,7 +464,7 @@ def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str
             "INSERT INTO slots (week, kind, booked_by, booked_at) VALUES (?, 'skipped', ?, ?)",
             [week.key, admin.id, datetime.now(UTC).isoformat(timespec="seconds")],
         )
-    return Change("skip", SlotLine(week, meeting, "skipped"), admin.id)
+        return _made(Change("skip", SlotLine(week, meeting, "skipped"), admin.id), then)
 
 
 def waiting_papers(store: Store, n: int, focus_tag: str | None = None) -> list[Paper]:

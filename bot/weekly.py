@@ -144,3 +144,14 @@ def post_week(
 
 def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:
     return delivery.sent_ts(store, "post", channel, week.key)
+
+
+def post_begun(store: Store, channel: str, week: Week) -> bool:
+    """Is the week's post out, on its way, or waiting to try again? If not, it will be planned
+    from the database as it is when it is made: a change before then needs no update of it."""
+    return delivery.begun(store, "post", channel, week.key)
+
+
+def post_in_flight(store: Store, channel: str, week: Week) -> bool:
+    """Is the week's post being sent right now (it may have been planned before the latest change)?"""
+    return delivery.in_flight(store, "post", channel, week.key)

@@ -134,6 +134,35 @@ def test_a_rate_limited_post_update_never_puts_back_what_a_later_change_undid(h,
     assert [b for b in buttons(post) if b["action_id"].startswith("weekly:")]
 
 
+def test_a_signup_while_the_weekly_post_is_on_its_way_reaches_the_post(h, clock):
+    # Slack has the post but has not answered yet: the post was planned before the sign-up.
+    h.slack.fail_next("chat.postMessage", accept_then="hang", seconds=1.0)
+    args = (h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    poster = threading.Thread(target=weekly.post_week, args=args)
+    poster.start()
+    assert h.slack.wait_for(lambda s: s.messages(CHANNEL), timeout=5)
+    clock.set(at("2026-12-07 09:05"))
+    assert "You're signed up" in h.command("signup 4 2026-12-07", user="U3", drain=False)["text"]
+    poster.join()
+    h.bot.drain(30)
+    post = h.slack.messages(CHANNEL)[0]
+    assert "Presenter: <@U3>" in blocks_text(post) and "Nobody presents yet" not in blocks_text(post)
+
+
+def test_a_change_whose_announcement_cannot_be_queued_is_not_made(h, caplog):
+    with h.bot.store.write() as db:  # the outbox cannot take a row (a full disk, say)
+        db.execute("CREATE TRIGGER full BEFORE INSERT ON outbox BEGIN SELECT RAISE(ABORT, 'disk is full'); END")
+    reply = h.command("signup 7 next", user="U1")
+    assert "Something went wrong on my side" in reply["text"]
+    assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)
+    assert "disk is full" in caplog.text
+    with h.bot.store.write() as db:
+        db.execute("DROP TRIGGER full")
+    assert "You're signed up" in h.command("signup 7 next", user="U1")["text"]
+    [line] = channel_lines(h.slack)  # the sign-up that was made, announced once
+    assert "<@U1> will present" in line
+
+
 def test_concurrent_clicks_on_the_weekly_post_one_presenter(h, clock):
     weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     post = h.slack.messages(CHANNEL)[0]

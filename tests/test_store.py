@@ -161,7 +161,8 @@ def test_merging_left_off_by_a_killed_import_is_turned_back_on_at_open(tmp_path)
 def test_the_outbox_hands_an_item_to_one_sender_and_keeps_it_until_done(store):
     from bot import outbox
 
-    outbox.add_all(store, [("announce", {"n": 1}), ("refresh", {"week": "2026-W50"})])
+    with store.write() as db:
+        outbox.queue(db, [("announce", {"n": 1}), ("refresh", {"week": "2026-W50"})])
     first = outbox.take(store, now=1000.0)
     assert [i.payload for i in first] == [{"n": 1}, {"week": "2026-W50"}]
     assert outbox.take(store, now=1001.0) == []  # leased: another sender gets nothing

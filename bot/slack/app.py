@@ -102,7 +102,9 @@ class SlackBot:
 
     def context(self, user: str) -> Context:
         s = self.settings
-        return Context(self.store, self.group, self.member(user), self.clock(), s.focus_tag, s.channel)
+        return Context(
+            self.store, self.group, self.member(user), self.clock(), s.focus_tag, s.channel, self.queue_change
+        )
 
     # -- after the reply ---------------------------------------------------------
 
@@ -142,26 +144,19 @@ class SlackBot:
         for pool in self._pools.values():
             pool.shutdown(wait=True)
 
-    def after_change(self, change: Change) -> None:
-        """Tell the channel, and bring the week's post (if it is out) up to date: through the outbox,
-        written before the reply goes, so that neither is lost to a crash or a rate limit."""
+    def queue_change(self, change: Change) -> None:
+        """Inside the change's transaction (Context.on_change): queue its announcement, and an update
+        of the week's post if that post is out or on its way, in the outbox. They are saved with the
+        change or not at all; `wake_outbox` sends them once the reply has gone."""
         channel = self.settings.channel
         if not channel:
             return
+        week = change.line.week
         message = blocks.announcement(commands.announcement(change))
-        about = f"{change.action} of {change.line.week}"
-        try:
-            outbox.add_all(
-                self.store,
-                [
-                    ("announce", {"channel": channel, "message": message, "about": about}),
-                    ("refresh", {"week": change.line.week.key}),
-                ],
-            )
-        except Exception:  # the change itself is saved and its reply must still go
-            log.exception("could not queue the announcement of %s", about)
-            return
-        self.wake_outbox()
+        items = [("announce", {"channel": channel, "message": message, "about": f"{change.action} of {week}"})]
+        if weekly.post_begun(self.store, channel, week):
+            items.append(("refresh", {"week": week.key}))
+        outbox.queue(self.store.db, items)
 
     def wake_outbox(self) -> None:
         """Have the outbox sent soon, in the background (the scheduler's check calls this too)."""
@@ -204,7 +199,9 @@ class SlackBot:
             what = f"announce {item.payload['about']} in {channel}"
         try:
             if item.kind == "refresh":
-                self.refresh_post(Week.from_key(week))
+                if not self.refresh_post(Week.from_key(week)):
+                    self._hold_update(item)
+                    return None
             else:
                 call(self.transport.client.chat_postMessage, channel=channel, **item.payload["message"])
         except RateLimited as e:
@@ -226,8 +223,24 @@ class SlackBot:
             log.error("could not %s, and gave up after %d tries: %s", what, outbox.MAX_ATTEMPTS, error)
         return wait
 
-    def refresh_post(self, week: Week) -> None:
+    def _hold_update(self, item: outbox.Item) -> None:
+        """The post is being sent now, perhaps planned before the change: update it once it is out.
+        The rest of the outbox goes on meanwhile."""
+        wait = float(min(2**item.attempts, 30))
+        if not outbox.retry(self.store, item, time.time() + wait, "the post was still being sent"):
+            log.error(
+                "could not update the post of %s: it was still being sent after %d tries",
+                item.payload.get("week"),
+                outbox.MAX_ATTEMPTS,
+            )
+        elif not self._stopping.is_set():
+            self.later(self._send_outbox_after, wait, lane="channel")
+
+    def refresh_post(self, week: Week) -> bool:
         """Bring the week's post, if it is out, up to date with the database; raises Rejected or Uncertain.
+
+        False while the post is being sent: it may have been planned before the latest change, so
+        it is updated once it is out.
 
         Planned afresh on every try: the outbox's retry of an update held off by a rate limit must
         not put back what a later change (a withdrawal) has undone. One sender a process sends
@@ -236,10 +249,11 @@ class SlackBot:
         channel = self.settings.channel
         sent = weekly.posted(self.store, channel, week) if channel else None
         if sent is None:
-            return
+            return not (channel and weekly.post_in_flight(self.store, channel, week))
         post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel, self.clock())
         if post is not None:
             self.transport.update(sent, post)
+        return True
 
     def tell_admins(self, text: str) -> None:
         """A direct message to each of PAPERBOT_ADMINS (the operator's alarm bell)."""

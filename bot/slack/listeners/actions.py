@@ -4,7 +4,7 @@ Paging buttons replace the list they sit on; other buttons answer the clicker
 privately; buttons on App Home re-draw the Home tab with the answer on top.
 A button's response_url works for 30 minutes and 5 answers; on a list that
 was left open longer, the answer comes as a new private message instead. A
-sign-up from the weekly post is a plain `signup`, and `SlackBot.after_change`
+sign-up from the weekly post is a plain `signup`, and `SlackBot.queue_change`
 then brings the post up to date, as it does for every change to that week.
 """
 
@@ -49,7 +49,7 @@ def press(bot, body: dict, action: dict) -> None:
         if not reply(body.get("response_url"), payload, replace=kind == blocks.PAGE):
             tell_privately(bot, body, user, payload)
     if answer.change is not None:
-        bot.after_change(answer.change)
+        bot.wake_outbox()  # its announcement was queued with the change
 
 
 def reply(response_url: str | None, payload: dict, *, replace: bool) -> bool:

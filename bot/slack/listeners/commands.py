@@ -53,7 +53,7 @@ def register(app, bot) -> None:
             return
         ack(**reply)
         if answer.change is not None:
-            bot.after_change(answer.change)
+            bot.wake_outbox()  # its announcement was queued with the change
 
 
 def open_add_form(bot, body) -> dict:
