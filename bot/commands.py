@@ -217,8 +217,8 @@ def cmd_week(ctx: Context, args: str) -> Answer:
     if post is None:
         return _notice("The catalog is empty: there is no paper of the week yet.", ok=False)
     line.paper = post.paper
-    button = post.signup_button  # the post's own: there while the meeting is ahead
-    note: Text = text("Nobody presents yet.") if button else ()
+    button = post.signup_button  # the post's own
+    note: Text = text(post.nobody) if button else ()
     return Answer(WeekCard(line, featured=True, posted=posted, button=button, note=note))
 
 

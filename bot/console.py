@@ -202,10 +202,8 @@ def _(reply: WeeklyPost) -> str:
     if reply.presenter:
         lines.append(f"Presenter: @{reply.presenter}")
     elif reply.signup_button:
-        lines.append("Nobody presents yet.")
+        lines.append(reply.nobody)
         lines += _buttons([reply.signup_button])
-    elif not reply.skipped:
-        lines.append("Nobody signed up to present it.")
     return "\n".join(lines)
 
 

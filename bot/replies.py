@@ -168,13 +168,25 @@ class WeeklyPost:
     meeting: datetime
     presenter: str | None
     skipped: bool = False
-    ahead: bool = True  # the meeting was still ahead when the post was made: someone can still sign up
+    ahead: bool = True  # the meeting was still ahead when the post was planned
 
     @property
     def signup_button(self) -> Button | None:
-        if self.presenter or self.skipped or not self.ahead:
+        """While nobody presents: sign up for this week's meeting, or once it has begun (with the
+        default PAPERBOT_MEETING, the post's own time) for the first open meeting still ahead."""
+        if self.presenter or self.skipped:
             return None
-        return Button("Sign up to present", f"signup {self.paper.number} {self.week.monday.isoformat()}", primary=True)
+        week = f" {self.week.monday.isoformat()}" if self.ahead else ""
+        return Button("Sign up to present", f"signup {self.paper.number}{week}", primary=True)
+
+    @property
+    def nobody(self) -> str:
+        """What the post says while nobody presents."""
+        return (
+            "Nobody presents yet: want to?"
+            if self.ahead
+            else "Nobody presents it this week: present it at a coming meeting?"
+        )
 
 
 @dataclass

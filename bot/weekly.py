@@ -75,8 +75,9 @@ def plan(
 ) -> WeeklyPost | None:
     """The post as it stands for `week` at `now`: presenter's paper, the paper already posted, or the next in rotation.
 
-    Its sign-up button is there only while the meeting is ahead of `now` (with the default
-    PAPERBOT_MEETING, the post's own time, the meeting is under way when the post goes out).
+    Its sign-up button is for this week while the meeting is ahead of `now`, else for the first
+    open week (with the default PAPERBOT_MEETING, the post's own time, the meeting is under way
+    when the post goes out).
     """
     slot = signups.slot(store, week)
     meeting = group.meeting_of(week)

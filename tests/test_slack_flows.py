@@ -111,6 +111,22 @@ def test_weekly_post_button_signs_up_for_that_week_and_updates_the_post(h, clock
     assert "Presenter: <@U3>" in blocks_text(h.slack.messages(CHANNEL)[0])
 
 
+def test_the_post_of_a_meeting_under_way_signs_up_for_the_next_open_meeting(make_harness, clock):
+    h = make_harness(clock, PAPERBOT_MEETING=None)  # the group meets when the post goes out
+    clock.set(at("2026-12-07 09:00"))
+    outcome = weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    [post] = h.slack.messages(CHANNEL)
+    [button] = [b for b in buttons(post) if b["action_id"].startswith("weekly:")]
+    url = h.click(button, user="U3", message=post)
+    answer = blocks_text(h.slack.responses_to(url)[0])
+    assert "You're signed up" in answer and "Mon 14 Dec 2026" in answer
+    assert h.bot.store.db.execute("SELECT week, paper FROM slots").fetchall() == [
+        ("2026-W51", outcome.post.paper.number)
+    ]
+    url = h.click(button, user="U1", message=post)  # the paper is taken now
+    assert "is already presented by <@U3>" in blocks_text(h.slack.responses_to(url)[0])
+
+
 def test_the_weekly_post_is_brought_up_to_date_through_a_slack_hiccup(h, clock):
     weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     [post] = h.slack.messages(CHANNEL)

@@ -69,15 +69,17 @@ def test_nothing_before_the_slot_then_one_post_then_nothing(store, group, transp
     assert paper.summary in shown and "<!date^" in shown and "Sign up to present" in shown
 
 
-def test_a_post_whose_meeting_has_begun_offers_no_sign_up(store, transport, slack):
-    """With no PAPERBOT_MEETING the meeting is the post's own time: a button there could only say "over"."""
+def test_a_post_whose_meeting_has_begun_offers_a_coming_meeting(store, transport, slack):
+    """With no PAPERBOT_MEETING the meeting is the post's own time: its button books the first open week."""
     schedule = PostSchedule("0 9 * * mon", TZ)
     group = Group(TZ, schedule.default_meeting(), schedule)
-    assert post(store, group, transport, at("2026-12-07 09:00")).status == "sent"
+    outcome = post(store, group, transport, at("2026-12-07 09:00"))
     [message] = posts(slack)
     check_message(message)
-    assert "Nobody signed up to present it" in str(message["blocks"])
-    assert "Sign up to present" not in str(message["blocks"]) and '"button"' not in json.dumps(message["blocks"])
+    shown = json.dumps(message["blocks"], ensure_ascii=False)
+    assert "present it at a coming meeting" in shown and "Nobody presents yet" not in shown
+    [button] = [e for b in message["blocks"] if "accessory" in b for e in [b["accessory"]] if e["type"] == "button"]
+    assert button["value"] == f"signup {outcome.post.paper.number}"  # no date: the first open week ahead
 
 
 def test_rotation_no_repeats_until_all_featured_then_a_new_round(store, group, transport, slack):

@@ -384,13 +384,8 @@ def weekly_post(post: WeeklyPost) -> dict:
         blocks.append(section(f"{meeting}\n🎤 Presenter: <@{post.presenter}>"))
         fallback += f" Presenter: <@{post.presenter}>."
     elif post.signup_button:
-        blocks.append(
-            section(f"{meeting}\n🙋 Nobody presents yet: want to?", button(post.signup_button, f"{WEEKLY}:signup"))
-        )
-        fallback += " Nobody presents yet."
-    else:
-        blocks.append(section(f"{meeting}\n🙋 Nobody signed up to present it."))
-        fallback += " Nobody signed up to present it."
+        blocks.append(section(f"{meeting}\n🙋 {post.nobody}", button(post.signup_button, f"{WEEKLY}:signup")))
+        fallback += f" {post.nobody}"
     if p.summary:
         fallback += f"\n{escape(p.summary)}"
     return {
