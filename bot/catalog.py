@@ -106,8 +106,11 @@ class UpsertCounts:
 
 
 def fold_tag(text: str) -> str:
-    """`'#Parallelism_DP'` -> `'parallelism-dp'`: the one spelling of a tag."""
-    text = unicodedata.normalize("NFKC", text).strip().lstrip("#").casefold()
+    """`'#Parallelism_DP'` -> `'parallelism-dp'`: the one spelling of a tag.
+
+    Separators at either end go too (`parallelism-dp,` as typed from a list): no tag holds one.
+    """
+    text = unicodedata.normalize("NFKC", text).strip().strip(",;、").strip().lstrip("#").casefold()
     text = re.sub(r"[\s_\-]+", "-", text)
     return text.strip("-")
 

@@ -47,7 +47,16 @@ def test_reopening_does_not_seed_again(store, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "spelling", ["parallelism-dp", "Parallelism_DP", "#parallelism-dp", " parallelism dp ", "PARALLELISM--DP"]
+    "spelling",
+    [
+        "parallelism-dp",
+        "Parallelism_DP",
+        "#parallelism-dp",
+        " parallelism dp ",
+        "PARALLELISM--DP",
+        "parallelism-dp,",
+        "#parallelism-dp；",
+    ],
 )
 def test_tag_spellings_fold(store, spelling):
     name, page = catalog.tagged(store, spelling)
