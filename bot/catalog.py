@@ -29,6 +29,9 @@ PAGE_SIZE = 40
 MAX_TITLE = 300
 MAX_SUMMARY = 6000
 MAX_URL = 1000
+#: A url written into a Slack link (each & as &amp;) is at most this long, so that a paper's
+#: link and title always fit in one section.
+MAX_LINK = 1200
 MAX_TAG = 50
 MAX_TAGS = 20
 LINE_SCAN = 400
@@ -38,6 +41,12 @@ MAX_ID = 40
 #: A reference to a paper by number: `7` or `#7`, at most 9 digits. Ids are never only digits, so
 #: that every paper can be named both ways.
 _REF = re.compile(r"^#?(\d{1,9})$")
+#: Control characters (all but tab, newline, carriage return) never reach the catalog: Slack
+#: would show them as boxes, a terminal would obey them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: Characters that show as nothing (zero-width spaces and joiners, direction marks, soft hyphen,
+#: BOM): a tag that held one could never be typed.
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 #: An import may wish for a number up to here, so that the papers after it still get numbers a
 #: reference can name (up to 999,999,999).
 MAX_WISHED_NUMBER = 99_999_999
@@ -110,7 +119,7 @@ def fold_tag(text: str) -> str:
 
     Separators at either end go too (`parallelism-dp,` as typed from a list): no tag holds one.
     """
-    text = unicodedata.normalize("NFKC", text).strip().strip(",;、").strip().lstrip("#").casefold()
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).strip().strip(",;、").strip().lstrip("#").casefold()
     text = re.sub(r"[\s_\-]+", "-", text)
     return text.strip("-")
 
@@ -166,7 +175,7 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
             return None
         if not isinstance(value, str | int | float) or isinstance(value, bool):
             raise InvalidPaper(name, f"{name} must be text")
-        value = str(value).strip()
+        value = _CONTROL.sub("", str(value)).strip()
         if len(value) > limit:
             raise InvalidPaper(name, f"{name} is longer than {limit} characters")
         return value
@@ -191,6 +200,8 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
     url = text("url", MAX_URL)
     if url and not re.match(r"^https?://[^\s<>|]+$", url):
         raise InvalidPaper("url", "url must start with http:// or https:// and have no spaces or < > | in it")
+    if url and len(url) + 4 * url.count("&") > MAX_LINK:
+        raise InvalidPaper("url", f"url has too many & characters: as Slack writes them it is over {MAX_LINK} long")
     tags = raw.get("tags")
     folded: tuple[str, ...] | None = None
     if tags is not None:
@@ -247,8 +258,8 @@ def _papers(store: Store, sql: str, params: Iterable = (), *, with_tags: bool = 
 
 
 def find(store: Store, ref: str, *, with_tags: bool = True) -> Paper | None:
-    """The paper that `ref` names: its id, or its number as `7` or `#7`."""
-    ref = ref.strip()
+    """The paper that `ref` names: its id, or its number as `7` or `#7` (or `＃７`)."""
+    ref = unicodedata.normalize("NFKC", ref).strip()
     m = _REF.match(ref)
     if m:
         sql, key = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.number = ?", int(m[1])

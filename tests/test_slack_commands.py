@@ -6,6 +6,7 @@ import html
 import json
 import re
 import time
+from dataclasses import replace
 from urllib.parse import urlencode
 
 import pytest
@@ -260,3 +261,69 @@ def test_a_title_that_pings_is_inert_everywhere(h):
         raw = json.dumps(message)
         assert "<!channel>" not in raw and "<!here>" not in raw and "<@U999>" not in raw
         assert "&lt;!channel&gt;" in raw
+
+
+def test_a_paper_with_the_longest_text_and_link_fits_everywhere_slack_shows_it(h):
+    """Each & of a title or url is five characters once escaped: every reply and the post must still fit."""
+    from bot import weekly
+
+    amps = "https://x.co/?" + "&" * 237  # the most & an imported url of this length may carry
+    assert catalog.validate({"id": "amps", "title": "A", "url": amps}, new=False).url == amps
+    with pytest.raises(catalog.InvalidPaper, match="too many & characters"):
+        catalog.validate({"id": "amps", "title": "A", "url": amps + "&"}, new=False)
+    worst = [
+        PaperInput(id=f"worst-{i}", title=f"W{i} " + "&" * 290, summary="&" * 139 + "\n" + "<" * 5000, url=amps)
+        for i in range(45)
+    ]
+    # ... and a url stored before that rule, far longer once escaped: shown without its link.
+    worst.append(PaperInput(id="older", title="Older " + "&" * 290, url="https://x.co/?" + "&" * 985))
+    catalog.upsert(h.bot.store, [replace(p, tags=("worst",)) for p in worst])
+    older = catalog.find(h.bot.store, "older").number
+    h.command("signup worst-0 next", user="U1")
+    h.command(f"signup {older} 2026-12-14", user="U2")
+    for text in ("show worst-0", f"show {older}", "tag worst", "search w0", "schedule", "mine", "week"):
+        reply = valid(h.command(text, user="U1"))
+        assert "Something went wrong" not in reply["text"], text
+        for section in nodes(reply["blocks"]):  # no entity or link cut in half
+            if section.get("type") == "mrkdwn":
+                assert not re.search(r"&(a|am|amp|l|lt|g|gt)?$|&(a|am|l|g)[^a-z;]", section["text"]), text
+                assert section["text"].count("<") == section["text"].count(">"), text
+    assert "<https://x.co/?&amp;" in json.dumps(valid(h.command("show worst-0")))
+    assert "<https://" not in json.dumps(valid(h.command(f"show {older}")))
+    for monday in ("2026-12-07", "2026-12-14"):
+        outcome = weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at(f"{monday} 09:00"))
+        assert outcome.status == "sent", outcome.detail
+    for post in h.slack.messages(CHANNEL):
+        check_message(post)
+
+
+def test_a_long_reply_about_what_the_user_typed_is_escaped_once(h):
+    reply = valid(h.command("tag " + "&" * 800))
+    assert "No paper is tagged" in reply["blocks"][0]["text"]["text"] and "&amp;amp;" not in json.dumps(reply)
+
+
+def test_help_and_mine_show_their_placeholders_and_every_slot(h, clock):
+    shown = json.dumps(valid(h.command("help"))["blocks"]) + json.dumps(valid(h.command("mine"))["blocks"])
+    assert "<paper>" not in shown and "<date>" not in shown  # Slack would read them as links
+    assert "&lt;paper&gt;" in shown
+    h.command("signup 5 2026-12-07", user="U1")
+    clock.set(at("2026-12-21 10:00"))
+    h.command("signup 6 next", user="U1")
+    reply = valid(h.command("mine", user="U1"))
+    assert "Your coming slots:" in reply["text"] and "Your past slots:" in reply["text"]
+    assert reply["text"].index("#6") < reply["text"].index("Your past slots:") < reply["text"].index("#5")
+
+
+def test_what_cannot_be_seen_or_typed_never_reaches_the_catalog(h):
+    catalog.upsert(
+        h.bot.store,
+        [
+            catalog.validate(
+                {"id": "ctl", "title": "Bold\x1b[31m move\x00", "summary": "a\x07b", "tags": ["rtl\u200b"]}, new=False
+            )
+        ],
+    )
+    paper = catalog.find(h.bot.store, "ctl")
+    assert (paper.title, paper.summary, paper.tags) == ("Bold[31m move", "ab", ("rtl",))
+    assert "1 paper tagged" in blocks_text(h.command("tag rtl"))
+    assert "#7" in blocks_text(h.command("show ＃７"))

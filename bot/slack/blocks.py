@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import datetime
 from functools import lru_cache, singledispatch
 
+from bot.catalog import MAX_LINK
 from bot.replies import (
     AddForm,
     Bold,
@@ -74,6 +75,19 @@ def clip(raw: str, limit: int) -> str:
     return "".join(out)
 
 
+def cut(escaped: str, limit: int) -> str:
+    """Text already escaped (or mrkdwn), cut to `limit` characters, never inside an entity or a `<…>`."""
+    if len(escaped) <= limit:
+        return escaped
+    head = escaped[: limit - 1]
+    amp, lt = head.rfind("&"), head.rfind("<")
+    if amp > head.rfind(";"):  # inside &amp; &lt; &gt;
+        head = head[:amp]
+    if lt > head.rfind(">"):  # inside <@U1> or <url|title>
+        head = head[:lt]
+    return head + "…"
+
+
 @lru_cache(maxsize=4096)  # meetings recur in every schedule: format each once
 def date_token(moment: datetime, with_time: bool = True) -> str:
     """A date each reader sees in their own zone, with the group's wall time as fallback."""
@@ -89,8 +103,10 @@ def _plain_date(moment: datetime, with_time: bool = True) -> str:
 
 
 def paper_title(paper, limit: int = 400) -> str:
+    """The title, cut to `limit`, linked to the paper's url when the url fits (see catalog.MAX_LINK)."""
     title = clip(paper.title, limit)
-    return f"<{escape(paper.url)}|{title}>" if paper.url else title
+    url = escape(paper.url) if paper.url else ""
+    return f"<{url}|{title}>" if url and len(url) <= MAX_LINK else title
 
 
 def _segment(seg, rich: bool) -> str:
@@ -153,7 +169,7 @@ def _sections(lines: list[str], limit: int = SECTION, separator: str = "\n") -> 
     blocks, chunk, size = [], [], 0
     gap = len(separator)
     for line in lines:
-        line = line[:limit]
+        line = cut(line, limit)
         if chunk and size + len(line) + gap > limit:
             blocks.append(section(separator.join(chunk)))
             chunk, size = [], 0
@@ -218,7 +234,7 @@ def message(reply) -> dict:
 @message.register
 def _(reply: Notice) -> dict:
     body = mrkdwn(reply.text)
-    blocks = [section(body if len(body) <= SECTION else clip(plain(reply.text), SECTION))]
+    blocks = [section(body if len(body) <= SECTION else cut(plain(reply.text), SECTION))]
     if reply.buttons:
         blocks.append(actions(reply.buttons))
     return _message(plain(reply.text), blocks)
@@ -303,12 +319,14 @@ def _(reply: Schedule) -> dict:
 def _(reply: Mine) -> dict:
     lines = ["*Your coming slots*"] + [_slot_line(s) for s in reply.upcoming]
     if not reply.upcoming:
-        lines.append("_None yet: `/paper signup <paper>` takes the first open week._")
+        lines.append("_None yet: `/paper signup &lt;paper&gt;` takes the first open week._")
     if reply.past:
         lines += ["*Your past slots*"] + [_slot_line(s) for s in reply.past[:30]]
     blocks = _sections(lines)
-    fallback = "\n".join(["Your coming slots:"] + [_slot_plain(s) for s in reply.upcoming])
-    return _message(fallback, blocks)
+    fallback = ["Your coming slots:"] + ([_slot_plain(s) for s in reply.upcoming] or ["none yet"])
+    if reply.past:
+        fallback += ["Your past slots:"] + [_slot_plain(s) for s in reply.past[:30]]
+    return _message("\n".join(fallback), blocks)
 
 
 @message.register
@@ -343,8 +361,8 @@ def _(reply: Help) -> dict:
     blocks += _sections(lines)
     blocks.append(
         context(
-            "`<paper>` is an id such as `streaming-diloco` or a number such as `7`; "
-            "`<date>` is `YYYY-MM-DD` (any day of the week) or `next`."
+            "`&lt;paper&gt;` is an id such as `streaming-diloco` or a number such as `7`; "
+            "`&lt;date&gt;` is `YYYY-MM-DD` (any day of the week) or `next`."
         )
     )
     fallback = (plain(reply.intro) + "\n" if reply.intro else "") + "\n".join(
