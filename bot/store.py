@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 import sqlite_utils
@@ -303,6 +304,12 @@ class Store:
                 empty = db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
                 count = self._seed(seed) if empty else 0
                 db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
+            # A real write, so that a file this process can read but not write (read-only, on a
+            # read-only mount) stops it here, named, and not at the first sign-up.
+            db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('opened_at', ?)",
+                [datetime.now(UTC).isoformat(timespec="seconds")],
+            )
             # An import that was killed leaves merging off, and searches would slow down as segments pile up.
             if db.execute("SELECT v FROM paper_search_config WHERE k = 'automerge'").fetchone() == (0,):
                 set_merging(db, MERGING)

@@ -29,6 +29,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from conftest import CHANNEL, env_for_process, sign, slash_form
 
+from bot.store import Store
+
 BOT = [sys.executable, "-m", "bot"]
 TZ = ZoneInfo("Europe/Berlin")  # env_for_process's PAPERBOT_TIMEZONE
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -456,6 +458,32 @@ def test_a_database_path_that_is_a_folder_is_named_in_one_line(procs, tmp_path, 
     done = procs.run(verb, env=env, timeout=30)
     assert done.returncode != 0
     assert one_line(done.stderr).startswith(f"paperbot: PAPERBOT_DB: cannot write {folder}"), done.stderr
+
+
+@pytest.fixture
+def read_only_db(tmp_path):
+    """An existing, seeded database file this process can read but not write, in a folder it can."""
+    path = tmp_path / "paperbot.db"
+    Store(path).close()
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        yield path
+        return
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode:  # root ignores modes
+        pytest.skip("cannot make a file immutable here")
+    try:
+        yield path
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=False)
+
+
+@pytest.mark.parametrize("verb", ["run", "console"])
+def test_a_database_that_cannot_be_written_stops_the_start_in_one_line(procs, tmp_path, slack, verb, read_only_db):
+    env = env_for_process(tmp_path, slack.api_url, PORT=str(free_port()), PAPERBOT_DB=str(read_only_db))
+    done = procs.run(verb, env=env, timeout=30, input="signup 3 next\n")
+    assert done.returncode != 0
+    assert one_line(done.stderr).startswith(f"paperbot: PAPERBOT_DB: cannot write {read_only_db}"), done.stderr
+    assert slack.calls_to("chat.postMessage") == []
 
 
 # -- 3. exactly once ---------------------------------------------------------------
