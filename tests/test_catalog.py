@@ -589,3 +589,18 @@ def test_csv_rows_are_named_by_their_first_line(tmp_path):
     report = papers_file.read(path)
     assert [p.id for p in report.papers] == ["good-a", "good-c"]
     assert [p.split(": ")[0] for p in report.problems] == [f"{path} line 5", f"{path} line 9"]
+
+
+def test_a_csv_quote_never_closed_is_named_not_swallowing_the_rest(tmp_path):
+    path = write(tmp_path, "open.csv", 'id,title\nok-3,OK3\nq-1,"unclosed\nok-4,OK4\n')
+    with pytest.raises(papers_file.UnreadableFile, match=r"line 3: a quote opened in it is never closed"):
+        papers_file.read(path)
+
+
+def test_a_list_saved_as_utf16_reads_and_one_in_latin1_is_named(tmp_path):
+    path = tmp_path / "unicode.csv"
+    path.write_bytes("id,title\r\nzh,数据并行\r\n".encode("utf-16"))  # what "Unicode text" in a spreadsheet saves
+    assert [(p.id, p.title) for p in papers_file.read(path).papers] == [("zh", "数据并行")]
+    path.write_bytes("id,title\nfr,Économie\n".encode("latin-1"))
+    with pytest.raises(papers_file.UnreadableFile, match="is not UTF-8 text .* save it as UTF-8"):
+        papers_file.read(path)
