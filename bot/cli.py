@@ -73,8 +73,15 @@ def cmd_console(args, settings: Settings) -> int:
     # The operator at the terminal owns the database: admin, unless they pose as a Slack user.
     admin = args.user is None or args.user in settings.admins
     member = Member(user, lambda: admin)
+    on_change = None
+    if settings.channel:  # announced as from Slack: the outbox, which `run` sends
+        from bot.slack import announce
+
+        def on_change(change):
+            announce.queue(store, settings.channel, change)
+
     return console.serve(
-        lambda: Context(store, settings.group, member, settings.now(), settings.focus_tag, settings.channel)
+        lambda: Context(store, settings.group, member, settings.now(), settings.focus_tag, settings.channel, on_change)
     )
 
 

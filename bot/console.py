@@ -235,7 +235,8 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
         if not line.strip():
             continue
         try:
-            answer = commands.run(make_context(), line)
+            context = make_context()
+            answer = commands.run(context, line)
             shown = render(answer.reply)
         except Exception as e:
             log.exception("console command %r failed", line.strip())
@@ -245,7 +246,13 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
             continue
         stdout.write(shown + "\n")
         if answer.change is not None:
-            stdout.write(f"  (to the channel: {inline(commands.announcement(answer.change))})\n")
+            said = inline(commands.announcement(answer.change))
+            where = (
+                "to the channel, sent by paperbot run"
+                if context.channel
+                else "with PAPERBOT_CHANNEL set, the channel reads"
+            )
+            stdout.write(f"  ({where}: {said})\n")
         stdout.write("\n")
         stdout.flush()
     return 0

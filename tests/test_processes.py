@@ -700,6 +700,16 @@ def test_an_announcement_held_by_a_rate_limit_survives_a_crash(procs, tmp_path, 
     assert code == 0 and db_rows(tmp_path, "SELECT count(*) FROM outbox") == [(0,)]
 
 
+def test_a_change_made_in_the_console_is_announced_by_run(procs, tmp_path, slack):
+    env = env_for_process(tmp_path, slack.api_url)
+    done = procs.run("console", "--user", "U7", env=env, input=f"signup 5 {monday(4).isoformat()}\n")
+    assert "(to the channel, sent by paperbot run: 📅 @U7 will present #5" in done.stdout, done.stdout
+    server = start_server(procs, tmp_path, slack)
+    assert slack.wait_for(
+        lambda s: [m for m in s.messages(CHANNEL) if "<@U7> will present #5" in m.get("text", "")], timeout=20
+    ), server.proc.log()
+
+
 def test_kill_mid_burst_loses_no_confirmed_signup(procs, tmp_path, slack):
     n = 90
     papers = tmp_path / "burst.jsonl"

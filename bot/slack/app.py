@@ -21,14 +21,14 @@ from datetime import datetime
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot import commands, outbox, signups, weekly
+from bot import outbox, signups, weekly
 from bot.calendar import Week
 from bot.commands import Context
 from bot.delivery import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain
 from bot.replies import Button, Home, Notice, PaperEntry
 from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
-from bot.slack import blocks
+from bot.slack import announce, blocks
 from bot.slack.client import SlackTransport, call, make_client
 from bot.store import Store
 
@@ -145,18 +145,10 @@ class SlackBot:
             pool.shutdown(wait=True)
 
     def queue_change(self, change: Change) -> None:
-        """Inside the change's transaction (Context.on_change): queue its announcement, and an update
-        of the week's post if that post is out or on its way, in the outbox. They are saved with the
-        change or not at all; `wake_outbox` sends them once the reply has gone."""
-        channel = self.settings.channel
-        if not channel:
-            return
-        week = change.line.week
-        message = blocks.announcement(commands.announcement(change))
-        items = [("announce", {"channel": channel, "message": message, "about": f"{change.action} of {week}"})]
-        if weekly.post_begun(self.store, channel, week):
-            items.append(("refresh", {"week": week.key}))
-        outbox.queue(self.store.db, items)
+        """Context.on_change: the change's announcement (and post update) into the outbox, inside its
+        transaction; `wake_outbox` sends them once the reply has gone."""
+        if self.settings.channel:
+            announce.queue(self.store, self.settings.channel, change)
 
     def wake_outbox(self) -> None:
         """Have the outbox sent soon, in the background (the scheduler's check calls this too)."""
