@@ -392,6 +392,21 @@ def test_a_malformed_unsigned_request_is_a_400_not_a_traceback(procs, tmp_path, 
     assert code == 0 and "Traceback" not in server.proc.log(), server.proc.log()
 
 
+def test_odd_unsigned_requests_are_refused_in_one_line_and_kept_small(procs, tmp_path, slack):
+    server = start_server(procs, tmp_path, slack)
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    odd_stamp = {**form, "x-slack-request-timestamp": "abc", "x-slack-signature": "v0=x"}
+    assert server.request("POST", "/slack/events", "command=/paper&text=help", odd_stamp)[0] == 401
+    forged = "command=/paper&text=" + "x" * 1000 + "%0A2026-12-02 18:00:00,000 ERROR bot.slack.app: FORGED"
+    assert server.request("POST", "/slack/events", forged, {**form, "x-slack-signature": "v0=x"})[0] == 401
+    assert server.request("POST", "/slack/events", "a=" + "b" * (3 * 1024 * 1024), form)[0] == 413
+    assert server.command("tags")[0] == 200
+    code, _ = server.proc.terminate_and_wait()
+    log = server.proc.log()
+    assert code == 0 and "Traceback" not in log and "FORGED" not in log and "x" * 100 not in log, log
+    assert log.count("without a valid Slack signature") == 2, log
+
+
 @pytest.mark.parametrize(
     "setting, env",
     [

@@ -282,8 +282,14 @@ def build_app(bot: SlackBot) -> App:
     settings = bot.settings
     bolt_log = logging.getLogger("bot.slack.bolt")
     if not bolt_log.filters:
-        # Bolt reads SLACK_BOT_TOKEN from the environment even when handed a client, then warns.
-        bolt_log.addFilter(lambda record: "will be unused" not in record.getMessage())
+        # Bolt reads SLACK_BOT_TOKEN from the environment even when handed a client, then warns; and it
+        # quotes a whole unsigned body in the log (serve.wsgi logs one line of its own instead).
+        bolt_log.addFilter(
+            lambda record: (
+                not record.getMessage().startswith("Invalid request signature detected")
+                and "will be unused" not in record.getMessage()
+            )
+        )
     app = App(
         client=bot.client,
         signing_secret=settings.signing_secret or "",

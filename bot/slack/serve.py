@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 HTTP_THREADS = 8
+#: Slack's largest request (a button on a 50-block message, a submitted form) is a few hundred KB.
+MAX_BODY = 2 * 1024 * 1024
 
 
 def wsgi(app: App) -> Callable:
@@ -36,8 +38,17 @@ def wsgi(app: App) -> Callable:
         if environ.get("PATH_INFO") == "/healthz":
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok\n"]
+        stamp = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP")
+        if stamp is not None and not stamp.strip().isdigit():  # Bolt would fail on int() with a traceback
+            return _refused(environ, start_response)
+
+        def respond(status, headers, *rest):
+            if status.startswith("401"):  # one short line, not Bolt's, which quotes the whole body
+                log.warning("refused a request to %s without a valid Slack signature", environ.get("PATH_INFO"))
+            return start_response(status, headers, *rest)
+
         try:
-            return bolt(environ, start_response)
+            return bolt(environ, respond)
         except Exception as e:
             # Bolt parses the body before it checks the signature: a malformed body from anyone
             # who can reach the port must be a 400 and one log line, not a 500 and a traceback.
@@ -48,6 +59,12 @@ def wsgi(app: App) -> Callable:
     return application
 
 
+def _refused(environ, start_response):
+    log.warning("refused a request to %s without a valid Slack signature", environ.get("PATH_INFO"))
+    start_response("401 Unauthorized", [("Content-Type", "application/json")])
+    return [b'{"error": "invalid request"}']
+
+
 def http_server(app: App, port: int, host: str = "0.0.0.0", threads: int = HTTP_THREADS):
     """A waitress server for the app (call .run() to serve, .close() to stop)."""
     return waitress.create_server(
@@ -56,7 +73,10 @@ def http_server(app: App, port: int, host: str = "0.0.0.0", threads: int = HTTP_
         port=port,
         threads=threads,
         ident="paperbot",
-        channel_timeout=60,
+        # Idle or half-sent connections from anyone who can reach the port must not crowd out Slack's.
+        channel_timeout=15,
+        connection_limit=1000,
+        max_request_body_size=MAX_BODY,
         clear_untrusted_proxy_headers=True,
     )
 
