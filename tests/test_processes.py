@@ -465,6 +465,34 @@ def test_sigterm_while_starting_in_socket_mode_connects_to_nothing_and_posts_not
     assert slack.calls_to("apps.connections.open") == [] and slack.calls_to("chat.postMessage") == []
 
 
+def test_sigterm_while_slack_rate_limits_the_socket_mode_connection_stops_at_once(procs, tmp_path, slack):
+    for _ in range(3):
+        slack.fail_next("apps.connections.open", status=429, retry_after=30)
+    env = env_for_process(tmp_path, slack.api_url, SLACK_APP_TOKEN="xapp-test", PAPERBOT_SCHEDULE="* * * * *")
+    proc = procs.start("run", env=env)
+    assert slack.wait_for(lambda s: s.calls_to("apps.connections.open"), timeout=20), proc.log()
+    time.sleep(1)
+    code, seconds = proc.terminate_and_wait(timeout=15)
+    assert code == 0 and seconds < 5, (code, seconds, proc.log())
+    assert not slack.socket_connection_count and slack.calls_to("chat.postMessage") == []
+
+
+@pytest.mark.parametrize(
+    "fault, words",
+    [
+        ({"error": "invalid_auth"}, "paperbot: SLACK_APP_TOKEN: Slack refused it for Socket Mode (invalid_auth)"),
+        ({"status": 500}, "paperbot: cannot open a Socket Mode connection: "),
+    ],
+)
+def test_a_socket_mode_connection_slack_refuses_is_one_line_that_names_the_cause(procs, tmp_path, slack, fault, words):
+    for _ in range(6):
+        slack.fail_next("apps.connections.open", **fault)
+    env = env_for_process(tmp_path, slack.api_url, SLACK_APP_TOKEN="xapp-test")
+    done = procs.run("run", env=env, timeout=60)
+    assert done.returncode == 1 and one_line(done.stderr).startswith(words), done.stderr
+    assert slack.calls_to("chat.postMessage") == []
+
+
 @pytest.mark.parametrize("verb", ["run", "export"])
 def test_a_database_path_that_is_a_folder_is_named_in_one_line(procs, tmp_path, slack, verb):
     folder = tmp_path / "a-folder"

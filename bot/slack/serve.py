@@ -117,13 +117,10 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 return 0
             handler = SocketModeHandler(app, settings.app_token)
             try:
-                handler.connect()
-            except Exception as e:
-                raise StartError(
-                    f"cannot open a Socket Mode connection (check SLACK_APP_TOKEN): {_one_line(e)}"
-                ) from None
-            log.info("connected to Slack in Socket Mode")
-            try:
+                if not _connect(handler, stop):
+                    log.info("stopped before the Socket Mode connection was open")
+                    return 0
+                log.info("connected to Slack in Socket Mode")
                 if not stop.is_set():
                     jobs.start()
                     stop.wait()
@@ -149,6 +146,49 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         store.close()
     log.info("stopped")
     return 0
+
+
+def _connect(handler: SocketModeHandler, stop: threading.Event) -> bool:
+    """Open the Socket Mode connection; False if `stop` came first.
+
+    slack_sdk waits out a rate limit of apps.connections.open (30 s and again) and a call that
+    hangs inside connect(): it runs in a thread of its own, so that SIGTERM ends the wait at once.
+    """
+    failed: list[Exception] = []
+    done = threading.Event()
+
+    def connect():
+        try:
+            handler.connect()
+        except Exception as e:
+            failed.append(e)
+        finally:
+            done.set()
+
+    # The reason is said once, below; slack_sdk's own lines about it are for later reconnects.
+    bolt_log = logging.getLogger("bot.slack.bolt")
+    quiet = logging.Filter()
+    quiet.filter = lambda record: not record.getMessage().startswith("Failed to retrieve WSS URL")
+    bolt_log.addFilter(quiet)
+    try:
+        threading.Thread(target=connect, name="paperbot-connect", daemon=True).start()
+        while not done.wait(0.1):
+            if stop.is_set():
+                return False
+    finally:
+        bolt_log.removeFilter(quiet)
+    if failed:
+        e = failed[0]
+        response = getattr(e, "response", None)
+        error = response.get("error") if response is not None else None
+        if error in ("invalid_auth", "not_authed", "not_allowed_token_type", "token_revoked", "account_inactive"):
+            raise StartError(f"SLACK_APP_TOKEN: Slack refused it for Socket Mode ({error})") from None
+        if response is not None:
+            why = f"Slack answered apps.connections.open with HTTP {response.status_code} ({error})"
+        else:
+            why = _one_line(e)
+        raise StartError(f"cannot open a Socket Mode connection: {why}") from None
+    return True
 
 
 def _one_line(e: Exception) -> str:
