@@ -117,9 +117,41 @@ def cmd_run(args, settings: Settings) -> int:
         for name in ("slack_sdk.web", "slack_sdk.webhook"):
             logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
-        return serve.run(settings, _store(settings), stop)
+        code = serve.run(settings, _store(settings), stop)
     except serve.StartError as e:
         raise Failure(str(e)) from None
+    _exit_past_hung_calls(code)
+    return code
+
+
+def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:
+    """A Slack call that hangs (up to the client's 20 s timeout) must not hold up a stop: what it
+    carried is in the outbox, or the post's delivery row, and the next start takes it up.
+
+    Python joins every thread of a thread pool at exit, daemon or not (a pool made from a
+    waitress thread has daemon threads): those are waited for `grace` seconds, then left.
+    """
+    import os
+    import threading
+    import time
+
+    def holding():
+        return [
+            t
+            for t in threading.enumerate()
+            if t is not threading.main_thread() and t.is_alive() and (not t.daemon or t.name.startswith("paperbot-"))
+        ]
+
+    deadline = time.monotonic() + grace
+    for thread in holding():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if holding():
+        logging.getLogger("bot.slack.serve").warning(
+            "stopped with a Slack call still under way; the next start sends what it carried"
+        )
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(code)
 
 
 def _transport(settings: Settings):

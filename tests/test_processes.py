@@ -753,6 +753,22 @@ def test_a_change_made_in_the_console_is_announced_by_run(procs, tmp_path, slack
     ), server.proc.log()
 
 
+def test_a_stop_does_not_wait_for_a_slack_call_that_hangs_and_loses_nothing(procs, tmp_path, slack):
+    server = start_server(procs, tmp_path, slack)
+    time.sleep(2)  # the scheduler's first check goes first
+    slack.fail_next("chat.postMessage", accept_then="hang", seconds=60)
+    status, reply, _ = server.command(f"signup 5 {monday(4).isoformat()}", user="U1")
+    assert status == 200 and "You're signed up" in reply["text"]
+    assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=10)
+    code, seconds = server.proc.terminate_and_wait(timeout=30)
+    assert code == 0 and seconds < 9, (code, seconds, server.proc.log())
+    again = start_server(procs, tmp_path, slack)  # the hung line may have arrived: at least once, never lost
+    assert slack.wait_for(
+        lambda s: len([m for m in s.messages(CHANNEL) if "<@U1> will present #5" in m.get("text", "")]) >= 2,
+        timeout=20,
+    ), again.proc.log()
+
+
 def test_kill_mid_burst_loses_no_confirmed_signup(procs, tmp_path, slack):
     n = 90
     papers = tmp_path / "burst.jsonl"

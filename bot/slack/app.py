@@ -138,11 +138,13 @@ class SlackBot:
                 return
             wait(pending, timeout=max(0.0, deadline - time.monotonic()))
 
-    def close(self) -> None:
-        self._stopping.set()  # what is due is still sent; what Slack holds off stays in the outbox for the next start
-        self.drain()
+    def close(self, timeout: float = 5) -> None:
+        """Stop: what is due is still sent, for up to `timeout` seconds; the rest stays in the outbox
+        for the next start (a call that hangs is not waited for: see cli.cmd_run)."""
+        self._stopping.set()
+        self.drain(timeout)
         for pool in self._pools.values():
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def queue_change(self, change: Change) -> None:
         """Context.on_change: the change's announcement (and post update) into the outbox, inside its
