@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
@@ -182,6 +182,10 @@ class PostSchedule:
                 day_of_week=_crontab_weekdays(dow),
                 timezone=tz,
             )
+            # The same fields over wall-clock time (UTC has no gaps), for `slot`: see there.
+            self._wall = CronTrigger(
+                minute=minute, hour=hour, day=dom, month=month, day_of_week=_crontab_weekdays(dow), timezone=UTC
+            )
         except ValueError as e:
             raise ScheduleError(f"{expr!r} is not a valid crontab: {e}") from None
         if self.trigger.get_next_fire_time(None, datetime.now(tz)) is None or self._never_fires():
@@ -196,12 +200,18 @@ class PostSchedule:
         return self.trigger.get_next_fire_time(None, moment)
 
     def slot(self, week: Week) -> datetime | None:
-        """The first time the schedule fires in `week`, or None if it does not."""
-        start = week.start(self.tz)
-        fire = self.trigger.get_next_fire_time(None, start)
-        if fire is None or fire >= week.end(self.tz):
+        """The first time the schedule fires in `week`, or None if it does not.
+
+        Found on the wall clock, then placed in the zone: a time that a DST change skips is moved
+        on by the jump (00:00 on the night Santiago's clocks go from 00:00 to 01:00 is 01:00), not
+        a week without a post, which is what APScheduler alone gives; a time that comes twice is
+        the first.
+        """
+        start = datetime.combine(week.monday, time(0), tzinfo=UTC)
+        fire = self._wall.get_next_fire_time(None, start)
+        if fire is None or fire >= start + timedelta(days=7):
             return None
-        return fire.astimezone(self.tz)
+        return fire.replace(tzinfo=self.tz).astimezone(UTC).astimezone(self.tz)
 
     def default_meeting(self) -> Meeting:
         """The post's own weekday and time, for groups that set no PAPERBOT_MEETING."""

@@ -100,6 +100,22 @@ def test_dst_changes_keep_wall_time():
     assert moment.date() == date(2026, 3, 29) and moment.astimezone(UTC) == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)
 
 
+@pytest.mark.parametrize(
+    "zone, expr, week, slot_utc",
+    [
+        # Clocks jump from 00:00 to 01:00: a midnight post goes out at 01:00, in its own week.
+        ("America/Santiago", "0 0 * * sun", Week(2027, 35), datetime(2027, 9, 5, 4, 0, tzinfo=UTC)),
+        ("Asia/Beirut", "0 0 * * sun", Week(2027, 12), datetime(2027, 3, 27, 22, 0, tzinfo=UTC)),
+        ("Europe/Berlin", "30 2 * * sun", Week(2027, 12), datetime(2027, 3, 28, 1, 30, tzinfo=UTC)),
+        ("Europe/Berlin", "30 2 * * sun", Week(2027, 43), datetime(2027, 10, 31, 0, 30, tzinfo=UTC)),  # the first 02:30
+    ],
+)
+def test_a_post_time_that_a_dst_change_skips_still_gives_the_week_its_post(zone, expr, week, slot_utc):
+    slot = PostSchedule(expr, ZoneInfo(zone)).slot(week)
+    assert slot is not None and slot.astimezone(UTC) == slot_utc
+    assert Week.containing(slot, ZoneInfo(zone)) == week
+
+
 def test_reminder_is_calendar_days_before_across_dst():
     meeting = Meeting.parse("mon 16:00")
     # New York falls back on Sun 1 Nov 2026: two days before Mon 2 Nov is Sat 31 Oct, still at 16:00
