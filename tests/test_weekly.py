@@ -183,6 +183,24 @@ def test_crash_after_slack_accepted_before_recording(store, group, transport, sl
     assert row(store)[0] == "sent" and row(store)[2] == posts(slack)[0]["ts"]
 
 
+def test_a_history_too_long_to_read_is_never_taken_for_a_missing_post(store, group, transport, slack, monkeypatch):
+    monkeypatch.setattr(transport, "HISTORY_PAGES", 1)  # 200 messages: as 10,000 are at the real size
+    paper = catalog.find(store, "chopper")
+    earlier = WeeklyPost(Week(2026, 50), paper, group.meeting_of(Week(2026, 50)), None)
+    client = WebClient(base_url=slack.api_url, token="xoxb-test")
+    client.chat_postMessage(channel=CHANNEL, **blocks.weekly_post(earlier))
+    for i in range(201):  # the channel goes on before the crashed attempt is looked for
+        client.chat_postMessage(channel=CHANNEL, text=f"chat {i}")
+    store.db.execute(
+        "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, paper, attempts, updated_at) "
+        "VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 1, 1, 'x')",
+        [CHANNEL, DEAD],
+    )
+    outcome = post(store, group, transport, at(MONDAY))
+    assert outcome.status == "failed" and "not all read" in outcome.detail
+    assert len(posts(slack)) == 1  # not a second one
+
+
 def test_crash_after_recording(store, group, transport, slack):
     assert post(store, group, transport, at(MONDAY)).status == "sent"
     assert post(store, group, transport, at(MONDAY)).status == "done"

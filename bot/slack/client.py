@@ -120,7 +120,7 @@ def call(fn, /, **kwargs) -> Any:
 class SlackTransport:
     """Sends weekly posts and reminders, and finds them again by their metadata."""
 
-    HISTORY_PAGES = 10
+    HISTORY_PAGES = 50  # pages of 200 messages since the first attempt
 
     def __init__(self, client: WebClient):
         self.client = client
@@ -178,8 +178,7 @@ class SlackTransport:
                 ):
                     return Sent(channel, m["ts"])
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
-            if not page.get("has_more") and not cursor:
-                break
             if not cursor:
-                break
-        return None
+                return None
+        # Not read to the attempt's time: saying "not there" could post a second time.
+        raise Uncertain(f"{channel} has over {self.HISTORY_PAGES * 200} messages since the first attempt, not all read")
