@@ -325,6 +325,18 @@ def test_every_change_is_announced_once_however_long_slack_rate_limits(h):
     assert sorted(line.split(" will present")[0] for line in lines) == [f"📅 <@U{k + 1}>" for k in range(4)]
 
 
+def test_announcements_held_by_a_rate_limit_keep_their_order_and_wait_their_turn(h):
+    h.slack.fail_next("chat.postMessage", status=429, retry_after=2)
+    assert "You're signed up" in h.command("signup 8", user="U1", drain=False)["text"]
+    assert h.slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=5)
+    assert "You're signed up" in h.command("signup 9", user="U2", drain=False)["text"]
+    time.sleep(1)
+    assert [c.status for c in h.slack.calls_to("chat.postMessage")] == [429]  # U2's line waits too
+    h.bot.drain(30)
+    assert [c.status for c in h.slack.calls_to("chat.postMessage")] == [429, 200, 200]
+    assert [line.split(" will present")[0] for line in channel_lines(h.slack)] == ["📅 <@U1>", "📅 <@U2>"]
+
+
 def test_slack_failure_when_announcing_is_logged_not_shown(h, caplog):
     h.slack.fail_next("chat.postMessage", error="not_in_channel")
     reply = valid(h.command("signup 7 next", user="U1"))

@@ -65,6 +65,7 @@ class SlackBot:
         self._outbox_lock = threading.Lock()
         self._outbox_state = threading.Lock()
         self._outbox_wanted = False
+        self._outbox_held_until = 0.0  # monotonic: Slack asked to hold off until then, for every item
         self._stopping = threading.Event()
         self.clock = clock or settings.now
         # Answers to the person who clicked (a button, a form, App Home) have their own threads:
@@ -168,10 +169,13 @@ class SlackBot:
                     if not self._outbox_wanted:
                         return
                     self._outbox_wanted = False
+                if time.monotonic() < self._outbox_held_until:
+                    return  # a later change's line waits its turn too: the wake below, or the scheduler's check
                 while items := outbox.take(self.store):
                     for i, item in enumerate(items):
                         wait = self._send(item)
                         if wait is not None:  # Slack asked us to hold off: the rest waits too
+                            self._outbox_held_until = time.monotonic() + wait
                             for rest in items[i + 1 :]:
                                 outbox.release(self.store, rest)
                             if wait <= OUTBOX_SOON and not self._stopping.is_set():
