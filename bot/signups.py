@@ -244,7 +244,9 @@ def _open_hint(store: Store, group: Group, now: datetime) -> tuple:
     return (*parts, ".")
 
 
-def _check_bookable(store: Store, group: Group, now: datetime, week: Week, *, admin_hint: bool = False) -> None:
+def _check_bookable(
+    store: Store, group: Group, now: datetime, week: Week, *, admin_hint: bool = False, member: str | None = None
+) -> None:
     meeting = group.meeting_of(week)
     if meeting <= now:
         raise Refusal("The meeting of that week (", When(meeting), ") is over.", *_open_hint(store, group, now))
@@ -260,6 +262,15 @@ def _check_bookable(store: Store, group: Group, now: datetime, week: Week, *, ad
             *_open_hint(store, group, now),
         )
     paper = catalog.by_number(store, existing.paper)
+    if existing.presenter == member:  # a second click of the same button, say
+        raise Refusal(
+            "You're already signed up for the week of ",
+            When(meeting, with_time=False),
+            ": you present ",
+            *((PaperRef(paper),) if paper else ("a paper",)),
+            ". Your slots: ",
+            Code("/paper mine"),
+        )
     raise Refusal(
         "The week of ",
         When(meeting, with_time=False),
@@ -322,11 +333,19 @@ def _book(store: Store, group: Group, now: datetime, week: Week, presenter: str,
     return SlotLine(week, group.meeting_of(week), "presenter", paper, presenter)
 
 
-def _target_week(store: Store, group: Group, now: datetime, week_arg: str | None, *, admin_hint: bool = False) -> Week:
+def _target_week(
+    store: Store,
+    group: Group,
+    now: datetime,
+    week_arg: str | None,
+    *,
+    admin_hint: bool = False,
+    member: str | None = None,
+) -> Week:
     """The week that `week_arg` names, if it can be booked, or the first open week."""
     if week_arg:
         week = _week(group, week_arg, now)
-        _check_bookable(store, group, now, week, admin_hint=admin_hint)
+        _check_bookable(store, group, now, week, admin_hint=admin_hint, member=member)
         return week
     free = open_weeks(store, group, now, 1)
     if not free:
@@ -358,7 +377,7 @@ def signup(
     """Sign `member` up to present a paper, in the week of `week_arg` or the first open one."""
     with store.write():
         paper = find_paper(store, paper_ref)
-        week = _target_week(store, group, now, week_arg)
+        week = _target_week(store, group, now, week_arg, member=member.id)
         _check_not_presented(store, group, paper, member.id)
         line = _book(store, group, now, week, member.id, paper, member.id)
         return _made(Change("signup", line, member.id), then)

@@ -86,6 +86,14 @@ def test_wrong_requests_get_one_line_and_change_nothing(room, line, reply):
     assert room.slots() == []
 
 
+def test_signing_up_twice_for_ones_own_week_says_so(room):
+    assert "You're signed up" in room.say("U1", "signup 7 2026-12-07")
+    again = room.say("U1", "signup 7 2026-12-07")  # a second click of the post's button
+    assert "You're already signed up for the week of" in again and "#7" in again and "taken" not in again
+    assert "is taken: @U1 presents" in room.say("U2", "signup 8 2026-12-07")
+    assert len(room.slots()) == 1
+
+
 @pytest.mark.parametrize("line", ["assign @U2 7 9999-12-31", "skip 9999-12-27"])
 def test_admins_cannot_reach_past_ten_years_either(room, line):
     assert "more than ten years ahead" in room.say("UADMIN", line, admin=True)
