@@ -352,8 +352,9 @@ def test_slack_failure_when_announcing_is_logged_not_shown(h, caplog):
         {"type": "view_submission", "view": {"id": "V9", "type": "modal", "callback_id": "unknown_form"}},
         {"type": "shortcut", "callback_id": "not_declared", "trigger_id": "1.2.3"},
         {"type": "message_action", "callback_id": "not_declared", "trigger_id": "1.2.3"},
+        {"type": "block_suggestion", "action_id": "a-menu", "block_id": "b", "value": "x"},
     ],
-    ids=["old button", "closed modal", "unknown form", "shortcut", "message shortcut"],
+    ids=["old button", "closed modal", "unknown form", "shortcut", "message shortcut", "menu options"],
 )
 def test_what_paperbot_does_not_handle_is_acknowledged_quietly(h, payload, caplog):
     """Slack shows the user an error, and retries, for anything not answered with a 200."""
@@ -361,6 +362,11 @@ def test_what_paperbot_does_not_handle_is_acknowledged_quietly(h, payload, caplo
     response = h.dispatch(urlencode({"payload": json.dumps(payload)}))
     assert response.status == 200, response.body
     assert "Suggestion" not in caplog.text and h.slack.messages(CHANNEL) == []
+
+
+def test_a_slash_command_paperbot_does_not_declare_gets_a_short_answer(h):
+    reply = h.command("list", command="/papers")
+    assert reply["text"] == "paperbot answers `/paper` only, not `/papers`." and h.slack.messages(CHANNEL) == []
 
 
 def test_an_event_paperbot_does_not_subscribe_to_is_acknowledged(h):

@@ -1,6 +1,7 @@
-"""Whatever else Slack sends: a button from an older reply, a closed modal, a shortcut or an event
-paperbot does not declare. Each is acknowledged, so that Slack shows the user no error and does
-not send it again, and logged in one line. Registered last: Bolt runs the first listener that matches.
+"""Whatever else Slack sends: a button from an older reply, a closed modal, a shortcut, an event,
+a slash command or a menu's options request paperbot does not declare. Each is acknowledged, so
+that Slack shows the user no error and does not send it again, and logged in one line.
+Registered last: Bolt runs the first listener that matches.
 """
 
 from __future__ import annotations
@@ -37,3 +38,13 @@ def register(app) -> None:
     def on_other_event(ack, event):
         ack()
         log.debug("ignored a %s event", event.get("type"))
+
+    @app.command(ANYTHING)
+    def on_other_command(ack, body):
+        command = body.get("command")
+        ack(response_type="ephemeral", text=f"paperbot answers `/paper` only, not `{command}`.")
+        log.info("ignored a slash command paperbot does not declare: %s", command)
+
+    @app.options(ANYTHING)
+    def on_options(ack):
+        ack(options=[])  # paperbot offers no menus that load their options
