@@ -260,6 +260,14 @@ def test_add_opens_a_modal_and_validates_the_submission(h):
     assert "#33" in blocks_text(valid(h.command("search 环形")))
 
 
+def test_a_paper_added_from_a_channel_the_bot_is_not_in_is_confirmed_directly(h):
+    h.slack.fail_next("chat.postEphemeral", error="channel_not_found")
+    values = {"title": "Ring Attention", "url": None, "summary": None, "tags": None}
+    assert h.submit("add_paper", values, private_metadata="C0ELSEWHERE") == {}
+    [dm] = h.slack.messages("DUADMIN")
+    assert "Added" in dm["text"] and "#33" in dm["text"]
+
+
 def test_add_by_a_non_admin_is_refused_without_a_modal(h):
     reply = valid(h.command("add", user="U1"))
     assert "Only admins can add papers" in blocks_text(reply) and not h.slack.calls_to("views.open")

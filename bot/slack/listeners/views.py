@@ -38,11 +38,19 @@ def register(app, bot) -> None:
 
 
 def confirm(bot, user: str, channel: str, paper) -> None:
+    """Tell the admin privately where they typed /paper add; in a direct message when the bot
+    cannot post there (a channel it is not in)."""
     message = blocks.message(Notice(text("Added ", PaperRef(paper), " (", Code(paper.id), ").")))
-    try:
-        if channel:
+    if channel:
+        try:
             call(bot.client.chat_postEphemeral, channel=channel, user=user, **message)
-        else:
-            call(bot.client.chat_postMessage, channel=user, **message)
+            return
+        except Rejected as e:
+            log.info("could not confirm the new paper in %s (%s); telling %s directly", channel, e, user)
+        except Uncertain as e:
+            log.warning("could not confirm the new paper to %s: %s", user, e)
+            return
+    try:
+        call(bot.client.chat_postMessage, channel=user, **message)
     except (Rejected, Uncertain) as e:
         log.warning("could not confirm the new paper to %s: %s", user, e)
