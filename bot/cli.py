@@ -40,6 +40,8 @@ def _parse_at(text: str | None, settings: Settings) -> datetime:
         raise Failure(
             f"--at: {text!r} is not an ISO 8601 time such as 2026-12-07T09:00 or 2026-12-07T09:00+08:00"
         ) from None
+    if not 1971 <= at.year <= 9998:  # weeks and Slack's timestamps need room on either side
+        raise Failure(f"--at: {text!r} is out of range: give a time between 1971 and 9998")
     if at.tzinfo is None:
         at = at.replace(tzinfo=settings.timezone)  # a bare time is the group's wall time
     return at.astimezone(settings.timezone)

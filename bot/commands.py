@@ -78,7 +78,7 @@ class Command:
 
 
 _PAGE = re.compile(r"\s+--page\s+(\d{1,6})\s*$")
-_USER = re.compile(r"^@?([UW][A-Z0-9]+)$")
+_USER = re.compile(r"^<?@?([UW][A-Z0-9]+)(?:\|[^>]*)?>?$")  # U012AB, @U012AB, or <@U012AB> as help writes it
 
 
 def _paged(args: str) -> tuple[str, int]:

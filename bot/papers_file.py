@@ -64,6 +64,8 @@ def read(path: Path) -> ReadReport:
             f"{path}: is not UTF-8 text (byte {e.start}): save it as UTF-8 and import it again"
         ) from None
 
+    if not text.strip():
+        raise UnreadableFile(f"{path}: is empty")
     report = ReadReport()
     seen: dict[str, str] = {}
     for where, row in _rows(path, kind, text):

@@ -146,7 +146,7 @@ class Settings:
             signing_secret=get("SLACK_SIGNING_SECRET"),
             api_url=api_url,
             port=port,
-            db_path=Path(get("PAPERBOT_DB") or "data/paperbot.db"),
+            db_path=Path(get("PAPERBOT_DB") or "data/paperbot.db").expanduser(),
             channel=channel,
             schedule=schedule,
             timezone=tz,

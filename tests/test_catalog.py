@@ -604,3 +604,9 @@ def test_a_list_saved_as_utf16_reads_and_one_in_latin1_is_named(tmp_path):
     path.write_bytes("id,title\nfr,Économie\n".encode("latin-1"))
     with pytest.raises(papers_file.UnreadableFile, match="is not UTF-8 text .* save it as UTF-8"):
         papers_file.read(path)
+
+
+@pytest.mark.parametrize("name", ["empty.csv", "empty.json", "empty.jsonl", "empty.yaml"])
+def test_an_empty_file_is_named_whatever_its_kind(tmp_path, name):
+    with pytest.raises(papers_file.UnreadableFile, match=r"empty\.\w+: is empty"):
+        papers_file.read(write(tmp_path, name, "\n  \n"))

@@ -532,6 +532,16 @@ def test_a_database_that_cannot_be_written_stops_the_start_in_one_line(procs, tm
 # -- 3. exactly once ---------------------------------------------------------------
 
 
+@pytest.mark.parametrize("verb", ["post-week", "remind"])
+@pytest.mark.parametrize(
+    "at, words", [("yesterday", "is not an ISO 8601 time"), ("9999-12-31T12:00", "is out of range")]
+)
+def test_a_bad_at_is_one_line(procs, tmp_path, slack, verb, at, words):
+    done = procs.run(verb, "--at", at, env=env_for_process(tmp_path, slack.api_url))
+    assert done.returncode != 0 and one_line(done.stderr).startswith("paperbot: --at: ") and words in done.stderr
+    assert slack.calls_to("chat.postMessage") == []
+
+
 def test_two_post_week_processes_at_once_post_once(procs, tmp_path, slack):
     env = env_for_process(tmp_path, slack.api_url)
     at = "2027-03-03T12:00"

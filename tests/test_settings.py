@@ -26,6 +26,14 @@ def test_dotenv_is_read_and_the_environment_wins(tmp_path):
     assert s.timezone.key == "Asia/Shanghai" and s.port == 5000 and s.admins == {"U1", "U2"}
 
 
+def test_a_database_path_under_home_means_home(tmp_path):
+    from pathlib import Path
+
+    assert Settings.load({"PAPERBOT_DB": "~/reading/paperbot.db"}, dotenv=None).db_path == (
+        Path.home() / "reading" / "paperbot.db"
+    )
+
+
 def test_blank_values_mean_default(tmp_path):
     # .env.example copied as it is must work: its blanks are "not set".
     s = Settings.load({"SLACK_APP_TOKEN": "", "PAPERBOT_MEETING": " ", "PAPERBOT_FOCUS_TAG": ""}, dotenv=None)
