@@ -29,8 +29,19 @@ from sqlite_utils.migrations import Migrations
 
 log = logging.getLogger(__name__)
 
-#: The group's first list, loaded into a new database.
-SEED_FILE = Path(__file__).resolve().parent.parent / "data" / "papers.yaml"
+#: The group's first list, loaded into a new database: data/ of a clone, or its copy in an
+#: installed package (pyproject.toml ships data/ as bot/seed/).
+SEED_FILE = next(
+    (
+        path
+        for path in (
+            Path(__file__).resolve().parent.parent / "data" / "papers.yaml",
+            Path(__file__).resolve().parent / "seed" / "papers.yaml",
+        )
+        if path.is_file()
+    ),
+    Path(__file__).resolve().parent.parent / "data" / "papers.yaml",
+)
 
 BUSY_TIMEOUT_MS = 15_000
 

@@ -74,3 +74,14 @@ def test_readme_first_screen_has_the_two_commands_and_ci_runs_the_same_tests():
     assert test_command in first_screen
     ci = (ROOT / ".ci" / "run").read_text()
     assert "pip install -e '.[test]'" in ci and "\npython -m pytest\n" in ci
+
+
+def test_an_installed_package_carries_the_seed_list():
+    """`pip install .` (a wheel) has no data/: pyproject ships data/papers.yaml inside the package."""
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert setuptools["package-dir"]["bot.seed"] == "data" and "bot.seed" in setuptools["packages"]
+    assert "papers.yaml" in setuptools["package-data"]["bot.seed"] and (ROOT / "data" / "papers.yaml").is_file()
+    found = {p.parent.relative_to(ROOT).as_posix().replace("/", ".") for p in (ROOT / "bot").rglob("__init__.py")}
+    assert found == set(setuptools["packages"]) - {"bot.seed"}, "a package of bot/ is missing from pyproject.toml"
