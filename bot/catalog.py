@@ -683,11 +683,15 @@ def _same_paper(db, title: str, base: str) -> tuple | None:
     or `base-N` when that was taken, see _free_slug) and has the same title, case aside.
 
     Before hashed slugs, a title without ASCII words got `paper` or `paper-N`, and one with only
-    digits the digits: those are looked at too, so that importing such a file again changes nothing.
+    digits the digits (which migration m005 renamed `paper-<digits>`): those are looked at too, so
+    that importing such a file again changes nothing.
     """
     bases = [base]
-    if base != _ascii_slug(title):
-        bases.append(_ascii_slug(title) or "paper")
+    legacy = _ascii_slug(title)
+    if base != legacy:
+        bases.append(legacy or "paper")
+        if legacy.isdigit():
+            bases.append(f"paper-{legacy}")
     folded = title.casefold()
     for b in bases:
         row = db.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ?", [b]).fetchone()

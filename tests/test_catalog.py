@@ -441,6 +441,10 @@ def test_a_title_of_digits_imported_before_as_its_digits_is_found_again(tmp_path
     )
     counts = catalog.upsert(store, papers_file.read(write(tmp_path, "old.json", '[{"title": "1984"}]')).papers)
     assert (counts.added, counts.unchanged) == (0, 1)
+    # Migration m005 renames such an id `paper-1984`: the same file still finds it.
+    store.db.execute("UPDATE papers SET id = 'paper-1984' WHERE id = '1984'")
+    counts = catalog.upsert(store, papers_file.read(write(tmp_path, "old.json", '[{"title": "1984"}]')).papers)
+    assert (counts.added, counts.unchanged) == (0, 1)
 
 
 def test_the_same_paper_lookup_reads_the_id_index(store):
