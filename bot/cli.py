@@ -47,11 +47,11 @@ def _parse_at(text: str | None, settings: Settings) -> datetime:
     return at.astimezone(settings.timezone)
 
 
-def _store(settings: Settings):
+def _store(settings: Settings, *, writes: bool = True):
     from bot.store import Store
 
     try:
-        return Store(settings.db_path)
+        return Store(settings.db_path, writes=writes)
     except OSError as e:
         raise Failure(f"PAPERBOT_DB: cannot open {settings.db_path} ({e.strerror or e})") from None
     except Exception as e:
@@ -141,7 +141,9 @@ def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:
         return [
             t
             for t in threading.enumerate()
-            if t is not threading.main_thread() and t.is_alive() and (not t.daemon or t.name.startswith("paperbot-"))
+            if t is not threading.main_thread()
+            and t.is_alive()
+            and (not t.daemon or t.name.startswith(("paperbot-", "ThreadPoolExecutor-")))
         ]
 
     deadline = time.monotonic() + grace
@@ -265,7 +267,7 @@ def cmd_import(args, settings: Settings) -> int:
 def cmd_export(args, settings: Settings) -> int:
     from bot import catalog, papers_file
 
-    store = _store(settings)
+    store = _store(settings, writes=False)  # a read-only backup exports too
     papers_file.write(catalog.all_papers(store), args.format, sys.stdout)
     return 0
 

@@ -298,10 +298,10 @@ def begun(store: Store, kind: str, dest: str, key: str) -> bool:
 def in_flight(store: Store, kind: str, dest: str, key: str) -> bool:
     """Is an attempt under way (its message may be built already), not yet recorded as sent?"""
     row = store.db.execute(
-        "SELECT lease_until FROM deliveries WHERE kind = ? AND dest = ? AND key = ? AND state != 'sent'",
+        "SELECT lease_until, owner FROM deliveries WHERE kind = ? AND dest = ? AND key = ? AND state != 'sent'",
         [kind, dest, key],
     ).fetchone()
-    return row is not None and row[0] > _wall()
+    return row is not None and row[0] > _wall() and not owner_is_dead(row[1])
 
 
 def sent_ts(store: Store, kind: str, dest: str, key: str) -> Sent | None:

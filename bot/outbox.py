@@ -83,6 +83,20 @@ def retry(store: Store, item: Item, at: float, error: str) -> bool:
     return True
 
 
+def postpone(store: Store, item: Item, at: float, why: str) -> None:
+    """Put `item` back until unix time `at` without counting a try: it was not tried (see SlackBot)."""
+    with store.write() as db:
+        db.execute(
+            "UPDATE outbox SET owner = NULL, lease_until = 0, next_try = ?, last_error = ? WHERE id = ?",
+            [at, why, item.id],
+        )
+
+
+def next_due(store: Store) -> float | None:
+    """Unix time when the next item is due (now or later), or None when the outbox is empty."""
+    return store.db.execute("SELECT min(next_try) FROM outbox").fetchone()[0]
+
+
 def release(store: Store, item: Item) -> None:
     """Let go of a leased item untouched (the process is stopping): the next start takes it up."""
     with store.write() as db:

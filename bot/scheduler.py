@@ -57,6 +57,13 @@ class Ticker:
         self.outbox = outbox
         self._lock = threading.Lock()
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for a check under way to end; True if none is running."""
+        if not self._lock.acquire(timeout=max(timeout, 0.0)):
+            return False
+        self._lock.release()
+        return True
+
     def tick(self) -> None:
         with self._lock:
             now = self.clock()

@@ -250,8 +250,10 @@ def _begin_immediate(conn: sqlite3.Connection) -> None:
 class Store:
     """One SQLite file, one connection per thread."""
 
-    def __init__(self, path: str | Path, seed: Path | None = SEED_FILE):
+    def __init__(self, path: str | Path, seed: Path | None = SEED_FILE, *, writes: bool = True):
+        """`writes=False` for a reader (export): a read-only file (a backup) is then fine."""
         self.path = Path(path)
+        self._writes = writes
         if str(self.path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
@@ -315,12 +317,13 @@ class Store:
                 empty = db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
                 count = self._seed(seed) if empty else 0
                 db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
-            # A real write, so that a file this process can read but not write (read-only, on a
-            # read-only mount) stops it here, named, and not at the first sign-up.
-            db.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES ('opened_at', ?)",
-                [datetime.now(UTC).isoformat(timespec="seconds")],
-            )
+            if self._writes:
+                # A real write, so that a file this process can read but not write (read-only, on a
+                # read-only mount) stops it here, named, and not at the first sign-up.
+                db.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('opened_at', ?)",
+                    [datetime.now(UTC).isoformat(timespec="seconds")],
+                )
             # An import that was killed leaves merging off, and searches would slow down as segments pile up.
             if db.execute("SELECT v FROM paper_search_config WHERE k = 'automerge'").fetchone() == (0,):
                 set_merging(db, MERGING)

@@ -493,6 +493,11 @@ def test_a_socket_mode_connection_slack_refuses_is_one_line_that_names_the_cause
     assert slack.calls_to("chat.postMessage") == []
 
 
+def test_a_database_that_cannot_be_written_still_exports(procs, tmp_path, slack, read_only_db):
+    done = procs.run("export", env=env_for_process(tmp_path, slack.api_url, PAPERBOT_DB=str(read_only_db)))
+    assert done.returncode == 0 and len(json.loads(done.stdout)) == 32, done.stderr
+
+
 @pytest.mark.parametrize("verb", ["run", "export"])
 def test_a_database_path_that_is_a_folder_is_named_in_one_line(procs, tmp_path, slack, verb):
     folder = tmp_path / "a-folder"
@@ -777,6 +782,18 @@ def test_a_stop_does_not_wait_for_a_slack_call_that_hangs_and_loses_nothing(proc
         lambda s: len([m for m in s.messages(CHANNEL) if "<@U1> will present #5" in m.get("text", "")]) >= 2,
         timeout=20,
     ), again.proc.log()
+
+
+def test_a_stop_does_not_wait_for_a_weekly_post_that_hangs_and_the_week_gets_one_post(procs, tmp_path, slack):
+    slack.fail_next("chat.postMessage", accept_then="hang", seconds=60)  # Slack keeps the post, never answers
+    server = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *")  # a slot is always past
+    assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=20), server.proc.log()
+    code, seconds = server.proc.terminate_and_wait(timeout=30)
+    assert code == 0 and seconds < 9, (code, seconds, server.proc.log())
+    again = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *")
+    assert slack.wait_for(lambda s: db_rows(tmp_path, "SELECT state FROM deliveries") == [("sent",)], timeout=20)
+    posts = [m for m in slack.messages(CHANNEL) if (m.get("metadata") or {}).get("event_type") == "paper_of_the_week"]
+    assert len(posts) == 1, again.proc.log()
 
 
 def test_kill_mid_burst_loses_no_confirmed_signup(procs, tmp_path, slack):

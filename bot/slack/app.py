@@ -38,6 +38,8 @@ ADMIN_CACHE_SECONDS = 600
 #: An outbox item Slack asks us to hold off for at most this long is tried again by a short
 #: wait in the background; a longer hold is left to the scheduler's next check (30 s).
 OUTBOX_SOON = 30
+#: A post update waits this long (and again) while the post itself is being sent.
+POST_IN_FLIGHT_WAIT = 2.0
 #: Calls made before a reply (users.info, views.open) must leave time within Slack's 3 seconds.
 QUICK_TIMEOUT = 2.0
 
@@ -66,6 +68,7 @@ class SlackBot:
         self._outbox_state = threading.Lock()
         self._outbox_wanted = False
         self._outbox_held_until = 0.0  # monotonic: Slack asked to hold off until then, for every item
+        self._outbox_wake: float | None = None  # monotonic: when the sender is to go round again
         self._stopping = threading.Event()
         self.clock = clock or settings.now
         # Answers to the person who clicked (a button, a form, App Home) have their own threads:
@@ -139,13 +142,16 @@ class SlackBot:
                 return
             wait(pending, timeout=max(0.0, deadline - time.monotonic()))
 
-    def close(self, timeout: float = 5) -> None:
+    def close(self, timeout: float = 5) -> bool:
         """Stop: what is due is still sent, for up to `timeout` seconds; the rest stays in the outbox
-        for the next start (a call that hangs is not waited for: see cli.cmd_run)."""
+        for the next start (a call that hangs is not waited for: see cli.cmd_run). True when no
+        background work is left running, so that the store can be closed under nobody."""
         self._stopping.set()
         self.drain(timeout)
-        for pool in self._pools.values():
-            pool.shutdown(wait=False, cancel_futures=True)
+        self._pools["channel"].shutdown(wait=False, cancel_futures=True)  # its work is in the outbox
+        self._pools["answer"].shutdown(wait=False)  # a button pressed just before the stop is still answered
+        with self._pending_lock:
+            return not self._pending
 
     def queue_change(self, change: Change) -> None:
         """Context.on_change: the change's announcement (and post update) into the outbox, inside its
@@ -155,7 +161,8 @@ class SlackBot:
 
     def wake_outbox(self) -> None:
         """Have the outbox sent soon, in the background (the scheduler's check calls this too)."""
-        self.later(self.send_outbox, lane="channel")
+        if not self._stopping.is_set():  # stopping: what is left waits for the next start
+            self.later(self.send_outbox, lane="channel")
 
     def send_outbox(self) -> None:
         """Send what the outbox has due, oldest first; one sender in a process at a time."""
@@ -167,29 +174,52 @@ class SlackBot:
             while True:
                 with self._outbox_state:
                     if not self._outbox_wanted:
-                        return
+                        break
                     self._outbox_wanted = False
                 if time.monotonic() < self._outbox_held_until:
-                    return  # a later change's line waits its turn too: the wake below, or the scheduler's check
+                    break  # Slack holds the channel off: every line waits its turn, in order
                 while items := outbox.take(self.store):
                     for i, item in enumerate(items):
-                        wait = self._send(item)
-                        if wait is not None:  # Slack asked us to hold off: the rest waits too
-                            self._outbox_held_until = time.monotonic() + wait
+                        self._send(item)
+                        if time.monotonic() < self._outbox_held_until:
                             for rest in items[i + 1 :]:
                                 outbox.release(self.store, rest)
-                            if wait <= OUTBOX_SOON and not self._stopping.is_set():
-                                self.later(self._send_outbox_after, wait, lane="channel")
-                            return  # longer waits: the scheduler's next check sends them
+                            break
+                    else:
+                        continue
+                    break
         finally:
             self._outbox_lock.release()
+        self._wake_for_next()
+
+    def _wake_for_next(self) -> None:
+        """Have the sender go round again when the next item is due, if that is soon; one such wait
+        at a time. Later ones are left to the scheduler's 30-second check."""
+        if self._stopping.is_set():
+            return
+        due = outbox.next_due(self.store)
+        if due is None:
+            return
+        seconds = max(due - time.time(), self._outbox_held_until - time.monotonic(), 0.0)
+        if seconds > OUTBOX_SOON:
+            return
+        wake_at = time.monotonic() + seconds
+        with self._outbox_state:
+            if self._outbox_wake is not None and self._outbox_wake <= wake_at + 0.01:
+                return  # an earlier (or the same) wake is coming
+            self._outbox_wake = wake_at
+        self.later(self._send_outbox_after, seconds, lane="channel")
 
     def _send_outbox_after(self, seconds: float) -> None:
-        if not self._stopping.wait(seconds):
-            self.send_outbox()
+        if self._stopping.wait(seconds):
+            return
+        with self._outbox_state:
+            self._outbox_wake = None
+        self.send_outbox()
 
-    def _send(self, item: outbox.Item) -> float | None:
-        """Send one item; None when it is done, else the seconds to hold off (it is put back)."""
+    def _send(self, item: outbox.Item) -> None:
+        """Send one item; on failure put it back for later. A rate limit or a Slack failure holds
+        every item off (`_outbox_held_until`); a refusal only this one."""
         week, channel = item.payload.get("week"), item.payload.get("channel")
         if item.kind == "refresh":
             what = f"update the post of {week}"
@@ -198,41 +228,30 @@ class SlackBot:
         try:
             if item.kind == "refresh":
                 if not self.refresh_post(Week.from_key(week)):
-                    self._hold_update(item)
-                    return None
+                    # Being sent now, perhaps planned before the change: updated once it is out (not a try).
+                    outbox.postpone(self.store, item, time.time() + POST_IN_FLIGHT_WAIT, "the post is being sent")
+                    return
             else:
                 call(self.transport.client.chat_postMessage, channel=channel, **item.payload["message"])
         except RateLimited as e:
             error, wait = e, max(e.retry_after, 1.0)
+            self._outbox_held_until = time.monotonic() + wait
         except Uncertain as e:  # an announcement may have been posted: a rare second line beats a missing one
             error, wait = e, float(min(2**item.attempts, 300))
+            self._outbox_held_until = time.monotonic() + wait
         except Rejected as e:
             if item.kind == "refresh":  # the post is gone or cannot be edited: trying again will not help
                 log.warning("could not %s: %s", what, e)
                 outbox.done(self.store, item)
-                return None
+                return
             error, wait = e, float(RETRY_AFTER_REFUSAL)  # not_in_channel and the like: in words, and again later
         else:
             outbox.done(self.store, item)
-            return None
+            return
         if outbox.retry(self.store, item, time.time() + wait, str(error)):
             log.warning("could not %s yet: %s", what, error)
         else:
             log.error("could not %s, and gave up after %d tries: %s", what, outbox.MAX_ATTEMPTS, error)
-        return wait
-
-    def _hold_update(self, item: outbox.Item) -> None:
-        """The post is being sent now, perhaps planned before the change: update it once it is out.
-        The rest of the outbox goes on meanwhile."""
-        wait = float(min(2**item.attempts, 30))
-        if not outbox.retry(self.store, item, time.time() + wait, "the post was still being sent"):
-            log.error(
-                "could not update the post of %s: it was still being sent after %d tries",
-                item.payload.get("week"),
-                outbox.MAX_ATTEMPTS,
-            )
-        elif not self._stopping.is_set():
-            self.later(self._send_outbox_after, wait, lane="channel")
 
     def refresh_post(self, week: Week) -> bool:
         """Bring the week's post, if it is out, up to date with the database; raises Rejected or Uncertain.
@@ -245,9 +264,15 @@ class SlackBot:
         the outbox, so a week's updates take turns.
         """
         channel = self.settings.channel
-        sent = weekly.posted(self.store, channel, week) if channel else None
+        if not channel:
+            return True
+        sent = weekly.posted(self.store, channel, week)
         if sent is None:
-            return not (channel and weekly.post_in_flight(self.store, channel, week))
+            if weekly.post_in_flight(self.store, channel, week):
+                return False
+            sent = weekly.posted(self.store, channel, week)  # recorded between the two looks?
+            if sent is None:
+                return True  # not out: whenever it is, it is planned from the database as it is then
         post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel, self.clock())
         if post is not None:
             self.transport.update(sent, post)

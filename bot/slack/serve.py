@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 import waitress
@@ -28,6 +29,8 @@ EVENTS_PATH = "/slack/events"
 HTTP_THREADS = 8
 #: Slack's largest request (a button on a 50-block message, a submitted form) is a few hundred KB.
 MAX_BODY = 2 * 1024 * 1024
+#: A stop sends what is due for this long, then leaves what hangs to the next start.
+STOP_SECONDS = 5.0
 
 
 def wsgi(app: App) -> Callable:
@@ -44,7 +47,7 @@ def wsgi(app: App) -> Callable:
 
         def respond(status, headers, *rest):
             if status.startswith("401"):  # one short line, not Bolt's, which quotes the whole body
-                log.warning("refused a request to %s without a valid Slack signature", environ.get("PATH_INFO"))
+                _log_refused(environ)
             return start_response(status, headers, *rest)
 
         try:
@@ -59,8 +62,12 @@ def wsgi(app: App) -> Callable:
     return application
 
 
-def _refused(environ, start_response):
+def _log_refused(environ) -> None:
     log.warning("refused a request to %s without a valid Slack signature", environ.get("PATH_INFO"))
+
+
+def _refused(environ, start_response):
+    _log_refused(environ)
     start_response("401 Unauthorized", [("Content-Type", "application/json")])
     return [b'{"error": "invalid request"}']
 
@@ -99,7 +106,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
     """
     check_focus_tag(settings, store)
     bot = SlackBot(settings, store)
-    jobs = None
+    jobs = ticker = None
     try:
         try:
             app = build_app(bot)
@@ -141,9 +148,14 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         stop.set()  # a post waiting out a rate limit lets go now; the next start takes it up
         if jobs is not None and jobs.running:
             log.info("stopping")
-            jobs.shutdown(wait=True)
-        bot.close()
-        store.close()
+            jobs.shutdown(wait=False)
+        deadline = time.monotonic() + STOP_SECONDS
+        idle = bot.close(STOP_SECONDS)
+        idle = (ticker is None or ticker.wait_idle(deadline - time.monotonic())) and idle
+        if idle:
+            store.close()
+        # else a Slack call hangs (a post, a reminder, an announcement): its thread still holds a
+        # connection, which must not be closed under it; cli.cmd_run ends the process past it.
     log.info("stopped")
     return 0
 
