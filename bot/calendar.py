@@ -207,17 +207,20 @@ class PostSchedule:
         a week without a post, which is what APScheduler alone gives; a time that comes twice is
         the first.
         """
+        wall = self._wall_slot(week)
+        return None if wall is None else wall.replace(tzinfo=self.tz).astimezone(UTC).astimezone(self.tz)
+
+    def _wall_slot(self, week: Week) -> datetime | None:
+        """The slot as the crontab names it, on the wall clock (tzinfo UTC stands for "none")."""
         start = datetime.combine(week.monday, time(0), tzinfo=UTC)
         fire = self._wall.get_next_fire_time(None, start)
-        if fire is None or fire >= start + timedelta(days=7):
-            return None
-        return fire.replace(tzinfo=self.tz).astimezone(UTC).astimezone(self.tz)
+        return None if fire is None or fire >= start + timedelta(days=7) else fire
 
     def default_meeting(self) -> Meeting:
         """The post's own weekday and time, for groups that set no PAPERBOT_MEETING."""
         week = Week.containing(datetime.now(self.tz), self.tz)
         for _ in range(60):
-            slot = self.slot(week)
+            slot = self._wall_slot(week)  # as written: not moved by a DST change that week
             if slot is not None:
                 return Meeting(slot.weekday(), slot.time().replace(second=0, microsecond=0))
             week = week.plus(1)

@@ -46,7 +46,7 @@ _REF = re.compile(r"^#?(\d{1,9})$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: Characters that show as nothing (zero-width spaces and joiners, direction marks, soft hyphen,
 #: BOM): a tag that held one could never be typed.
-_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 #: An import may wish for a number up to here, so that the papers after it still get numbers a
 #: reference can name (up to 999,999,999).
 MAX_WISHED_NUMBER = 99_999_999
@@ -200,7 +200,8 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
     url = text("url", MAX_URL)
     if url and not re.match(r"^https?://[^\s<>|]+$", url):
         raise InvalidPaper("url", "url must start with http:// or https:// and have no spaces or < > | in it")
-    if url and len(url) + 4 * url.count("&") > MAX_LINK:
+    if new and url and len(url) + 4 * url.count("&") > MAX_LINK:
+        # The add form says so; an import keeps such a url (a list may hold one), shown unlinked.
         raise InvalidPaper("url", f"url has too many & characters: as Slack writes them it is over {MAX_LINK} long")
     tags = raw.get("tags")
     folded: tuple[str, ...] | None = None

@@ -54,7 +54,8 @@ def read(path: Path) -> ReadReport:
         raise UnreadableFile(f"{path}: no such file") from None
     except OSError as e:
         raise UnreadableFile(f"{path}: cannot be read ({e.__class__.__name__}: {e})") from None
-    # UTF-8 (with or without a byte order mark), or UTF-16 as spreadsheets save "Unicode text".
+    # UTF-8 (with or without a byte order mark), or UTF-16 with its byte order mark (a .csv some
+    # spreadsheets and editors save as "Unicode").
     # The text as it is: a \r inside a CSV field or a JSON string is kept.
     encoding = "utf-16" if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) else "utf-8-sig"
     try:
@@ -121,9 +122,15 @@ def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
                 cells = next(reader)
             except StopIteration:
                 return
-            except csv.Error as e:
-                why = "a quote opened in it is never closed" if "end of data" in str(e) else str(e)
-                raise UnreadableFile(f"{path}: not valid CSV (line {start}: {why})") from None
+            except csv.Error as e:  # this row is bad; the reader goes on with the next line
+                if "end of data" in str(e):  # a quote that is never closed: nothing after it is a row
+                    yield (
+                        f"line {start}",
+                        _Bad("a quote opened in it is never closed, so the rest of the file is skipped"),
+                    )
+                    return
+                yield f"line {start}", _Bad(f"not valid CSV ({e})")
+                continue
             if not cells:
                 continue  # a blank line
             where = f"line {start}"

@@ -596,14 +596,17 @@ def test_csv_rows_are_named_by_their_first_line(tmp_path):
 
 
 def test_a_csv_quote_never_closed_is_named_not_swallowing_the_rest(tmp_path):
-    path = write(tmp_path, "open.csv", 'id,title\nok-3,OK3\nq-1,"unclosed\nok-4,OK4\n')
-    with pytest.raises(papers_file.UnreadableFile, match=r"line 3: a quote opened in it is never closed"):
-        papers_file.read(path)
+    path = write(tmp_path, "open.csv", 'id,title\nok-1,OK1\nq-1,"Title" extra\nok-3,OK3\nq-2,"unclosed\nok-4,OK4\n')
+    report = papers_file.read(path)
+    assert [p.id for p in report.papers] == ["ok-1", "ok-3"]  # ok-4 is inside the open quote
+    assert len(report.problems) == 2
+    assert "open.csv line 3: not valid CSV" in report.problems[0]
+    assert "open.csv line 5: a quote opened in it is never closed" in report.problems[1]
 
 
-def test_a_list_saved_as_utf16_reads_and_one_in_latin1_is_named(tmp_path):
+def test_a_csv_saved_as_utf16_reads_and_one_in_latin1_is_named(tmp_path):
     path = tmp_path / "unicode.csv"
-    path.write_bytes("id,title\r\nzh,数据并行\r\n".encode("utf-16"))  # what "Unicode text" in a spreadsheet saves
+    path.write_bytes("id,title\r\nzh,数据并行\r\n".encode("utf-16"))  # with its byte order mark
     assert [(p.id, p.title) for p in papers_file.read(path).papers] == [("zh", "数据并行")]
     path.write_bytes("id,title\nfr,Économie\n".encode("latin-1"))
     with pytest.raises(papers_file.UnreadableFile, match="is not UTF-8 text .* save it as UTF-8"):

@@ -180,5 +180,6 @@ class SlackTransport:
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
                 return None
-        # Not read to the attempt's time: saying "not there" could post a second time.
-        raise Uncertain(f"{channel} has over {self.HISTORY_PAGES * 200} messages since the first attempt, not all read")
+        # Not read to the attempt's time: saying "not there" could post a second time. Asking again
+        # at once would read the same pages: a refusal, tried again later and told to the admins.
+        raise Rejected(f"{channel} has over {self.HISTORY_PAGES * 200} messages since the first attempt, not all read")
