@@ -768,10 +768,13 @@ def test_a_change_made_in_the_console_is_announced_by_run(procs, tmp_path, slack
     env = env_for_process(tmp_path, slack.api_url)
     done = procs.run("console", "--user", "U7", env=env, input=f"signup 5 {monday(4).isoformat()}\n")
     assert "(to the channel, sent by paperbot run: 📅 @U7 will present #5" in done.stdout, done.stdout
+    procs.run("console", env=env, input=f"signup 6 {monday(5).isoformat()}\n")  # the operator, not a Slack user
     server = start_server(procs, tmp_path, slack)
     assert slack.wait_for(
         lambda s: [m for m in s.messages(CHANNEL) if "<@U7> will present #5" in m.get("text", "")], timeout=20
     ), server.proc.log()
+    assert slack.wait_for(lambda s: [m for m in s.messages(CHANNEL) if "📅 @console will present #6" in m["text"]])
+    assert "<@console>" not in json.dumps(slack.messages(CHANNEL))
 
 
 def test_a_stop_does_not_wait_for_a_slack_call_that_hangs_and_loses_nothing(procs, tmp_path, slack):

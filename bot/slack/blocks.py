@@ -12,6 +12,7 @@ because nothing checks plain dicts before Slack does.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from functools import lru_cache, singledispatch
 
@@ -57,6 +58,14 @@ def escape(raw: str) -> str:
     if "&" not in raw and "<" not in raw and ">" not in raw:
         return raw  # most text: no copies
     return raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_SLACK_USER = re.compile(r"[UW][A-Z0-9]+")
+
+
+def who(user: str) -> str:
+    """A mention of a Slack user; anyone else (the console's operator, `console`) by name."""
+    return f"<@{user}>" if _SLACK_USER.fullmatch(user) else f"@{escape(user)}"
 
 
 def clip(raw: str, limit: int) -> str:
@@ -113,7 +122,7 @@ def _segment(seg, rich: bool) -> str:
     if isinstance(seg, str):
         return escape(seg)
     if isinstance(seg, Mention):
-        return f"<@{seg.user}>"
+        return who(seg.user)
     if isinstance(seg, When):
         return date_token(seg.moment, seg.with_time) if rich else _plain_date(seg.moment, seg.with_time)
     if isinstance(seg, Code):
@@ -211,7 +220,7 @@ def _slot_line(line: SlotLine) -> str:
     if line.state == "open":
         return f"{day}  ·  _open_"
     paper = f"*#{line.paper.number}* {paper_title(line.paper, 200)}" if line.paper else "_a removed paper_"
-    return f"{day}  ·  {paper}  ·  <@{line.presenter}>"
+    return f"{day}  ·  {paper}  ·  {who(line.presenter)}"
 
 
 def _slot_plain(line: SlotLine) -> str:
@@ -219,7 +228,7 @@ def _slot_plain(line: SlotLine) -> str:
     if line.state != "presenter":
         return f"{day}: {'no meeting' if line.state == 'skipped' else 'open'}"
     title = escape(line.paper.title) if line.paper else "a removed paper"
-    return f"{day}: #{line.paper.number if line.paper else '?'} {title} (<@{line.presenter}>)"
+    return f"{day}: #{line.paper.number if line.paper else '?'} {title} ({who(line.presenter)})"
 
 
 # -- replies to commands -------------------------------------------------------
@@ -293,8 +302,8 @@ def _(reply: WeekCard) -> dict:
         blocks.append(section(body))
         fallback.append(f"#{line.paper.number} {escape(line.paper.title)}")
     if line.presenter:
-        blocks.append(section(f"Presenter: <@{line.presenter}>"))
-        fallback.append(f"Presenter: <@{line.presenter}>")
+        blocks.append(section(f"Presenter: {who(line.presenter)}"))
+        fallback.append(f"Presenter: {who(line.presenter)}")
     if reply.note:
         blocks.append(context(mrkdwn(reply.note)))
         fallback.append(plain(reply.note))
@@ -399,8 +408,8 @@ def weekly_post(post: WeeklyPost) -> dict:
         blocks.append(section("🚫 No meeting this week."))
         fallback += " No meeting this week."
     elif post.presenter:
-        blocks.append(section(f"{meeting}\n🎤 Presenter: <@{post.presenter}>"))
-        fallback += f" Presenter: <@{post.presenter}>."
+        blocks.append(section(f"{meeting}\n🎤 Presenter: {who(post.presenter)}"))
+        fallback += f" Presenter: {who(post.presenter)}."
     elif post.signup_button:
         blocks.append(section(f"{meeting}\n🙋 {post.nobody}", button(post.signup_button, f"{WEEKLY}:signup")))
         fallback += f" {post.nobody}"
