@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot import catalog, search_terms, signups, weekly
-from bot.calendar import Group
+from bot.calendar import BadDate, Group
 from bot.catalog import PAGE_SIZE
 from bot.replies import (
     AddForm,
@@ -220,6 +220,21 @@ def cmd_week(ctx: Context, args: str) -> Answer:
     button = post.signup_button  # the post's own
     note: Text = text(post.nobody) if button else ()
     return Answer(WeekCard(line, featured=True, posted=posted, button=button, note=note))
+
+
+def post_button(ctx: Context, command: str) -> str:
+    """What the weekly post's button does when pressed: sign up for its week while that meeting is
+    ahead, else (the post went out before the meeting began, and nothing redraws it when it does)
+    for the first open week, as the post of a meeting under way offers."""
+    parts = command.split()
+    if len(parts) == 3 and parts[0] == "signup":
+        try:
+            week = ctx.group.parse_week(parts[2], ctx.now)
+        except BadDate:
+            return command
+        if ctx.group.meeting_of(week) <= ctx.now:
+            return f"signup {parts[1]}"
+    return command
 
 
 def cmd_schedule(ctx: Context, args: str) -> Answer:

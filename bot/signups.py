@@ -284,7 +284,7 @@ def _check_bookable(
     )
 
 
-def _check_not_presented(store: Store, group: Group, paper: Paper, member: str) -> None:
+def _check_not_presented(store: Store, group: Group, now: datetime, paper: Paper, member: str) -> None:
     row = store.db.execute(
         "SELECT week, presenter FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week DESC LIMIT 1",
         [paper.number],
@@ -292,13 +292,27 @@ def _check_not_presented(store: Store, group: Group, paper: Paper, member: str) 
     if row is None:
         return
     week, presenter = Week.from_key(row[0]), row[1]
+    meeting = group.meeting_of(week)
+    if meeting > now:  # coming up
+        if presenter == member:
+            raise Refusal(
+                "You already present ", PaperRef(paper), " on ", When(meeting), ". Your slots: ", Code("/paper mine")
+            )
+        raise Refusal(
+            PaperRef(paper),
+            " is taken: ",
+            Mention(presenter),
+            " presents it on ",
+            When(meeting),
+            ". Pick another paper.",
+        )
     who: tuple = ("you",) if presenter == member else (Mention(presenter),)
     raise Refusal(
         PaperRef(paper),
-        " is already presented by ",
+        " was presented by ",
         *who,
         " (",
-        When(group.meeting_of(week), with_time=False),
+        When(meeting, with_time=False),
         "). Pick another paper, or ask an admin to repeat it.",
     )
 
@@ -378,7 +392,7 @@ def signup(
     with store.write():
         paper = find_paper(store, paper_ref)
         week = _target_week(store, group, now, week_arg, member=member.id)
-        _check_not_presented(store, group, paper, member.id)
+        _check_not_presented(store, group, now, paper, member.id)
         line = _book(store, group, now, week, member.id, paper, member.id)
         return _made(Change("signup", line, member.id), then)
 

@@ -123,10 +123,17 @@ def test_taken_week_says_who_has_it_and_which_weeks_are_open(room):
 
 def test_a_paper_is_presented_once_but_an_admin_may_repeat_it(room):
     room.run("U1", "signup 7 next")
-    assert "is already presented by @U1" in room.say("U2", "signup 7")
-    assert "is already presented by you" in room.say("U1", "signup asyncdiff 2026-12-21")
+    assert "#7 AsyncDiff" in room.say("U2", "signup 7") and "is taken: @U1 presents it on Thu 10 Dec" in room.say(
+        "U2", "signup 7"
+    )
+    assert "You already present #7" in room.say("U1", "signup asyncdiff 2026-12-21")
     assert "@U2 presents #7" in room.say("UADMIN", "assign @U2 7 2026-12-21", admin=True)
     assert [r[3] for r in room.slots()] == [7, 7]
+    room.now = at("2026-12-31 10:00")  # both meetings are over
+    assert (
+        "#7 AsyncDiff: Parallelizing Diffusion Models by Asynchronous Denoising was presented by @U2 (Thu 24 Dec 2026)"
+        in room.say("U3", "signup 7")
+    )
 
 
 def test_withdraw_only_your_own_slot(room):

@@ -124,7 +124,18 @@ def test_the_post_of_a_meeting_under_way_signs_up_for_the_next_open_meeting(make
         ("2026-W51", outcome.post.paper.number)
     ]
     url = h.click(button, user="U1", message=post)  # the paper is taken now
-    assert "is already presented by <@U3>" in blocks_text(h.slack.responses_to(url)[0])
+    assert "is taken: <@U3> presents it on" in blocks_text(h.slack.responses_to(url)[0])
+
+
+def test_the_posts_button_pressed_after_its_meeting_books_the_next_open_meeting(h, clock):
+    weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    [post] = h.slack.messages(CHANNEL)
+    [button] = [b for b in buttons(post) if b["action_id"].startswith("weekly:")]
+    clock.set(at("2026-12-11 10:00"))  # Friday: Thursday's meeting is over, and the post still says "want to?"
+    url = h.click(button, user="U3", message=post)
+    answer = blocks_text(h.slack.responses_to(url)[0])
+    assert "You're signed up" in answer and "Thu 17 Dec 2026" in answer
+    assert h.bot.store.db.execute("SELECT week, presenter FROM slots").fetchall() == [("2026-W51", "U3")]
 
 
 def test_the_weekly_post_is_brought_up_to_date_through_a_slack_hiccup(h, clock):

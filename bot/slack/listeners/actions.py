@@ -38,7 +38,10 @@ def press(bot, body: dict, action: dict) -> None:
     kind = action.get("action_id", "").split(":", 1)[0]
     in_home = (body.get("container") or {}).get("type") == "view"
     try:
-        answer = commands.run(bot.context(user), command)
+        context = bot.context(user)
+        if kind == blocks.WEEKLY:
+            command = commands.post_button(context, command)
+        answer = commands.run(context, command)
     except Exception:
         log.exception("button %r from %s failed", command, user)
         answer = commands.Answer(Notice(text(OOPS), ok=False))
