@@ -44,6 +44,10 @@ _REF = re.compile(r"^#?(\d{1,9})$")
 #: Control characters (all but tab, newline, carriage return) never reach the catalog: Slack
 #: would show them as boxes, a terminal would obey them.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: In titles and summaries, what shows as nothing and only hides or reorders text: zero-width
+#: space, word joiner, BOM, and the bidi overrides and isolates (joiners and direction marks,
+#: which scripts and emoji need, stay).
+_HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
 #: Characters that show as nothing (zero-width spaces and joiners, direction marks, soft hyphen,
 #: BOM): a tag that held one could never be typed.
 _INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
@@ -119,7 +123,8 @@ def fold_tag(text: str) -> str:
 
     Separators at either end go too (`parallelism-dp,` as typed from a list): no tag holds one.
     """
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).strip().strip(",;、").strip().lstrip("#").casefold()
+    text = _INVISIBLE.sub("", _CONTROL.sub("", unicodedata.normalize("NFKC", text)))
+    text = text.strip().strip(",;、").strip().lstrip("#").casefold()
     text = re.sub(r"[\s_\-]+", "-", text)
     return text.strip("-")
 
@@ -175,7 +180,7 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
             return None
         if not isinstance(value, str | int | float) or isinstance(value, bool):
             raise InvalidPaper(name, f"{name} must be text")
-        value = _CONTROL.sub("", str(value)).strip()
+        value = _HIDDEN.sub("", str(value)).strip()
         if len(value) > limit:
             raise InvalidPaper(name, f"{name} is longer than {limit} characters")
         return value

@@ -169,7 +169,7 @@ def cmd_post_week(args, settings: Settings) -> int:
 
     if not args.dry_run:
         settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
-    store = _store(settings)
+    store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     check_focus_tag(settings, store)
     at = _parse_at(args.at, settings)
     group = settings.group

@@ -122,14 +122,13 @@ def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
                 cells = next(reader)
             except StopIteration:
                 return
-            except csv.Error as e:  # this row is bad; the reader goes on with the next line
+            except csv.Error as e:  # the reader goes on after the lines it read for this row
+                # A stray quote makes one field of the lines after it, up to the next quote: say which.
+                lines = f"line {start}" if reader.line_num <= start else f"lines {start}-{reader.line_num}"
                 if "end of data" in str(e):  # a quote that is never closed: nothing after it is a row
-                    yield (
-                        f"line {start}",
-                        _Bad("a quote opened in it is never closed, so the rest of the file is skipped"),
-                    )
+                    yield lines, _Bad("a quote opened on its first line is never closed; these lines are skipped")
                     return
-                yield f"line {start}", _Bad(f"not valid CSV ({e})")
+                yield lines, _Bad(f"not valid CSV ({e}); a quote opened on its first line takes in the rest")
                 continue
             if not cells:
                 continue  # a blank line

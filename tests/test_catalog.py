@@ -595,13 +595,24 @@ def test_csv_rows_are_named_by_their_first_line(tmp_path):
     assert [p.split(": ")[0] for p in report.problems] == [f"{path} line 5", f"{path} line 9"]
 
 
+def test_a_stray_csv_quote_names_every_line_it_takes_in(tmp_path):
+    path = write(
+        tmp_path, "stray.csv", 'id,title,summary\ns-1,S1,s\ns-2,"S2,s\ns-3,S3,s\ns-4,S4,"said ""hi"""\ns-5,S5,s\n'
+    )
+    report = papers_file.read(path)
+    assert [p.id for p in report.papers] == ["s-1", "s-5"]
+    assert report.problems == [
+        f"{path} lines 3-5: not valid CSV (',' expected after '\"'); a quote opened on its first line takes in the rest"
+    ]
+
+
 def test_a_csv_quote_never_closed_is_named_not_swallowing_the_rest(tmp_path):
     path = write(tmp_path, "open.csv", 'id,title\nok-1,OK1\nq-1,"Title" extra\nok-3,OK3\nq-2,"unclosed\nok-4,OK4\n')
     report = papers_file.read(path)
     assert [p.id for p in report.papers] == ["ok-1", "ok-3"]  # ok-4 is inside the open quote
     assert len(report.problems) == 2
     assert "open.csv line 3: not valid CSV" in report.problems[0]
-    assert "open.csv line 5: a quote opened in it is never closed" in report.problems[1]
+    assert "open.csv lines 5-6: a quote opened on its first line is never closed" in report.problems[1]
 
 
 def test_a_csv_saved_as_utf16_reads_and_one_in_latin1_is_named(tmp_path):

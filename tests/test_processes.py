@@ -499,9 +499,12 @@ def test_a_socket_mode_connection_slack_refuses_is_one_line_that_names_the_cause
     assert slack.calls_to("chat.postMessage") == []
 
 
-def test_a_database_that_cannot_be_written_still_exports(procs, tmp_path, slack, read_only_db):
-    done = procs.run("export", env=env_for_process(tmp_path, slack.api_url, PAPERBOT_DB=str(read_only_db)))
+def test_a_database_that_cannot_be_written_still_exports_and_dry_runs(procs, tmp_path, slack, read_only_db):
+    env = env_for_process(tmp_path, slack.api_url, PAPERBOT_DB=str(read_only_db))
+    done = procs.run("export", env=env)
     assert done.returncode == 0 and len(json.loads(done.stdout)) == 32, done.stderr
+    done = procs.run("post-week", "--dry-run", "--at", "2026-12-07T09:00", env=env)
+    assert done.returncode == 0 and "dry run: nothing was posted" in done.stdout, done.stderr
 
 
 @pytest.mark.parametrize("verb", ["run", "export"])

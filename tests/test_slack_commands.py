@@ -316,15 +316,15 @@ def test_help_and_mine_show_their_placeholders_and_every_slot(h, clock):
 
 
 def test_what_cannot_be_seen_or_typed_never_reaches_the_catalog(h):
-    catalog.upsert(
-        h.bot.store,
-        [
-            catalog.validate(
-                {"id": "ctl", "title": "Bold\x1b[31m move\x00", "summary": "a\x07b", "tags": ["rtl\u200b"]}, new=False
-            )
-        ],
-    )
+    row = {
+        "id": "ctl",
+        "title": "Bold\x1b[31m move\x00 \u202eevil\u202c zero\u200bwidth 👩\u200d🔬",
+        "summary": "a\x07b\ufeff",
+        "tags": ["rtl\u200b", "b\x07ell"],
+    }
+    catalog.upsert(h.bot.store, [catalog.validate(row, new=False)])
     paper = catalog.find(h.bot.store, "ctl")
-    assert (paper.title, paper.summary, paper.tags) == ("Bold[31m move", "ab", ("rtl",))
+    assert (paper.title, paper.summary) == ("Bold[31m move evil zerowidth 👩\u200d🔬", "ab")  # joiners stay
+    assert sorted(paper.tags) == ["bell", "rtl"]
     assert "1 paper tagged" in blocks_text(h.command("tag rtl"))
     assert "#7" in blocks_text(h.command("show ＃７"))
