@@ -47,15 +47,32 @@ def queue(db, items: list[tuple[str, dict]]) -> None:
 
 
 def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
-    """Lease the items that are due, oldest first."""
+    """Lease the items that are due, oldest first.
+
+    Announcements keep the order of their changes, in every process and across restarts: none
+    is taken while an earlier one waits (held off by Slack) or is being sent. Post updates are
+    planned afresh from the database when sent, so they need no order.
+    """
     now = now or time.time()
     with store.write() as db:
         rows = db.execute(
-            "SELECT id, kind, payload, attempts, owner, lease_until FROM outbox WHERE next_try <= ? ORDER BY id",
-            [now],
+            "SELECT id, kind, payload, attempts, owner, lease_until, next_try FROM outbox ORDER BY id"
         ).fetchall()
-        # Free, or leased by a process of this host that is gone (killed mid-send): no need to wait out its lease.
-        rows = [r for r in rows if r[5] < now or (r[4] != OWNER and owner_is_dead(r[4]))][:limit]
+        taken, blocked = [], False
+        for r in rows:
+            # Free, or leased by a process of this host that is gone (killed mid-send): no need to wait out its lease.
+            free = r[5] < now or (r[4] != OWNER and owner_is_dead(r[4]))
+            ready = free and r[6] <= now
+            if r[1] == "announce":
+                if blocked or not ready:
+                    blocked = True
+                    continue
+            elif not ready:
+                continue
+            taken.append(r)
+            if len(taken) == limit:
+                break
+        rows = taken
         if rows:
             db.conn.executemany(
                 "UPDATE outbox SET owner = ?, lease_until = ? WHERE id = ?",

@@ -147,6 +147,16 @@ def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:
     return delivery.sent_ts(store, "post", channel, week.key)
 
 
+def features(store: Store, channel: str, week: Week, paper: Paper) -> None:
+    """Record that the week's post now shows `paper` (a presenter's choice replaced the rotation's),
+    so that the rotation counts that paper as featured, and not the one it first showed."""
+    with store.write() as db:
+        db.execute(
+            "UPDATE deliveries SET paper = ? WHERE kind = 'post' AND dest = ? AND key = ? AND paper IS NOT ?",
+            [paper.number, channel, week.key, paper.number],
+        )
+
+
 def post_begun(store: Store, channel: str, week: Week) -> bool:
     """Is the week's post out, on its way, or waiting to try again? If not, it will be planned
     from the database as it is when it is made: a change before then needs no update of it."""

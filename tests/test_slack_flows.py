@@ -138,6 +138,19 @@ def test_the_posts_button_pressed_after_its_meeting_books_the_next_open_meeting(
     assert h.bot.store.db.execute("SELECT week, presenter FROM slots").fetchall() == [("2026-W51", "U3")]
 
 
+def test_a_post_that_a_presenters_choice_replaced_leaves_its_first_paper_in_the_rotation(h, clock):
+    from bot.calendar import Week
+
+    first = weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00")).post.paper
+    clock.set(at("2026-12-07 09:05"))
+    assert "You're signed up" in h.command("signup 12 2026-12-07", user="U5")["text"]
+    assert "#12" in blocks_text(h.slack.messages(CHANNEL)[0]) and "Presenter: <@U5>" in blocks_text(
+        h.slack.messages(CHANNEL)[0]
+    )
+    following = weekly.plan(h.bot.store, h.bot.group, Week(2026, 51), None, CHANNEL, at("2026-12-14 09:00"))
+    assert following.paper.number == first.number  # it never had its week
+
+
 def test_the_weekly_post_is_brought_up_to_date_through_a_slack_hiccup(h, clock):
     weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     [post] = h.slack.messages(CHANNEL)
@@ -354,6 +367,14 @@ def test_announcements_held_by_a_rate_limit_keep_their_order_and_wait_their_turn
     h.bot.drain(30)
     assert [c.status for c in h.slack.calls_to("chat.postMessage")] == [429, 200, 200]
     assert [line.split(" will present")[0] for line in channel_lines(h.slack)] == ["📅 <@U1>", "📅 <@U2>"]
+
+
+def test_an_announcement_waits_out_any_number_of_rate_limits(h):
+    for _ in range(12):  # as many as the tries a failing line gets: a rate limit is not a failure
+        h.slack.fail_next("chat.postMessage", status=429, retry_after=1)
+    assert "You're signed up" in h.command("signup 8", user="U1", drain=False)["text"]
+    assert h.slack.wait_for(lambda s: len(s.messages(CHANNEL)) == 1, timeout=40)
+    assert "<@U1> will present" in channel_lines(h.slack)[0]
 
 
 def test_slack_failure_when_announcing_is_logged_not_shown(h, caplog):

@@ -178,3 +178,19 @@ def test_the_outbox_hands_an_item_to_one_sender_and_keeps_it_until_done(store):
         [taken] = outbox.take(store, now=2000.0 + attempt)
     assert not outbox.retry(store, taken, at=0, error="x")  # the last try: dropped, and said so by the sender
     assert outbox.take(store, now=9999.0) == []
+
+
+def test_no_announcement_overtakes_an_earlier_one_that_waits_in_any_process(store):
+    from bot import outbox
+
+    with store.write() as db:
+        outbox.queue(db, [("announce", {"n": 1}), ("announce", {"n": 2}), ("refresh", {"week": "2026-W50"})])
+    first, second, update = outbox.take(store, now=1000.0)
+    outbox.postpone(store, first, at=2000.0, why="rate limited")  # Slack holds the first line off
+    outbox.release(store, second)
+    outbox.release(store, update)
+    # Another process, or this one after a restart, knows nothing of that hold but what is saved:
+    [taken] = outbox.take(store, now=1001.0)
+    assert taken.payload == {"week": "2026-W50"}  # a post update needs no order
+    outbox.done(store, taken)
+    assert [i.payload for i in outbox.take(store, now=2001.0)] == [{"n": 1}, {"n": 2}]

@@ -233,9 +233,12 @@ class SlackBot:
                     return
             else:
                 call(self.transport.client.chat_postMessage, channel=channel, **item.payload["message"])
-        except RateLimited as e:
-            error, wait = e, max(e.retry_after, 1.0)
+        except RateLimited as e:  # not a failure of the line: it waits as long as Slack asks, never dropped
+            wait = max(e.retry_after, 1.0)
             self._outbox_held_until = time.monotonic() + wait
+            outbox.postpone(self.store, item, time.time() + wait, str(e))
+            log.warning("could not %s yet: %s", what, e)
+            return
         except Uncertain as e:  # an announcement may have been posted: a rare second line beats a missing one
             error, wait = e, float(min(2**item.attempts, 300))
             self._outbox_held_until = time.monotonic() + wait
@@ -276,6 +279,7 @@ class SlackBot:
         post = weekly.plan(self.store, self.group, week, self.settings.focus_tag, channel, self.clock())
         if post is not None:
             self.transport.update(sent, post)
+            weekly.features(self.store, channel, week, post.paper)  # the rotation counts what the post shows
         return True
 
     def tell_admins(self, text: str) -> None:
