@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from datetime import datetime
 
 from slack_bolt import App
@@ -77,6 +78,8 @@ class SlackBot:
             "answer": ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-answer"),
             "channel": ThreadPoolExecutor(max_workers=2, thread_name_prefix="paperbot-channel"),
         }
+        self._answering = 0  # requests being answered now (Socket Mode acks them after the listener)
+        self._answering_done = threading.Condition()
         self._pending: set[Future] = set()
         self._pending_lock = threading.Lock()
         self._admins: dict[str, tuple[bool, float]] = {}
@@ -127,6 +130,23 @@ class SlackBot:
             self._pending.add(future)
         future.add_done_callback(self._forget)
         return future
+
+    @contextmanager
+    def answering(self):
+        """Around each request until its answer has gone (serve's Socket Mode handler)."""
+        with self._answering_done:
+            self._answering += 1
+        try:
+            yield
+        finally:
+            with self._answering_done:
+                self._answering -= 1
+                self._answering_done.notify_all()
+
+    def answered_all(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the requests under way to be answered; True if they were."""
+        with self._answering_done:
+            return self._answering_done.wait_for(lambda: self._answering == 0, timeout)
 
     def _forget(self, future: Future) -> None:
         with self._pending_lock:
@@ -335,6 +355,7 @@ def build_app(bot: SlackBot) -> App:
         request_verification_enabled=not settings.socket_mode,
         logger=bolt_log,
     )
+
     command_listeners.register(app, bot)
     actions.register(app, bot)
     views.register(app, bot)

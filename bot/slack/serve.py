@@ -108,12 +108,15 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
     bot = SlackBot(settings, store)
     jobs = ticker = None
     try:
-        try:
-            app = build_app(bot)
-        except Exception as e:  # App() calls auth.test: a wrong token or an unreachable Slack ends here
+        # App() calls auth.test, which may hang or wait out a rate limit: a stop meanwhile is a stop.
+        finished, app, error = _until_stopped(lambda: build_app(bot), stop, "paperbot-auth")
+        if not finished:
+            log.info("stopped before Slack answered auth.test")
+            return 0
+        if error is not None:  # a wrong token or an unreachable Slack ends here
             raise StartError(
-                f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(e)})"
-            ) from None
+                f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(error)})"
+            )
         ticker = scheduler.Ticker(
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
         )
@@ -122,7 +125,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         if settings.socket_mode:
             if stop.is_set():  # a signal during start-up: no connection, no post
                 return 0
-            handler = SocketModeHandler(app, settings.app_token)
+            handler = _AnsweringHandler(app, settings.app_token, bot)
             try:
                 if not _connect(handler, stop):
                     log.info("stopped before the Socket Mode connection was open")
@@ -132,7 +135,11 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                     jobs.start()
                     stop.wait()
             finally:
-                handler.close()
+                # Commands under way are acked over the connection: it closes once they are (or in 3 s).
+                bot.answered_all(3.0)
+                # close() waits for slack_sdk's threads, which may be inside a reconnect that Slack
+                # rate-limits or that hangs: give it 3 s, then leave it (cli.cmd_run ends past it).
+                _until_stopped(handler.close, _after(3.0), "paperbot-close")
         else:
             try:
                 server = http_server(app, settings.port)
@@ -160,37 +167,64 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
     return 0
 
 
-def _connect(handler: SocketModeHandler, stop: threading.Event) -> bool:
-    """Open the Socket Mode connection; False if `stop` came first.
+class _AnsweringHandler(SocketModeHandler):
+    """Bolt's Socket Mode handler, counting each request until its ack has gone, so that a stop
+    closes the connection only after the commands under way are answered."""
 
-    slack_sdk waits out a rate limit of apps.connections.open (30 s and again) and a call that
-    hangs inside connect(): it runs in a thread of its own, so that SIGTERM ends the wait at once.
-    """
-    failed: list[Exception] = []
+    def __init__(self, app: App, app_token: str, bot: SlackBot):
+        super().__init__(app, app_token)
+        self._bot = bot
+
+    def handle(self, client, req) -> None:
+        with self._bot.answering():
+            super().handle(client, req)
+
+
+def _until_stopped(fn, stop: threading.Event, name: str) -> tuple[bool, object, Exception | None]:
+    """Run `fn` in a thread of its own until it returns or `stop` is set, whichever comes first:
+    (finished, its result, the exception it raised). slack_sdk waits out rate limits and hung
+    calls in whatever thread calls it, and SIGTERM must not wait with it."""
+    outcome: list = [None, None]
     done = threading.Event()
 
-    def connect():
+    def call():
         try:
-            handler.connect()
+            outcome[0] = fn()
         except Exception as e:
-            failed.append(e)
+            outcome[1] = e
         finally:
             done.set()
 
+    threading.Thread(target=call, name=name, daemon=True).start()
+    while not done.wait(0.1):
+        if stop.is_set():
+            return False, None, None
+    return True, outcome[0], outcome[1]
+
+
+def _after(seconds: float) -> threading.Event:
+    """An event that is set `seconds` from now."""
+    event = threading.Event()
+    timer = threading.Timer(seconds, event.set)
+    timer.daemon = True
+    timer.start()
+    return event
+
+
+def _connect(handler: SocketModeHandler, stop: threading.Event) -> bool:
+    """Open the Socket Mode connection; False if `stop` came first (see _until_stopped)."""
     # The reason is said once, below; slack_sdk's own lines about it are for later reconnects.
     bolt_log = logging.getLogger("bot.slack.bolt")
     quiet = logging.Filter()
     quiet.filter = lambda record: not record.getMessage().startswith("Failed to retrieve WSS URL")
     bolt_log.addFilter(quiet)
     try:
-        threading.Thread(target=connect, name="paperbot-connect", daemon=True).start()
-        while not done.wait(0.1):
-            if stop.is_set():
-                return False
+        finished, _, e = _until_stopped(handler.connect, stop, "paperbot-connect")
     finally:
         bolt_log.removeFilter(quiet)
-    if failed:
-        e = failed[0]
+    if not finished:
+        return False
+    if e is not None:
         response = getattr(e, "response", None)
         error = response.get("error") if response is not None else None
         if error in ("invalid_auth", "not_authed", "not_allowed_token_type", "token_revoked", "account_inactive"):
