@@ -41,16 +41,16 @@ MAX_ID = 40
 #: A reference to a paper by number: `7` or `#7`, at most 9 digits. Ids are never only digits, so
 #: that every paper can be named both ways.
 _REF = re.compile(r"^#?(\d{1,9})$")
-#: Control characters (all but tab, newline, carriage return) never reach the catalog: Slack
-#: would show them as boxes, a terminal would obey them.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-#: In titles and summaries, what shows as nothing and only hides or reorders text: zero-width
-#: space, word joiner, BOM, and the bidi overrides and isolates (joiners and direction marks,
-#: which scripts and emoji need, stay).
+#: Never in titles and summaries: control characters (all but tab, newline, carriage return;
+#: Slack shows them as boxes, a terminal obeys them) and what shows as nothing and only hides or
+#: reorders text: zero-width space, word joiner, BOM, the bidi overrides and isolates (joiners and
+#: direction marks, which scripts and emoji need, stay).
 _HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
-#: Characters that show as nothing (zero-width spaces and joiners, direction marks, soft hyphen,
-#: BOM): a tag that held one could never be typed.
-_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+#: Never in tags: all of that, and the joiners, direction marks and soft hyphen too (a tag that
+#: held one could never be typed).
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
+)
 #: An import may wish for a number up to here, so that the papers after it still get numbers a
 #: reference can name (up to 999,999,999).
 MAX_WISHED_NUMBER = 99_999_999
@@ -123,7 +123,7 @@ def fold_tag(text: str) -> str:
 
     Separators at either end go too (`parallelism-dp,` as typed from a list): no tag holds one.
     """
-    text = _INVISIBLE.sub("", _CONTROL.sub("", unicodedata.normalize("NFKC", text)))
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     text = text.strip().strip(",;、").strip().lstrip("#").casefold()
     text = re.sub(r"[\s_\-]+", "-", text)
     return text.strip("-")

@@ -16,7 +16,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from datetime import datetime
 
 from slack_bolt import App
@@ -78,8 +77,6 @@ class SlackBot:
             "answer": ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-answer"),
             "channel": ThreadPoolExecutor(max_workers=2, thread_name_prefix="paperbot-channel"),
         }
-        self._answering = 0  # requests being answered now (Socket Mode acks them after the listener)
-        self._answering_done = threading.Condition()
         self._pending: set[Future] = set()
         self._pending_lock = threading.Lock()
         self._admins: dict[str, tuple[bool, float]] = {}
@@ -131,23 +128,6 @@ class SlackBot:
         future.add_done_callback(self._forget)
         return future
 
-    @contextmanager
-    def answering(self):
-        """Around each request until its answer has gone (serve's Socket Mode handler)."""
-        with self._answering_done:
-            self._answering += 1
-        try:
-            yield
-        finally:
-            with self._answering_done:
-                self._answering -= 1
-                self._answering_done.notify_all()
-
-    def answered_all(self, timeout: float) -> bool:
-        """Wait up to `timeout` seconds for the requests under way to be answered; True if they were."""
-        with self._answering_done:
-            return self._answering_done.wait_for(lambda: self._answering == 0, timeout)
-
     def _forget(self, future: Future) -> None:
         with self._pending_lock:
             self._pending.discard(future)
@@ -196,18 +176,14 @@ class SlackBot:
                     if not self._outbox_wanted:
                         break
                     self._outbox_wanted = False
-                if time.monotonic() < self._outbox_held_until:
-                    break  # Slack holds the channel off: every line waits its turn, in order
-                while items := outbox.take(self.store):
+                # While Slack holds the channel off, every line waits its turn, in order.
+                while time.monotonic() >= self._outbox_held_until and (items := outbox.take(self.store)):
                     for i, item in enumerate(items):
                         self._send(item)
                         if time.monotonic() < self._outbox_held_until:
                             for rest in items[i + 1 :]:
                                 outbox.release(self.store, rest)
                             break
-                    else:
-                        continue
-                    break
         finally:
             self._outbox_lock.release()
         self._wake_for_next()

@@ -125,7 +125,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         if settings.socket_mode:
             if stop.is_set():  # a signal during start-up: no connection, no post
                 return 0
-            handler = _AnsweringHandler(app, settings.app_token, bot)
+            handler = _AnsweringHandler(app, settings.app_token)
             try:
                 if not _connect(handler, stop):
                     log.info("stopped before the Socket Mode connection was open")
@@ -136,10 +136,12 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                     stop.wait()
             finally:
                 # Commands under way are acked over the connection: it closes once they are (or in 3 s).
-                bot.answered_all(3.0)
+                handler.answered_all(3.0)
                 # close() waits for slack_sdk's threads, which may be inside a reconnect that Slack
                 # rate-limits or that hangs: give it 3 s, then leave it (cli.cmd_run ends past it).
-                _until_stopped(handler.close, _after(3.0), "paperbot-close")
+                closing = threading.Thread(target=handler.close, name="paperbot-close", daemon=True)
+                closing.start()
+                closing.join(3.0)
         else:
             try:
                 server = http_server(app, settings.port)
@@ -171,13 +173,25 @@ class _AnsweringHandler(SocketModeHandler):
     """Bolt's Socket Mode handler, counting each request until its ack has gone, so that a stop
     closes the connection only after the commands under way are answered."""
 
-    def __init__(self, app: App, app_token: str, bot: SlackBot):
+    def __init__(self, app: App, app_token: str):
         super().__init__(app, app_token)
-        self._bot = bot
+        self._answering = 0
+        self._answered = threading.Condition()
 
     def handle(self, client, req) -> None:
-        with self._bot.answering():
+        with self._answered:
+            self._answering += 1
+        try:
             super().handle(client, req)
+        finally:
+            with self._answered:
+                self._answering -= 1
+                self._answered.notify_all()
+
+    def answered_all(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the requests under way to be acked; True if they were."""
+        with self._answered:
+            return self._answered.wait_for(lambda: self._answering == 0, timeout)
 
 
 def _until_stopped(fn, stop: threading.Event, name: str) -> tuple[bool, object, Exception | None]:
@@ -202,21 +216,14 @@ def _until_stopped(fn, stop: threading.Event, name: str) -> tuple[bool, object, 
     return True, outcome[0], outcome[1]
 
 
-def _after(seconds: float) -> threading.Event:
-    """An event that is set `seconds` from now."""
-    event = threading.Event()
-    timer = threading.Timer(seconds, event.set)
-    timer.daemon = True
-    timer.start()
-    return event
-
-
 def _connect(handler: SocketModeHandler, stop: threading.Event) -> bool:
     """Open the Socket Mode connection; False if `stop` came first (see _until_stopped)."""
     # The reason is said once, below; slack_sdk's own lines about it are for later reconnects.
     bolt_log = logging.getLogger("bot.slack.bolt")
-    quiet = logging.Filter()
-    quiet.filter = lambda record: not record.getMessage().startswith("Failed to retrieve WSS URL")
+
+    def quiet(record) -> bool:
+        return not record.getMessage().startswith("Failed to retrieve WSS URL")
+
     bolt_log.addFilter(quiet)
     try:
         finished, _, e = _until_stopped(handler.connect, stop, "paperbot-connect")
