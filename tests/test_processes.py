@@ -376,6 +376,23 @@ def test_run_serves_signed_requests_and_stops_on_sigterm(procs, tmp_path, slack)
     assert "Traceback" not in server.proc.log()
 
 
+def test_a_command_under_way_when_http_stops_is_still_answered(procs, tmp_path, slack):
+    """A restart (deploy, SIGTERM) while a command is being answered: the member gets the reply, not
+    Slack's "operation_timeout" for a change that was made."""
+    server = start_server(procs, tmp_path, slack)
+    slack.fail_next("users.info", accept_then="hang", seconds=1.5)  # is U1 an admin? Slack takes its time
+    answers: list = []
+    asking = threading.Thread(target=lambda: answers.append(server.command("assign <@U2> 5 next")))
+    asking.start()
+    time.sleep(0.7)  # the listener is waiting for users.info
+    code, _ = server.proc.terminate_and_wait(timeout=30)
+    asking.join()
+    assert code == 0, server.proc.log()
+    status, reply, _ = answers[0]
+    assert status == 200 and reply.get("text"), (answers, server.proc.log())
+    assert "Traceback" not in server.proc.log()
+
+
 def test_a_malformed_unsigned_request_is_a_400_not_a_traceback(procs, tmp_path, slack):
     """Bolt reads the body before it checks the signature: anyone who can reach the port can send one."""
     server = start_server(procs, tmp_path, slack)
