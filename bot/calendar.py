@@ -311,7 +311,8 @@ class Group:
                 raise BadDate(f"{m[1]} has no week {int(m[2])}") from None
         m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", arg)
         if not m:
-            raise BadDate(f"{arg!r} is not a date: use YYYY-MM-DD (any day of the week) or next")
+            shown = arg if len(arg) <= 40 else arg[:39] + "…"  # the advice must not drown in what was typed
+            raise BadDate(f"{shown!r} is not a date: use YYYY-MM-DD (any day of the week) or next")
         try:
             day = date(int(m[1]), int(m[2]), int(m[3]))
         except ValueError:

@@ -123,7 +123,7 @@ def fold_tag(text: str) -> str:
 
     Separators at either end go too (`parallelism-dp,` as typed from a list): no tag holds one.
     """
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).replace("`", "")  # tags show in `code`
     text = text.strip().strip(",;、").strip().lstrip("#").casefold()
     text = re.sub(r"[\s_\-]+", "-", text)
     return text.strip("-")
@@ -203,8 +203,11 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
         raise InvalidPaper("title", "title cannot be empty")
     summary = text("summary", MAX_SUMMARY)
     url = text("url", MAX_URL)
-    if url and not re.match(r"^https?://[^\s<>|]+$", url):
+    if url and not re.match(r"^https?://[^\s<>|]+$", url, re.IGNORECASE):
         raise InvalidPaper("url", "url must start with http:// or https:// and have no spaces or < > | in it")
+    if url and not url.startswith(("http://", "https://")):  # HTTPS://… as some pages write it
+        scheme, rest = url.split(":", 1)
+        url = scheme.lower() + ":" + rest
     if new and url and len(url) + 4 * url.count("&") > MAX_LINK:
         # The add form says so; an import keeps such a url (a list may hold one), shown unlinked.
         raise InvalidPaper("url", f"url has too many & characters: as Slack writes them it is over {MAX_LINK} long")
@@ -221,7 +224,9 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
         for part in (p for t in tags for p in _TAG_SEPARATORS.split(unicodedata.normalize("NFKC", t))):
             name = fold_tag(part)
             if not name:
-                continue
+                if part.strip():  # `#` or `--`: something was meant, and it is no tag
+                    raise InvalidPaper("tags", f"tag {part.strip()[:20]!r} has no letters or digits")
+                continue  # a, b, (nothing after the last comma)
             if len(name) > MAX_TAG:
                 raise InvalidPaper("tags", f"tag {name[:20]!r}… is longer than {MAX_TAG} characters")
             seen[name] = None

@@ -55,6 +55,8 @@ class Context:
     channel: str | None = None
     #: Called with a change to the schedule inside its transaction (signups.Then).
     on_change: Callable[[Change], None] | None = None
+    #: Raises Refusal for a user who cannot present (a bot); the console has no such users.
+    vet_presenter: Callable[[str], None] | None = None
 
 
 @dataclass
@@ -282,6 +284,7 @@ def cmd_mine(ctx: Context, args: str) -> Answer:
 
 
 def cmd_assign(ctx: Context, args: str) -> Answer:
+    signups.require_admin(ctx.member, "assign weeks")  # a member learns that first, not the syntax
     parts = args.split()
     if not 2 <= len(parts) <= 3:
         return _usage("assign")
@@ -296,6 +299,8 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
             Code(f"/paper {BY_NAME['assign'].example}"),
             ok=False,
         )
+    if ctx.vet_presenter is not None:
+        ctx.vet_presenter(m[1])
     change = signups.assign(
         ctx.store,
         ctx.group,
@@ -314,6 +319,7 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
 
 
 def cmd_unassign(ctx: Context, args: str) -> Answer:
+    signups.require_admin(ctx.member, "clear weeks")
     if len(args.split()) != 1:
         return _usage("unassign")
     change = signups.unassign(ctx.store, ctx.group, ctx.now, ctx.member, args.strip(), then=ctx.on_change)
@@ -323,6 +329,7 @@ def cmd_unassign(ctx: Context, args: str) -> Answer:
 
 
 def cmd_skip(ctx: Context, args: str) -> Answer:
+    signups.require_admin(ctx.member, "skip weeks")
     if len(args.split()) != 1:
         return _usage("skip")
     change = signups.skip(ctx.store, ctx.group, ctx.now, ctx.member, args.strip(), then=ctx.on_change)
@@ -371,7 +378,7 @@ COMMANDS: list[Command] = [
         "assign", "<@user> <paper> [<date>]", "put someone in a week", "assign @ada 7 next", cmd_assign, admin=True
     ),
     Command("unassign", "<date>", "clear a week", "unassign next", cmd_unassign, admin=True),
-    Command("skip", "<date>", "no meeting that week", "skip 2026-12-28", cmd_skip, admin=True),
+    Command("skip", "<date>", "no meeting that week", "skip next", cmd_skip, admin=True),
     Command("add", "", "add a paper (opens a form)", "add", cmd_add, admin=True),
 ]
 BY_NAME = {c.name: c for c in COMMANDS}

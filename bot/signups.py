@@ -328,7 +328,7 @@ def _made(change: Change, then: Then) -> Change:
     return change
 
 
-def _require_admin(member: Member, what: str) -> None:
+def require_admin(member: Member, what: str) -> None:
     if not member.is_admin():
         raise AdminOnly(f"Only admins can {what}. Ask one of the group's admins.")
 
@@ -453,7 +453,7 @@ def assign(
     then: Then = None,
 ) -> Change:
     """Admin: put `user` in a week (default: the first open one) with a paper; papers may repeat."""
-    _require_admin(admin, "assign weeks")
+    require_admin(admin, "assign weeks")
     with store.write():
         paper = find_paper(store, paper_ref)
         week = _target_week(store, group, now, week_arg, admin_hint=True)
@@ -463,7 +463,7 @@ def assign(
 
 def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg: str, *, then: Then = None) -> Change:
     """Admin: clear a week's presenter or skip."""
-    _require_admin(admin, "clear weeks")
+    require_admin(admin, "clear weeks")
     with store.write():
         # Clearing is not booking: a week booked beyond the horizon before there was one can be cleared.
         week, meeting = _coming_week(group, week_arg, now, over="; its record stays.", booking=False)
@@ -477,7 +477,7 @@ def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg:
 
 def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str, *, then: Then = None) -> Change:
     """Admin: no meeting that week: no post, no presenter."""
-    _require_admin(admin, "skip weeks")
+    require_admin(admin, "skip weeks")
     with store.write():
         week, meeting = _coming_week(group, week_arg, now)
         found = _slot(store.db, week)

@@ -166,3 +166,9 @@ def test_date_arguments(group, arg, key):
 def test_impossible_dates(group, arg):
     with pytest.raises(BadDate):
         group.parse_week(arg, datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
+
+
+def test_a_long_bad_date_is_shortened_so_the_advice_still_shows(group):
+    with pytest.raises(BadDate) as e:
+        group.parse_week("x" * 3500, datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
+    assert len(str(e.value)) < 120 and str(e.value).endswith("or next")

@@ -628,3 +628,17 @@ def test_a_csv_saved_as_utf16_reads_and_one_in_latin1_is_named(tmp_path):
 def test_an_empty_file_is_named_whatever_its_kind(tmp_path, name):
     with pytest.raises(papers_file.UnreadableFile, match=r"empty\.\w+: is empty"):
         papers_file.read(write(tmp_path, name, "\n  \n"))
+
+
+def test_a_url_with_its_scheme_in_capitals_is_taken_and_written_the_usual_way():
+    assert catalog.validate({"title": "A", "url": "HTTPS://arxiv.org/abs/1"}, new=True).url == "https://arxiv.org/abs/1"
+    with pytest.raises(catalog.InvalidPaper, match="url must start"):
+        catalog.validate({"title": "A", "url": "HTTPX://arxiv.org/abs/1"}, new=True)
+
+
+def test_a_tag_that_is_only_punctuation_is_refused_and_backticks_never_reach_a_tag():
+    for tags in ("#", "ml, --", "___"):
+        with pytest.raises(catalog.InvalidPaper, match="has no letters or digits"):
+            catalog.validate({"title": "A", "tags": tags}, new=True)
+    assert catalog.validate({"title": "A", "tags": "a, b,"}, new=True).tags == ("a", "b")  # a trailing comma
+    assert catalog.validate({"title": "A", "tags": "`tick`, *star*"}, new=True).tags == ("tick", "*star*")

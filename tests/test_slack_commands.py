@@ -242,6 +242,20 @@ def test_every_command_through_a_signed_request(h, command):
     assert reply["text"].strip() and "Something went wrong" not in reply["text"]
 
 
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c.name != "add"], ids=lambda c: c.name)
+def test_every_help_example_still_works_years_later(h, clock, command):
+    """help is read long after it was written: no example may name a week that has passed."""
+    clock.set(at("2031-03-05 10:00"))
+    reply = blocks_text(valid(h.command(command.example, user="UADMIN")))
+    assert "is over" not in reply and "Usage" not in reply and "Something went wrong" not in reply
+
+
+def test_help_says_which_commands_are_for_admins_in_its_text_fallback_too(h):
+    reply = valid(h.command("help"))
+    admin_lines = [line for line in reply["text"].splitlines() if line.endswith("(admins)")]
+    assert len(admin_lines) == sum(c.admin for c in COMMANDS) and any("/paper skip" in x for x in admin_lines)
+
+
 def test_a_title_that_pings_is_inert_everywhere(h):
     from bot import reminders, weekly
 

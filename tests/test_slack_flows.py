@@ -248,6 +248,44 @@ def test_admin_lookup_is_cached_and_a_failed_lookup_is_explained(h):
     assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0
 
 
+def test_a_member_made_admin_is_one_within_a_minute_and_an_admin_stays_one(h, monkeypatch):
+    from bot.slack import app
+
+    monkeypatch.setattr(app, "MEMBER_CACHE_SECONDS", 0)  # "a minute" has passed
+    assert "Only admins can" in blocks_text(valid(h.command("skip 2026-12-24", user="U2")))
+    h.slack.users["U2"] = {"is_admin": True}  # made a workspace admin
+    assert "No meeting in the week" in blocks_text(valid(h.command("skip 2026-12-24", user="U2")))
+    asked = len(h.slack.calls_to("users.info"))
+    h.command("unassign 2026-12-24", user="U2")
+    assert len(h.slack.calls_to("users.info")) == asked  # an admin is remembered
+
+
+@pytest.mark.parametrize("text, what", [("assign", "assign"), ("skip", "skip"), ("unassign a b", "clear")])
+def test_a_member_is_told_an_admin_verb_is_for_admins_before_its_syntax(h, text, what):
+    reply = blocks_text(valid(h.command(text, user="U1")))
+    assert f"Only admins can {what} weeks" in reply and "Usage" not in reply
+
+
+@pytest.mark.parametrize("presenter", ["<@UBOT|paperbot>", "<@USLACKBOT|slackbot>"])
+def test_a_bot_cannot_be_assigned_to_present(h, presenter):
+    reply = blocks_text(valid(h.command(f"assign {presenter} 5 next", user="UADMIN")))
+    assert "is a bot and cannot present" in reply
+    assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0
+    h.bot.drain()
+    assert not channel_lines(h.slack)
+
+
+def test_add_by_a_workspace_admin_answers_within_slacks_3_seconds_when_slack_is_slow(h):
+    """users.info, then views.open, each slow: together they must still leave the reply its time."""
+    h.slack.fail_next("users.info", accept_then="hang", seconds=1.6)
+    h.slack.fail_next("views.open", accept_then="hang", seconds=1.6)
+    started = time.monotonic()
+    reply = h.command("add", user="UWSADMIN")
+    seconds = time.monotonic() - started
+    assert seconds < 2.9, seconds
+    assert "couldn't open the form just now" in reply["text"]
+
+
 def test_add_opens_a_modal_and_validates_the_submission(h):
     reply = h.command("add", user="UADMIN")
     assert reply == {}  # the modal is the answer

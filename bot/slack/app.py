@@ -25,7 +25,7 @@ from bot import outbox, signups, weekly
 from bot.calendar import Week
 from bot.commands import Context
 from bot.delivery import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain
-from bot.replies import Button, Home, Notice, PaperEntry
+from bot.replies import Button, Home, Mention, Notice, PaperEntry
 from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
 from bot.slack import announce, blocks
@@ -34,14 +34,21 @@ from bot.store import Store
 
 log = logging.getLogger(__name__)
 
+#: How long what Slack said of a member is trusted: an admin for 10 minutes, anyone else for one
+#: (a member just made an admin waits a minute at most).
 ADMIN_CACHE_SECONDS = 600
+MEMBER_CACHE_SECONDS = 60
 #: An outbox item Slack asks us to hold off for at most this long is tried again by a short
 #: wait in the background; a longer hold is left to the scheduler's next check (30 s).
 OUTBOX_SOON = 30
 #: A post update waits this long (and again) while the post itself is being sent.
 POST_IN_FLIGHT_WAIT = 2.0
-#: Calls made before a reply (users.info, views.open) must leave time within Slack's 3 seconds.
+#: Calls made before a reply (users.info, views.open) must leave time within Slack's 3 seconds:
+#: each waits at most QUICK_TIMEOUT, and all of a reply's together at most ANSWER_SECONDS.
 QUICK_TIMEOUT = 2.0
+ANSWER_SECONDS = 2.5
+#: Slackbot is no bot to users.info, and presents no paper.
+SLACKBOT = "USLACKBOT"
 
 
 class SlackBot:
@@ -83,7 +90,7 @@ class SlackBot:
 
     # -- who and when --------------------------------------------------------
 
-    def is_admin(self, user: str) -> bool:
+    def is_admin(self, user: str, deadline: float | None = None) -> bool:
         """PAPERBOT_ADMINS, or a workspace admin or owner (asked of Slack, remembered a while)."""
         if user in self.settings.admins:
             return True
@@ -91,23 +98,42 @@ class SlackBot:
         if cached and cached[1] > time.monotonic():
             return cached[0]
         try:
-            info = call(self.quick.users_info, user=user)["user"]
+            info = call(self.quick_client(deadline).users_info, user=user)["user"]
         except (Rejected, Uncertain) as e:
             log.warning("users.info %s failed: %s", user, e)
             raise Refusal(
                 "I couldn't check with Slack whether you are an admin just now. Try again in a minute."
             ) from None
         admin = bool(info.get("is_admin") or info.get("is_owner") or info.get("is_primary_owner"))
-        self._admins[user] = (admin, time.monotonic() + ADMIN_CACHE_SECONDS)
+        self._admins[user] = (admin, time.monotonic() + (ADMIN_CACHE_SECONDS if admin else MEMBER_CACHE_SECONDS))
         return admin
 
-    def member(self, user: str) -> Member:
-        return Member(user, lambda: self.is_admin(user))
+    def quick_client(self, deadline: float | None = None) -> WebClient:
+        """The client for a call before a reply, waiting no longer than `deadline` (monotonic) allows."""
+        left = QUICK_TIMEOUT if deadline is None else deadline - time.monotonic()
+        if left >= QUICK_TIMEOUT:
+            return self.quick
+        if left < 0.2:
+            raise Uncertain("no time left to ask Slack before the answer is due")
+        return WebClient(token=self.quick.token, base_url=self.quick.base_url, timeout=left, retry_handlers=[])
 
-    def context(self, user: str) -> Context:
+    def vet_presenter(self, user: str, bot_user: str | None) -> None:
+        """Refuse a presenter who is no person: Slackbot, or this bot (a mention of @paperbot)."""
+        if user in (SLACKBOT, bot_user):
+            raise Refusal(Mention(user), " is a bot and cannot present. Name a member of the group.")
+
+    def context(self, user: str, deadline: float | None = None, bot_user: str | None = None) -> Context:
+        """What a command needs; Slack calls made for it (users.info) end by `deadline` (monotonic)."""
         s = self.settings
         return Context(
-            self.store, self.group, self.member(user), self.clock(), s.focus_tag, s.channel, self.queue_change
+            self.store,
+            self.group,
+            Member(user, lambda: self.is_admin(user, deadline)),
+            self.clock(),
+            s.focus_tag,
+            s.channel,
+            self.queue_change,
+            lambda presenter: self.vet_presenter(presenter, bot_user),
         )
 
     # -- after the reply ---------------------------------------------------------

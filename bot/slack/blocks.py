@@ -375,7 +375,7 @@ def _(reply: Help) -> dict:
         )
     )
     fallback = (plain(reply.intro) + "\n" if reply.intro else "") + "\n".join(
-        f"/paper {escape(h.usage)}: {escape(h.summary)}" for h in reply.lines
+        f"/paper {escape(h.usage)}: {escape(h.summary)}{' (admins)' if h.admin else ''}" for h in reply.lines
     )
     return _message(fallback, blocks)
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import html
 import logging
 import re
+import time
 
 from bot import commands
 from bot.delivery import Rejected, Uncertain
 from bot.replies import AddForm
 from bot.slack import blocks
+from bot.slack.app import ANSWER_SECONDS
 from bot.slack.client import call
 
 log = logging.getLogger(__name__)
@@ -38,13 +40,14 @@ def from_slack(text: str) -> str:
 
 def register(app, bot) -> None:
     @app.command("/paper")
-    def on_paper(ack, body):
+    def on_paper(ack, body, context):
+        deadline = time.monotonic() + ANSWER_SECONDS  # users.info and views.open share Slack's 3 seconds
         user = body.get("user_id", "")
         line = from_slack(body.get("text", ""))
         try:
-            answer = commands.run(bot.context(user), line)
+            answer = commands.run(bot.context(user, deadline, context.bot_user_id), line)
             if isinstance(answer.reply, AddForm):
-                reply = open_add_form(bot, body)
+                reply = open_add_form(bot, body, deadline)
             else:
                 reply = {"response_type": "ephemeral", **blocks.message(answer.reply)}
         except Exception:
@@ -56,10 +59,14 @@ def register(app, bot) -> None:
             bot.wake_outbox()  # its announcement was queued with the change
 
 
-def open_add_form(bot, body) -> dict:
+def open_add_form(bot, body, deadline: float | None = None) -> dict:
     """Open the add modal now: its trigger_id is only good for 3 seconds."""
     try:
-        call(bot.quick.views_open, trigger_id=body.get("trigger_id", ""), view=blocks.add_form(body.get("channel_id")))
+        call(
+            bot.quick_client(deadline).views_open,
+            trigger_id=body.get("trigger_id", ""),
+            view=blocks.add_form(body.get("channel_id")),
+        )
     except (Rejected, Uncertain) as e:
         log.warning("views.open failed: %s", e)
         return {

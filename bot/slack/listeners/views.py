@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from bot import commands
 from bot.catalog import InvalidPaper
@@ -10,6 +11,7 @@ from bot.delivery import Rejected, Uncertain
 from bot.replies import Code, Notice, PaperRef, text
 from bot.signups import Refusal
 from bot.slack import blocks
+from bot.slack.app import ANSWER_SECONDS
 from bot.slack.blocks import plain
 from bot.slack.client import call
 
@@ -25,7 +27,7 @@ def register(app, bot) -> None:
             state = ((view.get("state") or {}).get("values") or {}).get(name) or {}
             values[name] = (state.get(name) or {}).get("value")
         try:
-            paper = commands.add_paper(bot.context(user), values)
+            paper = commands.add_paper(bot.context(user, time.monotonic() + ANSWER_SECONDS), values)
         except Refusal as refusal:  # not an admin, or their rights could not be checked
             ack(response_action="errors", errors={"title": plain(refusal.text)[:150]})
             return
