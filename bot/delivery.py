@@ -58,6 +58,11 @@ class RateLimited(Rejected):
         self.retry_after = retry_after
 
 
+class Unreachable(Rejected):
+    """Slack could not be reached (connection refused, no such host): certainly not delivered, and
+    worth trying again soon, unlike a refusal."""
+
+
 class Uncertain(Exception):
     """The attempt failed in a way that may or may not have delivered the message."""
 
@@ -217,7 +222,7 @@ def deliver(
                 reason = f"could not check whether an earlier attempt arrived ({e})"
                 if isinstance(e, RateLimited) and e.retry_after <= MAX_RATE_LIMIT_WAIT and not last:
                     wait = max(e.retry_after, 0.5)
-                elif isinstance(e, Uncertain) and not last:
+                elif isinstance(e, Uncertain | Unreachable) and not last:
                     wait = BACKOFF[attempt]
                 else:
                     return _give_up(store, d, reason, previous_error, state)
@@ -250,6 +255,16 @@ def deliver(
             if e.retry_after > MAX_RATE_LIMIT_WAIT or last:
                 break
             if sleep(max(e.retry_after, 0.5)):
+                return _stopped(store, d, reason)
+            continue
+        except Unreachable as e:
+            # Certainly not posted: nothing to look for before the next try.
+            _update(store, d, "state = 'claimed', last_error = ?", [str(e)])
+            state = "claimed"
+            reason = str(e)
+            if last:
+                break
+            if sleep(BACKOFF[attempt]):
                 return _stopped(store, d, reason)
             continue
         except Rejected as e:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import socket
 import threading
 import time
 from urllib.parse import urlencode
@@ -172,6 +173,31 @@ def test_a_rate_limited_post_update_never_puts_back_what_a_later_change_undid(h,
     post = h.slack.messages(CHANNEL)[0]
     assert "Presenter" not in blocks_text(post) and "Nobody presents yet" in blocks_text(post)
     assert [b for b in buttons(post) if b["action_id"].startswith("weekly:")]
+
+
+def test_a_slack_that_cannot_be_reached_for_a_moment_loses_no_post_update_and_no_announcement(h, clock, monkeypatch):
+    from slack_sdk import WebClient
+
+    from bot.slack import app
+
+    monkeypatch.setattr(app, "UNREACHABLE_WAIT", 0.2)
+    weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    clock.set(at("2026-12-07 09:05"))
+    reachable = h.bot.transport.client
+    with socket.socket() as closed:  # a port nobody listens on: connection refused
+        closed.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{closed.getsockname()[1]}/api/"
+    h.bot.transport.client = WebClient(base_url=gone, token="xoxb-test", retry_handlers=[])
+    assert "You're signed up" in h.command("signup 4 2026-12-07", user="U3", drain=False)["text"]
+    time.sleep(0.5)  # its update and announcement have been tried, and tried again
+    post = h.slack.messages(CHANNEL)[0]
+    assert "Nobody presents yet" in blocks_text(post) and len(h.slack.messages(CHANNEL)) == 1
+    h.bot.transport.client = reachable  # Slack is back
+    time.sleep(0.3)
+    h.bot.send_outbox()
+    h.bot.drain(10)
+    post, line = h.slack.messages(CHANNEL)
+    assert "Presenter: <@U3>" in blocks_text(post) and "<@U3> will present" in html.unescape(line["text"])
 
 
 def test_a_signup_while_the_weekly_post_is_on_its_way_reaches_the_post(h, clock):

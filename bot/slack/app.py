@@ -24,7 +24,7 @@ from slack_sdk import WebClient
 from bot import outbox, signups, weekly
 from bot.calendar import Week
 from bot.commands import Context
-from bot.delivery import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain
+from bot.delivery import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain, Unreachable
 from bot.replies import Button, Home, Mention, Notice, PaperEntry
 from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
@@ -41,6 +41,8 @@ MEMBER_CACHE_SECONDS = 60
 #: An outbox item Slack asks us to hold off for at most this long is tried again by a short
 #: wait in the background; a longer hold is left to the scheduler's next check (30 s).
 OUTBOX_SOON = 30
+#: While Slack cannot be reached, the outbox tries again this often.
+UNREACHABLE_WAIT = 10.0
 #: A post update waits this long (and again) while the post itself is being sent.
 POST_IN_FLIGHT_WAIT = 2.0
 #: Calls made before a reply (users.info, views.open) must leave time within Slack's 3 seconds:
@@ -259,6 +261,11 @@ class SlackBot:
             wait = max(e.retry_after, 1.0)
             self._outbox_held_until = time.monotonic() + wait
             outbox.postpone(self.store, item, time.time() + wait, str(e))
+            log.warning("could not %s yet: %s", what, e)
+            return
+        except Unreachable as e:  # certainly not sent, and Slack will be back: every line waits, none is dropped
+            self._outbox_held_until = time.monotonic() + UNREACHABLE_WAIT
+            outbox.postpone(self.store, item, time.time() + UNREACHABLE_WAIT, str(e))
             log.warning("could not %s yet: %s", what, e)
             return
         except Uncertain as e:  # an announcement may have been posted: a rare second line beats a missing one

@@ -29,7 +29,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 from slack_sdk.webhook import WebhookClient
 
-from bot.delivery import Delivery, RateLimited, Rejected, Sent, Uncertain
+from bot.delivery import Delivery, RateLimited, Rejected, Sent, Uncertain, Unreachable
 from bot.replies import Reminder, WeeklyPost
 from bot.slack import blocks
 
@@ -99,7 +99,7 @@ def _classify(exc: Exception) -> Exception:
         return Rejected(describe(error or f"HTTP {status}"))
     reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
     if isinstance(reason, ConnectionRefusedError | socket.gaierror):
-        return Rejected(f"cannot reach Slack ({reason})")
+        return Unreachable(f"cannot reach Slack ({reason})")
     if isinstance(reason, TimeoutError | ConnectionError | http.client.HTTPException | OSError):
         return Uncertain(f"no answer from Slack ({reason.__class__.__name__}: {reason})")
     return Uncertain(f"{exc.__class__.__name__}: {exc}")
