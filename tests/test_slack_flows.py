@@ -380,6 +380,41 @@ def test_app_home_shows_weeks_slots_and_buttons(h):
     assert "You're signed up" in blocks_text(h.slack.home_views["U1"])
 
 
+def test_a_click_is_acked_only_once_its_change_is_saved(h):
+    """Slack hears back only after the sign-up is written: a restart just after the ack loses nothing."""
+    [signup] = [b for b in buttons(valid(h.command("show 5"))) if b["value"].startswith("signup")]
+    import sqlite3
+
+    holder = sqlite3.connect(h.bot.store.path)
+    holder.execute("BEGIN IMMEDIATE")  # an import's batch holds the write lock for a moment
+    clicking = threading.Thread(target=h.click, args=(signup,), kwargs={"user": "U9", "drain": False})
+    clicking.start()
+    clicking.join(0.5)
+    assert clicking.is_alive()  # not acked while the sign-up cannot be written yet
+    holder.rollback()
+    clicking.join(10)
+    assert h.bot.store.db.execute("SELECT presenter FROM slots").fetchall() == [("U9",)]
+    h.bot.drain()
+
+
+def test_a_click_on_app_home_is_answered_directly_when_home_cannot_be_redrawn(h):
+    h.command("signup 7 next", user="U1")
+    h.event({"type": "app_home_opened", "user": "U1", "tab": "home"})
+    withdraw = next(b for b in buttons(h.slack.home_views["U1"]) if b["value"].startswith("withdraw"))
+    h.slack.fail_next("views.publish", error="internal_error")
+    h.click(withdraw, user="U1", container="view")
+    [dm] = h.slack.messages("DU1")
+    assert "You gave up" in dm["text"]
+
+
+def test_a_pager_never_replaces_the_channel_post(h):
+    weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    post = h.slack.messages(CHANNEL)[0]
+    forged = {"action_id": "page:0", "value": "tag parallelism-dp --page 1"}  # no real post has one
+    [answer] = h.slack.responses_to(h.click(forged, user="U1", message=post))
+    assert answer["replace_original"] is False and answer["response_type"] == "ephemeral"
+
+
 def test_week_command(h, clock):
     reply = valid(h.command("week"))
     assert "This week" in blocks_text(

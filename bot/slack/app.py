@@ -29,7 +29,7 @@ from bot.replies import Button, Home, Mention, Notice, PaperEntry
 from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
 from bot.slack import announce, blocks
-from bot.slack.client import SlackTransport, call, make_client
+from bot.slack.client import ANSWER_TIMEOUT, SlackTransport, call, make_client
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,8 @@ class SlackBot:
         self.quick = WebClient(
             token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT, retry_handlers=[]
         )
+        # Answers to a click (App Home, a DM) retry hiccups but give up soon: see client.ANSWER_TIMEOUT.
+        self.answering = make_client(settings, timeout=ANSWER_TIMEOUT) if client is None else client
         # No client retries for the post, its updates or announcements: delivery decides about the
         # post, the outbox about the rest, and neither holds a thread to wait out a Retry-After.
         self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
@@ -83,7 +85,7 @@ class SlackBot:
         # Answers to the person who clicked (a button, a form, App Home) have their own threads:
         # the channel's work (announcements, post updates) may sleep through a Retry-After.
         self._pools = {
-            "answer": ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-answer"),
+            "answer": ThreadPoolExecutor(max_workers=8, thread_name_prefix="paperbot-answer"),
             "channel": ThreadPoolExecutor(max_workers=2, thread_name_prefix="paperbot-channel"),
         }
         self._pending: set[Future] = set()
@@ -331,11 +333,21 @@ class SlackBot:
         ]
         return Home(user, coming, upcoming, waiting, notice)
 
-    def publish_home(self, user: str, notice: Notice | None = None) -> None:
+    def publish_home(self, user: str, notice: Notice | None = None) -> bool:
+        """Re-draw `user`'s App Home, `notice` on top; False when Slack did not take it."""
         try:
-            call(self.client.views_publish, user_id=user, view=blocks.home(self.home(user, notice)))
+            call(self.answering.views_publish, user_id=user, view=blocks.home(self.home(user, notice)))
         except (Rejected, Uncertain) as e:
             log.warning("could not publish App Home for %s: %s", user, e)
+            return False
+        return True
+
+    def tell_directly(self, user: str, message: dict) -> None:
+        """A direct message from the app (its Messages tab)."""
+        try:
+            call(self.answering.chat_postMessage, channel=user, **message)
+        except (Rejected, Uncertain) as e:
+            log.warning("could not tell %s directly: %s", user, e)
 
 
 def build_app(bot: SlackBot) -> App:

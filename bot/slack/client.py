@@ -36,6 +36,9 @@ from bot.slack import blocks
 log = logging.getLogger(__name__)
 
 TIMEOUT = 20
+#: An answer to someone who clicked (response_url, App Home) that Slack has not taken in this
+#: long is told another way, or dropped: it must not hold a thread that the next click needs.
+ANSWER_TIMEOUT = 5
 
 #: Errors after which Slack may still have done what was asked.
 _UNCERTAIN_ERRORS = {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
@@ -64,14 +67,14 @@ def _hiccups() -> list:
     ]
 
 
-def make_client(settings, *, retries: bool = True) -> WebClient:
+def make_client(settings, *, retries: bool = True, timeout: float = TIMEOUT) -> WebClient:
     handlers = _hiccups() if retries else []
-    return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=TIMEOUT, retry_handlers=handlers)
+    return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=timeout, retry_handlers=handlers)
 
 
 def webhook(response_url: str) -> WebhookClient:
     """A client for one response_url (a button's answer), retrying what the everyday client retries."""
-    return WebhookClient(response_url, timeout=TIMEOUT, retry_handlers=_hiccups())
+    return WebhookClient(response_url, timeout=ANSWER_TIMEOUT, retry_handlers=_hiccups())
 
 
 def describe(error: str) -> str:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 
 from bot import commands
 from bot.delivery import Rejected, Uncertain
 from bot.replies import Notice, text
 from bot.slack import blocks
+from bot.slack.app import ANSWER_SECONDS
 from bot.slack.client import NETWORK_ERRORS, call, webhook
 from bot.slack.listeners.commands import OOPS
 
@@ -27,32 +29,46 @@ BUTTON = re.compile(rf"^({blocks.RUN}|{blocks.PAGE}|{blocks.WEEKLY}):")
 
 def register(app, bot) -> None:
     @app.action(BUTTON)
-    def on_button(ack, body, action):
+    def on_button(ack, body, action, context):
+        # The click's change is made before Slack hears back: an acked click is never lost to a
+        # restart. Only the answer to the clicker comes after, from the pool.
+        answer = press(bot, body, action, time.monotonic() + ANSWER_SECONDS, context.bot_user_id)
         ack()
-        bot.later(press, bot, body, action)
+        if answer.change is not None:
+            bot.wake_outbox()  # its announcement was queued with the change
+        bot.later(answer_press, bot, body, action, answer)
 
 
-def press(bot, body: dict, action: dict) -> None:
+def press(bot, body: dict, action: dict, deadline: float | None = None, bot_user: str | None = None):
+    """Run the button's command as the person who clicked; its Answer (never raises)."""
     user = (body.get("user") or {}).get("id", "")
     command = action.get("value", "")
     kind = action.get("action_id", "").split(":", 1)[0]
-    in_home = (body.get("container") or {}).get("type") == "view"
     try:
-        context = bot.context(user)
+        context = bot.context(user, deadline, bot_user)
         if kind == blocks.WEEKLY:
             command = commands.post_button(context, command)
-        answer = commands.run(context, command)
+        return commands.run(context, command)
     except Exception:
         log.exception("button %r from %s failed", command, user)
-        answer = commands.Answer(Notice(text(OOPS), ok=False))
-    if in_home:
-        bot.publish_home(user, answer.reply if isinstance(answer.reply, Notice) else None)
+        return commands.Answer(Notice(text(OOPS), ok=False))
+
+
+def answer_press(bot, body: dict, action: dict, answer) -> None:
+    """Tell the clicker: on App Home by re-drawing it, elsewhere privately (a pager replaces its list)."""
+    user = (body.get("user") or {}).get("id", "")
+    kind = action.get("action_id", "").split(":", 1)[0]
+    container = body.get("container") or {}
+    notice = answer.reply if isinstance(answer.reply, Notice) else None
+    if container.get("type") == "view":
+        if not bot.publish_home(user, notice) and notice is not None:
+            bot.tell_directly(user, blocks.message(notice))  # the click's answer must reach them somehow
     else:
         payload = blocks.message(answer.reply)
-        if not reply(body.get("response_url"), payload, replace=kind == blocks.PAGE):
+        # Only a private list is replaced: never the channel's weekly post, whatever a payload says.
+        replace = kind == blocks.PAGE and container.get("is_ephemeral") is not False
+        if not reply(body.get("response_url"), payload, replace=replace):
             tell_privately(bot, body, user, payload)
-    if answer.change is not None:
-        bot.wake_outbox()  # its announcement was queued with the change
 
 
 def reply(response_url: str | None, payload: dict, *, replace: bool) -> bool:
