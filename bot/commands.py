@@ -191,8 +191,12 @@ def cmd_search(ctx: Context, args: str) -> Answer:
         )
     more = page.has_more or page_no > 1
     heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page)})" if more else "")
-    # The pager repeats what was searched, not the whole text: a long query would not fit in a button.
-    pager = _pager(f"search {search_terms.searched_words(words)}", page.page, page.has_more)
+    # The pager repeats the query as typed, so that the next page reads the same; a long one only as
+    # far as it was searched: the whole text would not fit in a button.
+    again = " ".join(words.split())
+    pager = _pager(
+        f"search {again if len(again) <= 200 else search_terms.searched_words(words)}", page.page, page.has_more
+    )
     return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager))
 
 

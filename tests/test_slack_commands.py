@@ -256,6 +256,14 @@ def test_help_says_which_commands_are_for_admins_in_its_text_fallback_too(h):
     assert len(admin_lines) == sum(c.admin for c in COMMANDS) and any("/paper skip" in x for x in admin_lines)
 
 
+def test_the_next_page_of_a_search_shows_the_query_as_it_was_typed(h):
+    catalog.upsert(h.bot.store, [PaperInput(id=f"extra-{i}", title=f"Extra paper {i}") for i in range(60)])
+    reply = valid(h.command("search Extra PAPER"))
+    [nxt] = [b for b in buttons(reply) if b["action_id"].startswith("page:")]
+    [page2] = h.slack.responses_to(h.click(nxt))
+    assert "“*Extra PAPER*”, best first (41–60)" in blocks_text(page2)
+
+
 def test_a_title_that_pings_is_inert_everywhere(h):
     from bot import reminders, weekly
 

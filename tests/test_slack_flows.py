@@ -415,6 +415,17 @@ def test_a_pager_never_replaces_the_channel_post(h):
     assert answer["replace_original"] is False and answer["response_type"] == "ephemeral"
 
 
+def test_app_home_says_when_it_shows_only_some_of_your_slots(h):
+    for i in range(17):
+        h.command(f"signup {i + 1} 2027-0{1 + i // 4}-{1 + 7 * (i % 4):02d}", user="U1", drain=False)
+    h.bot.drain()
+    assert len(h.bot.store.db.execute("SELECT * FROM slots WHERE presenter = 'U1'").fetchall()) == 17
+    h.event({"type": "app_home_opened", "user": "U1", "tab": "home"})
+    view = h.slack.home_views["U1"]
+    assert sum(b["value"].startswith("withdraw") for b in buttons(view)) == 15
+    assert "…and 2 more: `/paper mine` lists them all" in blocks_text(view)
+
+
 def test_week_command(h, clock):
     reply = valid(h.command("week"))
     assert "This week" in blocks_text(
@@ -501,6 +512,15 @@ def test_what_paperbot_does_not_handle_is_acknowledged_quietly(h, payload, caplo
     response = h.dispatch(urlencode({"payload": json.dumps(payload)}))
     assert response.status == 200, response.body
     assert "Suggestion" not in caplog.text and h.slack.messages(CHANNEL) == []
+
+
+def test_a_button_from_an_older_paperbot_tells_the_clicker_it_no_longer_works(h):
+    url = h.click({"action_id": "signup_button_v1", "value": "5"}, user="U1")
+    [answer] = h.slack.responses_to(url)
+    assert "no longer works" in answer["text"] and answer["response_type"] == "ephemeral"
+    assert not answer["replace_original"]
+    h.click({"action_id": "signup_button_v1", "value": "5"}, user="U1", container="view")
+    assert "no longer works" in blocks_text(h.slack.home_views["U1"])
 
 
 def test_a_slash_command_paperbot_does_not_declare_gets_a_short_answer(h):

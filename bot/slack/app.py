@@ -381,7 +381,7 @@ def build_app(bot: SlackBot) -> App:
     actions.register(app, bot)
     views.register(app, bot)
     events.register(app, bot)
-    others.register(app)  # last: the first listener that matches runs
+    others.register(app, bot)  # last: the first listener that matches runs
 
     @app.error
     def on_error(error, body, logger):  # Bolt calls this for anything a listener did not catch

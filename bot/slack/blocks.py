@@ -42,6 +42,7 @@ from bot.replies import (
 
 MAX_BLOCKS = 50
 MAX_VIEW_BLOCKS = 100
+HOME_SLOTS = 15  # of your own, each with its Withdraw button
 SECTION = 3000
 MAX_TEXT = 39_000
 BUTTON_LABEL = 75
@@ -460,12 +461,14 @@ def home(view: Home) -> dict:
     blocks.append(section("*Your slots*"))
     if not view.mine:
         blocks.append(section("_None yet: pick a paper below._"))
-    for i, line in enumerate(view.mine[:15]):
+    for i, line in enumerate(view.mine[:HOME_SLOTS]):
         blocks.append(
             section(
                 _slot_line(line), button(Button("Withdraw", f"withdraw {line.week.monday.isoformat()}"), f"{RUN}:w{i}")
             )
         )
+    if len(view.mine) > HOME_SLOTS:
+        blocks.append(context(f"…and {len(view.mine) - HOME_SLOTS} more: `/paper mine` lists them all"))
     blocks.append({"type": "divider"})
     blocks.append(section("*Papers waiting for a presenter* (sign-up takes the first open week)"))
     room = MAX_VIEW_BLOCKS - len(blocks) - 1

@@ -9,16 +9,26 @@ from __future__ import annotations
 import logging
 import re
 
+from bot.commands import Answer
+from bot.replies import Code, Notice, text
+from bot.slack.listeners import actions
+
 log = logging.getLogger(__name__)
 
 ANYTHING = re.compile(".*")
 
 
-def register(app) -> None:
+#: The answer to a button paperbot no longer has (from a message an older version wrote).
+OUTDATED = text("That button is from an older paperbot and no longer works. ", Code("/paper help"), " shows what does.")
+
+
+def register(app, bot) -> None:
     @app.action(ANYTHING)
     def on_other_action(ack, body):
         ack()
         log.info("ignored a button paperbot does not know: %s", [a.get("action_id") for a in body.get("actions", [])])
+        if (body.get("actions") or [{}])[0].get("type") == "button":  # a click, not a menu's choice
+            bot.later(actions.answer_press, bot, body, {}, Answer(Notice(OUTDATED, ok=False)))
 
     @app.view_closed(ANYTHING)
     def on_view_closed(ack):
