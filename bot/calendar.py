@@ -170,9 +170,6 @@ class PostSchedule:
                 f"{expr!r} must have 5 fields (minute hour day-of-month month day-of-week), e.g. '0 9 * * mon'"
             )
         minute, hour, dom, month, dow = fields
-        if dom != "*" and dow != "*":
-            # crontab ORs the two fields, APScheduler ANDs them: refuse rather than guess.
-            raise ScheduleError(f"{expr!r} restricts both day of month and day of week; use one of them")
         try:
             self.trigger = CronTrigger(
                 minute=minute,
@@ -188,6 +185,9 @@ class PostSchedule:
             )
         except ValueError as e:
             raise ScheduleError(f"{expr!r} is not a valid crontab: {e}") from None
+        if dom not in ("*", "?") and dow not in ("*", "?"):
+            # crontab ORs the two fields, APScheduler ANDs them: refuse rather than guess.
+            raise ScheduleError(f"{expr!r} restricts both day of month and day of week; use one of them")
         if self.trigger.get_next_fire_time(None, datetime.now(tz)) is None or self._never_fires():
             raise ScheduleError(f"{expr!r} never fires")
 
@@ -290,6 +290,10 @@ class Group:
     def meeting_of(self, week: Week) -> datetime:
         return self.meeting.time_in(week, self.tz)
 
+    def day_of(self, week: Week) -> date:
+        """The date that names `week` in a hint to type: its meeting's, which the member sees."""
+        return self.meeting_of(week).date()
+
     def slot_of(self, week: Week) -> datetime | None:
         return self.schedule.slot(week)
 
@@ -298,7 +302,8 @@ class Group:
 
     def parse_week(self, arg: str, now: datetime) -> Week:
         """`2026-12-10` (any day of its week), `2026-W50` or `next` (the week after this one)."""
-        arg = arg.strip().lower()
+        typed = arg.strip()
+        arg = typed.lower()
         if arg == "next":
             return self.week_of(now).plus(1)
         if arg in ("this", "now", "today"):
@@ -311,10 +316,10 @@ class Group:
                 raise BadDate(f"{m[1]} has no week {int(m[2])}") from None
         m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", arg)
         if not m:
-            shown = arg if len(arg) <= 40 else arg[:39] + "…"  # the advice must not drown in what was typed
+            shown = typed if len(typed) <= 40 else typed[:39] + "…"  # the advice must not drown in it
             raise BadDate(f"{shown!r} is not a date: use YYYY-MM-DD (any day of the week) or next")
         try:
             day = date(int(m[1]), int(m[2]), int(m[3]))
         except ValueError:
-            raise BadDate(f"{arg} is not a real date: use YYYY-MM-DD (any day of the week) or next") from None
+            raise BadDate(f"{typed} is not a real date: use YYYY-MM-DD (any day of the week) or next") from None
         return Week.of(day)

@@ -264,7 +264,7 @@ def cmd_signup(ctx: Context, args: str) -> Answer:
                 " on ",
                 When(line.meeting),
                 ". Changed your mind? ",
-                Code(f"/paper withdraw {line.week.monday.isoformat()}"),
+                Code(f"/paper withdraw {line.meeting.date().isoformat()}"),
             )
         ),
         change,
@@ -401,7 +401,7 @@ def announcement(change: Change) -> Text:
     if before is not None and before.state == "presenter":
         was = (" (", Mention(before.presenter), " was to present ", PaperRef(before.paper), ")")
     return text(
-        "🔓 ", day, " is open again", *was, ": ", Code(f"/paper signup <paper> {line.week.monday.isoformat()}"), *by
+        "🔓 ", day, " is open again", *was, ": ", Code(f"/paper signup <paper> {line.meeting.date().isoformat()}"), *by
     )
 
 

@@ -211,7 +211,7 @@ def _(reply: WeeklyPost) -> str:
 def _(reply: Reminder) -> str:
     return (
         f"Reminder: you present #{reply.paper.number} {reply.paper.title} on {when(reply.meeting)}. "
-        f"Can't make it? /paper withdraw {reply.week.monday.isoformat()}"
+        f"Can't make it? /paper withdraw {reply.meeting.date().isoformat()}"
     )
 
 

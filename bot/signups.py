@@ -230,7 +230,9 @@ def _week(group: Group, arg: str, now: datetime, *, booking: bool = True) -> Wee
         raise Refusal(str(e)) from None
     last = first_week_ahead(group, now).plus(HORIZON_WEEKS - 1)
     if booking and week > last:
-        raise Refusal("That week is more than ten years ahead. Pick a week up to ", Code(last.monday.isoformat()), ".")
+        raise Refusal(
+            "That week is more than ten years ahead. Pick a week up to ", Code(group.day_of(last).isoformat()), "."
+        )
     return week
 
 
@@ -240,7 +242,7 @@ def _open_hint(store: Store, group: Group, now: datetime) -> tuple:
         return (" No week is open yet.",)
     parts: list = [" Open weeks: "]
     for i, week in enumerate(free):
-        parts += [", " if i else "", Code(week.monday.isoformat())]
+        parts += [", " if i else "", Code(group.day_of(week).isoformat())]
     return (*parts, ".")
 
 
@@ -258,7 +260,11 @@ def _check_bookable(
             "There is no meeting in the week of ",
             When(meeting, with_time=False),
             ": it is skipped.",
-            *((" Clear the skip with ", Code(f"/paper unassign {week.monday}"), " first.") if admin_hint else ()),
+            *(
+                (" Clear the skip with ", Code(f"/paper unassign {group.day_of(week)}"), " first.")
+                if admin_hint
+                else ()
+            ),
             *_open_hint(store, group, now),
         )
     paper = catalog.by_number(store, existing.paper)
@@ -279,7 +285,7 @@ def _check_bookable(
         " presents ",
         *((PaperRef(paper),) if paper else ("a paper",)),
         ".",
-        *((" Clear it with ", Code(f"/paper unassign {week.monday}"), " first.") if admin_hint else ()),
+        *((" Clear it with ", Code(f"/paper unassign {group.day_of(week)}"), " first.") if admin_hint else ()),
         *_open_hint(store, group, now),
     )
 
@@ -490,7 +496,7 @@ def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str
                 " has a presenter (",
                 Mention(found.presenter),
                 "). Clear it with ",
-                Code(f"/paper unassign {week.monday}"),
+                Code(f"/paper unassign {group.day_of(week)}"),
                 " first.",
             )
         store.db.execute(

@@ -82,6 +82,9 @@ def test_weeks_without_a_slot():
         ("0 9 31 2 *", "never fires"),
         ("0 9 1 * mon", "both day of month and day of week"),
         ("0 9 * * 5-1", "backwards"),
+        ("a b c d e", "not a valid crontab"),
+        ("0 9 x * mon", "not a valid crontab"),
+        ("0 9 ? * mon", "not a valid crontab"),
     ],
 )
 def test_bad_crontabs_are_refused_with_a_reason(expr, problem):
@@ -172,3 +175,5 @@ def test_a_long_bad_date_is_shortened_so_the_advice_still_shows(group):
     with pytest.raises(BadDate) as e:
         group.parse_week("x" * 3500, datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
     assert len(str(e.value)) < 120 and str(e.value).endswith("or next")
+    with pytest.raises(BadDate, match="'2026-12-31T10:00' is not a date"):  # as typed, not lowercased
+        group.parse_week("2026-12-31T10:00", datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))

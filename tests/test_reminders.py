@@ -37,7 +37,7 @@ def test_reminded_once_two_days_before_at_the_meetings_time(store, group, transp
     [dm] = dms(slack, "U1")
     check_message(dm)
     text = html.unescape(dm["text"])
-    assert "#29 Streaming DiLoCo" in text and "Thu 10 Dec 2026 16:00" in text and "/paper withdraw 2026-12-07" in text
+    assert "#29 Streaming DiLoCo" in text and "Thu 10 Dec 2026 16:00" in text and "/paper withdraw 2026-12-10" in text
     assert "<!date^" in str(dm["blocks"])
     # Later checks, another process's check, and a check after a restart send nothing more.
     for when in ("2026-12-08 16:00:30", "2026-12-09 10:00", "2026-12-10 15:59"):

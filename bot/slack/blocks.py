@@ -428,7 +428,7 @@ def weekly_post(post: WeeklyPost) -> dict:
 
 
 def reminder(r: Reminder) -> dict:
-    withdraw = f"/paper withdraw {r.week.monday.isoformat()}"
+    withdraw = f"/paper withdraw {r.meeting.date().isoformat()}"
     body = (
         f"⏰ Reminder: you present *#{r.paper.number}* {paper_title(r.paper, 1000)} "
         f"on *{date_token(r.meeting)}*.\nCan't make it? `{withdraw}` opens the week for someone else."
