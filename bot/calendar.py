@@ -290,6 +290,23 @@ class Group:
     def meeting_of(self, week: Week) -> datetime:
         return self.meeting.time_in(week, self.tz)
 
+    def meeting_before_post(self, now: datetime) -> str | None:
+        """Why the meeting and the post do not fit in one week, or None. A post announces its own
+        week's meeting (weeks run Monday to Sunday): a meeting before it is over when it is posted."""
+        week = self.week_of(now)
+        for _ in range(8):  # a crontab may skip weeks
+            slot = self.slot_of(week)
+            if slot is not None:
+                if self.meeting_of(week) < slot:
+                    return (
+                        f"PAPERBOT_MEETING ({self.meeting}) comes before the weekly post "
+                        f"({slot:%a %H:%M}) in the week, so each post will announce a meeting that is over: "
+                        "weeks run Monday to Sunday; meet later in the week than the post, or post earlier"
+                    )
+                return None
+            week = week.plus(1)
+        return None
+
     def day_of(self, week: Week) -> date:
         """The date that names `week` in a hint to type: its meeting's, which the member sees."""
         return self.meeting_of(week).date()

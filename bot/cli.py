@@ -172,6 +172,8 @@ def cmd_post_week(args, settings: Settings) -> int:
     store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     check_focus_tag(settings, store)
     at = _parse_at(args.at, settings)
+    if problem := settings.group.meeting_before_post(at):
+        print(f"paperbot: warning: {problem}", file=sys.stderr)
     group = settings.group
     week = group.week_of(at)
     if args.dry_run:

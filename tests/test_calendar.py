@@ -177,3 +177,20 @@ def test_a_long_bad_date_is_shortened_so_the_advice_still_shows(group):
     assert len(str(e.value)) < 120 and str(e.value).endswith("or next")
     with pytest.raises(BadDate, match="'2026-12-31T10:00' is not a date"):  # as typed, not lowercased
         group.parse_week("2026-12-31T10:00", datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
+
+
+@pytest.mark.parametrize(
+    "schedule, meeting, before",
+    [
+        ("0 18 * * sun", "mon 10:00", True),  # "the evening before": Monday's meeting is six days past
+        ("0 9 * * mon", "mon 08:00", True),
+        ("0 9 * * mon", "mon 09:00", False),  # the default: the meeting is the post's time
+        ("0 9 * * mon", "thu 16:00", False),
+        ("0 9 1 * *", "sun 10:00", False),  # the first of the month, Monday to Friday: Sunday is after
+    ],
+)
+def test_a_meeting_before_the_post_in_the_week_is_named(schedule, meeting, before):
+    group = Group(BERLIN, Meeting.parse(meeting), PostSchedule(schedule, BERLIN))
+    problem = group.meeting_before_post(datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
+    assert (problem is not None) is before
+    assert problem is None or "comes before the weekly post" in problem
