@@ -221,6 +221,8 @@ def cmd_week(ctx: Context, args: str) -> Answer:
         return Answer(WeekCard(line, featured=False, posted=posted))
     post = weekly.plan(ctx.store, ctx.group, week, ctx.focus_tag, ctx.channel, ctx.now)
     if post is None:
+        if ctx.focus_tag:  # PAPERBOT_FOCUS_TAG names a tag that no paper has any more
+            return _notice("No paper is tagged ", Code(ctx.focus_tag), ": there is no paper of the week yet.", ok=False)
         return _notice("The catalog is empty: there is no paper of the week yet.", ok=False)
     line.paper = post.paper
     button = post.signup_button  # the post's own

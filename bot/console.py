@@ -126,7 +126,7 @@ def _(reply: PaperCard) -> str:
 @render.register
 def _(reply: WeekCard) -> str:
     line = reply.line
-    lines = [f"Week {line.week.key}: meeting {when(line.meeting)}"]
+    lines = [f"Week {line.week.key}" + ("" if line.state == "skipped" else f": meeting {when(line.meeting)}")]
     if line.paper:
         lines.append(f"Paper of the week: #{line.paper.number} {line.paper.title}")
         if line.paper.line:

@@ -61,11 +61,14 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: s
         [*focus_args, *args],
     ).fetchone()
     if row is None:
+        # A new round: the least featured first, but never one that someone will present later
+        # (unless every paper is: a focus tag with few papers).
         row = db.execute(
             f"WITH f AS ({featured}) "
-            f"SELECT p.number, (SELECT count(*) FROM f WHERE f.paper = p.number) AS n FROM papers p {focus_join} "
-            "ORDER BY n, p.number LIMIT 1",
-            [*args, *focus_args],
+            f"SELECT p.number, (SELECT count(*) FROM f WHERE f.paper = p.number) AS n, "
+            "EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week > ?) AS later "
+            f"FROM papers p {focus_join} ORDER BY later, n, p.number LIMIT 1",
+            [*args, week.key, *focus_args],
         ).fetchone()
     return catalog.by_number(store, row[0]) if row else None
 

@@ -426,6 +426,16 @@ def test_app_home_says_when_it_shows_only_some_of_your_slots(h):
     assert "…and 2 more: `/paper mine` lists them all" in blocks_text(view)
 
 
+def test_a_week_skipped_after_its_post_shows_no_meeting_anywhere(h, clock):
+    weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    clock.set(at("2026-12-07 09:05"))
+    assert "No meeting in the week" in blocks_text(valid(h.command("skip 2026-12-07", user="UADMIN")))
+    post = h.slack.messages(CHANNEL)[0]
+    week = valid(h.command("week", user="U1"))
+    for shown in (post["text"], blocks_text(post), week["text"], blocks_text(week)):
+        assert "No meeting this week" in shown and "meeting" not in shown.replace("No meeting this week", "").lower()
+
+
 def test_week_command(h, clock):
     reply = valid(h.command("week"))
     assert "This week" in blocks_text(

@@ -103,6 +103,16 @@ def test_presenters_choice_wins_and_others_are_not_featured_before_their_week(st
     assert post(store, group, transport, at("2027-01-11 09:00")).post.paper.number == 3  # not 2: U2 presents it
 
 
+def test_a_new_round_does_not_feature_a_paper_someone_will_present_later(store, group, transport):
+    catalog.upsert(store, [PaperInput(id=f"moe-{i}", title=f"MoE {i}", tags=("moe",)) for i in range(3)])
+    signups.signup(store, group, at("2026-12-02 10:00"), Member("U1"), "moe-0", "2027-03-01")
+    shown = [
+        post(store, group, transport, group.slot_of(Week(2026, 50).plus(i)), focus_tag="moe").post.paper.id
+        for i in range(5)
+    ]
+    assert shown == ["moe-1", "moe-2", "moe-1", "moe-2", "moe-1"]  # moe-0 waits for U1's week
+
+
 def test_a_skipped_week_has_no_post_and_the_rotation_moves_on(store, group, transport, slack):
     signups.skip(store, group, at("2026-12-02 10:00"), Member("UADMIN", lambda: True), "2026-12-07")
     assert post(store, group, transport, at("2026-12-07 09:00")).status == "skipped"
@@ -328,3 +338,11 @@ def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
     ticker.tick()
     assert len(posts(slack)) == 1 and len(slack.messages("DUADMIN")) == 1
     assert delivery.sent_ts(h.bot.store, "post", CHANNEL, "2026-W50") is not None
+
+
+def test_week_names_the_focus_tag_when_no_paper_has_it_any_more(store, group):
+    from bot import commands, console
+
+    ctx = commands.Context(store, group, Member("U1"), at("2026-12-07 10:00"), focus_tag="profiling")
+    reply = console.render(commands.run(ctx, "week").reply)
+    assert "No paper is tagged `profiling`" in reply and "catalog is empty" not in reply

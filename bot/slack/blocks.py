@@ -292,9 +292,10 @@ def _(reply: PaperCard) -> dict:
 @message.register
 def _(reply: WeekCard) -> dict:
     line = reply.line
-    head = f"*This week* ({line.week.key}): meeting {date_token(line.meeting)}"
+    skipped = line.state == "skipped"  # its note says so; no meeting time to show
+    head = f"*This week* ({line.week.key})" + ("" if skipped else f": meeting {date_token(line.meeting)}")
     blocks = [section(head)]
-    fallback = [f"This week ({line.week.key}): meeting {_plain_date(line.meeting)}"]
+    fallback = [f"This week ({line.week.key})" + ("" if skipped else f": meeting {_plain_date(line.meeting)}")]
     if line.paper:
         label = "Paper of the week" + (" (posted)" if reply.posted else "")
         body = f"{label}: *#{line.paper.number}* {paper_title(line.paper, 600)}"
@@ -404,16 +405,16 @@ def weekly_post(post: WeeklyPost) -> dict:
     tags = "  ".join(f"`{escape(t)}`" for t in p.tags)
     blocks.append(context((f"Tags: {tags}  ·  " if tags else "") + f"`/paper show {escape(p.id)}`"))
     meeting = f"🗓 Meeting: *{date_token(post.meeting)}*"
-    fallback = f"Paper of the week {post.week.key}: #{p.number} {escape(p.title)}. Meeting {_plain_date(post.meeting)}."
-    if post.skipped:
+    fallback = f"Paper of the week {post.week.key}: #{p.number} {escape(p.title)}."
+    if post.skipped:  # skipped after it was posted: no meeting to show
         blocks.append(section("🚫 No meeting this week."))
         fallback += " No meeting this week."
     elif post.presenter:
         blocks.append(section(f"{meeting}\n🎤 Presenter: {who(post.presenter)}"))
-        fallback += f" Presenter: {who(post.presenter)}."
+        fallback += f" Meeting {_plain_date(post.meeting)}. Presenter: {who(post.presenter)}."
     elif post.signup_button:
         blocks.append(section(f"{meeting}\n🙋 {post.nobody}", button(post.signup_button, f"{WEEKLY}:signup")))
-        fallback += f" {post.nobody}"
+        fallback += f" Meeting {_plain_date(post.meeting)}. {post.nobody}"
     if p.summary:
         fallback += f"\n{escape(p.summary)}"
     return {
