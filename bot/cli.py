@@ -172,6 +172,7 @@ def cmd_post_week(args, settings: Settings) -> int:
     store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     check_focus_tag(settings, store)
     at = _parse_at(args.at, settings)
+    now = max(at, settings.now())  # a week posted late offers a meeting still ahead, not one that is over
     if problem := settings.group.meeting_before_post(at):
         print(f"paperbot: warning: {problem}", file=sys.stderr)
     group = settings.group
@@ -187,7 +188,7 @@ def cmd_post_week(args, settings: Settings) -> int:
         if settings.channel and weekly.posted(store, settings.channel, week):
             print(f"{week.key} already has its post in {settings.channel}; nothing would be posted.")
             return 0
-        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel, at)
+        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel, now)
         if post is None:
             raise Failure(
                 "cannot post: the catalog has no papers"
@@ -201,7 +202,7 @@ def cmd_post_week(args, settings: Settings) -> int:
     deadline = time.monotonic() + 60
     while True:
         outcome = weekly.post_week(
-            store, group, transport, settings.channel, at, focus_tag=settings.focus_tag, force=True
+            store, group, transport, settings.channel, at, focus_tag=settings.focus_tag, force=True, now=now
         )
         if outcome.status != "busy" or time.monotonic() > deadline:
             break

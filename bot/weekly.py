@@ -112,13 +112,17 @@ def post_week(
     focus_tag: str | None = None,
     force: bool = False,
     sleep=None,
+    now: datetime | None = None,
 ) -> Outcome:
     """Post the paper of the week that contains `at`, unless it already has its post.
 
     Without `force` (the scheduler), nothing happens before the week's slot.
     Only the week that contains `at` is ever considered, so a slot missed while
     the bot was down is posted when it is back, unless that week is over.
+    `now` (default `at`) decides whether the week's meeting is still ahead, for the sign-up button:
+    `post-week --at` a past week must not offer a meeting that is over.
     """
+    now = now or at
     week = group.week_of(at)
     slot = group.slot_of(week)
     if slot is None:
@@ -132,7 +136,7 @@ def post_week(
     built: list[WeeklyPost] = []
 
     def build():
-        post = plan(store, group, week, focus_tag, channel, at)
+        post = plan(store, group, week, focus_tag, channel, now)
         if post is None:
             where = f" tagged {focus_tag}" if focus_tag else ""
             raise NothingToSend(f"the catalog has no papers{where} to post")
@@ -142,7 +146,7 @@ def post_week(
     d = Delivery("post", channel, week.key)
     kwargs = {"sleep": sleep} if sleep else {}
     result = delivery.deliver(store, d, build, transport, force=force, **kwargs)
-    post = built[-1] if built else plan(store, group, week, focus_tag, channel, at)
+    post = built[-1] if built else plan(store, group, week, focus_tag, channel, now)
     return Outcome(week, result.status, result.detail, post, result)
 
 

@@ -599,6 +599,14 @@ def test_a_meeting_before_the_post_in_the_week_is_warned_about(procs, tmp_path, 
     assert "PAPERBOT_MEETING (mon 10:00) comes before the weekly post (Sun 18:00)" in done.stderr
 
 
+def test_post_week_for_a_past_week_offers_a_meeting_still_ahead(procs, tmp_path, slack):
+    past = monday(-4)
+    env = env_for_process(tmp_path, slack.api_url, PAPERBOT_MEETING="thu 16:00")
+    done = procs.run("post-week", "--dry-run", "--at", f"{past.isoformat()}T09:00:00", env=env)
+    assert done.returncode == 0 and "[Sign up to present]" in done.stdout, done.stdout
+    assert past.isoformat() not in done.stdout.split("[Sign up to present]")[1]  # its Thursday is over
+
+
 # -- 3. exactly once ---------------------------------------------------------------
 
 
