@@ -294,16 +294,14 @@ class Group:
         """Why the meeting and the post do not fit in one week, or None. A post announces its own
         week's meeting (weeks run Monday to Sunday): a meeting before it is over when it is posted."""
         week = self.week_of(now)
-        for _ in range(8):  # a crontab may skip weeks
+        for _ in range(53):  # a year: a monthly crontab posts on a different weekday each month
             slot = self.slot_of(week)
-            if slot is not None:
-                if self.meeting_of(week) < slot:
-                    return (
-                        f"PAPERBOT_MEETING ({self.meeting}) comes before the weekly post "
-                        f"({slot:%a %H:%M}) in the week, so each post will announce a meeting that is over: "
-                        "weeks run Monday to Sunday; meet later in the week than the post, or post earlier"
-                    )
-                return None
+            if slot is not None and self.meeting_of(week) < slot:
+                return (
+                    f"PAPERBOT_MEETING ({self.meeting}) comes before the weekly post "
+                    f"({slot:%a %H:%M}, {week.key}) in the week, so such a post announces a meeting that is "
+                    "over: weeks run Monday to Sunday; meet later in the week than the post, or post earlier"
+                )
             week = week.plus(1)
         return None
 

@@ -223,8 +223,8 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
         # (tags joined by commas) would read back as other tags.
         for part in (p for t in tags for p in _TAG_SEPARATORS.split(unicodedata.normalize("NFKC", t))):
             name = fold_tag(part)
-            if not name:
-                if part.strip():  # `#` or `--`: something was meant, and it is no tag
+            if not any(ch.isalnum() for ch in name):
+                if _INVISIBLE.sub("", part).strip():  # `#`, `--` or `!!`: something was meant, and it is no tag
                     raise InvalidPaper("tags", f"tag {part.strip()[:20]!r} has no letters or digits")
                 continue  # a, b, (nothing after the last comma)
             if len(name) > MAX_TAG:

@@ -40,7 +40,7 @@ from bot.replies import (
     text,
 )
 from bot.signups import Change, Member, Refusal
-from bot.store import Store
+from bot.store import Busy, Store
 
 
 @dataclass
@@ -418,6 +418,9 @@ def split(line: str) -> tuple[str, str]:
     return verb.lower(), rest[0].strip() if rest else ""
 
 
+BUSY = "The catalog is busy just now, so nothing was changed. Try again in a moment."
+
+
 def run(ctx: Context, line: str) -> Answer:
     """Answer one /paper command line. Never raises for anything a user typed."""
     verb, args = split(line)
@@ -430,3 +433,5 @@ def run(ctx: Context, line: str) -> Answer:
         return command.run(ctx, args)
     except Refusal as refusal:
         return Answer(Notice(refusal.text, ok=False))
+    except Busy:  # another writer (an import's batch, a second process) held the catalog too long
+        return Answer(Notice(text(BUSY), ok=False))

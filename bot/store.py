@@ -224,8 +224,13 @@ def set_merging(db: sqlite_utils.Database, settings: dict[str, int]) -> None:
 WRITE_POLL_SECONDS = 0.001
 
 
-def _begin_immediate(conn: sqlite3.Connection) -> None:
-    """BEGIN IMMEDIATE, waiting up to the busy timeout for the write lock, asking every millisecond.
+class Busy(sqlite3.OperationalError):
+    """The write lock was not free before an answer was due (see Store.answering_by): nothing was written."""
+
+
+def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -> None:
+    """BEGIN IMMEDIATE, waiting up to the busy timeout (or until `answer_by`, monotonic) for the
+    write lock, asking every millisecond.
 
     SQLite's own busy handler sleeps longer and longer between tries (up to 100 ms), so a
     sign-up waiting behind an import, which lets go of the lock for a few milliseconds between
@@ -235,12 +240,19 @@ def _begin_immediate(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA busy_timeout = 0")
     try:
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        answering = answer_by is not None and answer_by < deadline
+        if answering:
+            deadline = answer_by
         while True:
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 return
             except sqlite3.OperationalError as e:
-                if "locked" not in str(e) or time.monotonic() > deadline:
+                if "locked" not in str(e):
+                    raise
+                if time.monotonic() > deadline:
+                    if answering:
+                        raise Busy(str(e)) from None
                     raise
             time.sleep(WRITE_POLL_SECONDS)
     finally:
@@ -286,7 +298,8 @@ class Store:
         """A write transaction that holds the write lock from its first read."""
         db = self.db
         try:
-            _begin_immediate(db.conn)  # inside: a signal just after BEGIN still rolls back
+            # Inside the try: a signal just after BEGIN still rolls back.
+            _begin_immediate(db.conn, getattr(self._local, "answer_by", None))
             yield db
         except BaseException:
             if db.conn.in_transaction:
@@ -294,6 +307,16 @@ class Store:
             raise
         else:
             db.conn.execute("COMMIT")
+
+    @contextmanager
+    def answering_by(self, deadline: float) -> Iterator[None]:
+        """Writes made meanwhile in this thread wait for the write lock until `deadline` (monotonic)
+        at most, then raise Busy: an answer must keep Slack's 3 seconds, whoever holds the lock."""
+        self._local.answer_by = deadline
+        try:
+            yield
+        finally:
+            self._local.answer_by = None
 
     def close(self) -> None:
         with self._all_lock:

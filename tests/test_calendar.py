@@ -186,7 +186,8 @@ def test_a_long_bad_date_is_shortened_so_the_advice_still_shows(group):
         ("0 9 * * mon", "mon 08:00", True),
         ("0 9 * * mon", "mon 09:00", False),  # the default: the meeting is the post's time
         ("0 9 * * mon", "thu 16:00", False),
-        ("0 9 1 * *", "sun 10:00", False),  # the first of the month, Monday to Friday: Sunday is after
+        ("0 9 1 * *", "sun 10:00", False),  # the first of the month: Sunday is never before it in its week
+        ("0 9 1 * *", "mon 10:00", True),  # but a Monday is, whenever the first is not a Monday
     ],
 )
 def test_a_meeting_before_the_post_in_the_week_is_named(schedule, meeting, before):

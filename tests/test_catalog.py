@@ -637,8 +637,9 @@ def test_a_url_with_its_scheme_in_capitals_is_taken_and_written_the_usual_way():
 
 
 def test_a_tag_that_is_only_punctuation_is_refused_and_backticks_never_reach_a_tag():
-    for tags in ("#", "ml, --", "___"):
+    for tags in ("#", "ml, --", "___", "ml, !!", "..."):
         with pytest.raises(catalog.InvalidPaper, match="has no letters or digits"):
             catalog.validate({"title": "A", "tags": tags}, new=True)
     assert catalog.validate({"title": "A", "tags": "a, b,"}, new=True).tags == ("a", "b")  # a trailing comma
+    assert catalog.validate({"title": "A", "tags": "a,\u200b, \ufeff"}, new=True).tags == ("a",)  # invisible
     assert catalog.validate({"title": "A", "tags": "`tick`, *star*"}, new=True).tags == ("tick", "*star*")

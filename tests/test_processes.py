@@ -596,7 +596,7 @@ def test_a_meeting_before_the_post_in_the_week_is_warned_about(procs, tmp_path, 
     env = env_for_process(tmp_path, slack.api_url, PAPERBOT_SCHEDULE="0 18 * * sun", PAPERBOT_MEETING="mon 10:00")
     done = procs.run("post-week", "--dry-run", "--at", "2026-12-06T18:00:00+00:00", env=env)
     assert done.returncode == 0 and "Paper of the week" in done.stdout
-    assert "PAPERBOT_MEETING (mon 10:00) comes before the weekly post (Sun 18:00)" in done.stderr
+    assert "PAPERBOT_MEETING (mon 10:00) comes before the weekly post (Sun 18:00, 2026-W49)" in done.stderr
 
 
 def test_post_week_for_a_past_week_offers_a_meeting_still_ahead(procs, tmp_path, slack):

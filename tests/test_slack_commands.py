@@ -13,7 +13,7 @@ import pytest
 from conftest import CHANNEL, Clock, at, sign
 from slack_standin import check_message
 
-from bot import catalog
+from bot import catalog, console
 from bot.catalog import PaperInput
 from bot.commands import COMMANDS
 
@@ -244,10 +244,17 @@ def test_every_command_through_a_signed_request(h, command):
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c.name != "add"], ids=lambda c: c.name)
 def test_every_help_example_still_works_years_later(h, clock, command):
-    """help is read long after it was written: no example may name a week that has passed."""
+    """help is read long after it was written: each example, typed by an admin, is answered, not refused."""
+    from bot import commands
+
     clock.set(at("2031-03-05 10:00"))
-    reply = blocks_text(valid(h.command(command.example, user="UADMIN")))
-    assert "is over" not in reply and "Usage" not in reply and "Something went wrong" not in reply
+    if command.name == "withdraw":
+        h.command("signup 7 2031-04-07", user="UADMIN")  # a slot of their own to give up
+    if command.name == "unassign":
+        h.command("signup 7 next", user="U1")  # a week to clear
+    example = command.example.replace("@ada", "@U2")  # a mention Slack completed, as the listener reads it
+    answer = commands.run(h.bot.context("UADMIN"), example)
+    assert getattr(answer.reply, "ok", True), console.render(answer.reply)
 
 
 def test_help_says_which_commands_are_for_admins_in_its_text_fallback_too(h):

@@ -397,14 +397,47 @@ def test_a_click_is_acked_only_once_its_change_is_saved(h):
     h.bot.drain()
 
 
+def test_a_write_held_up_past_slacks_3_seconds_is_refused_in_time_and_changes_nothing(h):
+    [signup] = [b for b in buttons(valid(h.command("show 5"))) if b["value"].startswith("signup")]
+    import sqlite3
+
+    holder = sqlite3.connect(h.bot.store.path)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock, and keeps it
+    try:
+        started = time.monotonic()
+        reply = h.command("signup 7 next", user="U1")
+        assert time.monotonic() - started < 2.9 and "busy just now, so nothing was changed" in reply["text"]
+        started = time.monotonic()
+        [answer] = h.slack.responses_to(h.click(signup, user="U9"))
+        assert time.monotonic() - started < 2.9 and "busy just now" in answer["text"]
+    finally:
+        holder.rollback()
+    assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)
+    h.bot.drain()
+    assert not channel_lines(h.slack)
+
+
 def test_a_click_on_app_home_is_answered_directly_when_home_cannot_be_redrawn(h):
     h.command("signup 7 next", user="U1")
     h.event({"type": "app_home_opened", "user": "U1", "tab": "home"})
     withdraw = next(b for b in buttons(h.slack.home_views["U1"]) if b["value"].startswith("withdraw"))
-    h.slack.fail_next("views.publish", error="internal_error")
+    h.slack.fail_next("views.publish", error="not_enabled")  # certainly not shown
     h.click(withdraw, user="U1", container="view")
     [dm] = h.slack.messages("DU1")
     assert "You gave up" in dm["text"]
+
+
+def test_an_answer_slack_took_late_is_not_given_twice(h, monkeypatch):
+    from bot.slack import client
+
+    monkeypatch.setattr(client, "ANSWER_TIMEOUT", 0.5)
+    reply = valid(h.command("show 5"))
+    [signup] = [b for b in buttons(reply) if b["value"].startswith("signup")]
+    url = h.slack.response_url()
+    h.slack.fail_next("response_url", accept_then="hang", seconds=1.5)  # taken, answered after the timeout
+    h.click(signup, user="U1", response_url=url)
+    time.sleep(1.2)
+    assert len(h.slack.responses_to(url)) == 1 and not h.slack.ephemerals
 
 
 def test_a_pager_never_replaces_the_channel_post(h):

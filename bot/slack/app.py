@@ -29,7 +29,7 @@ from bot.replies import Button, Home, Mention, Notice, PaperEntry
 from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
 from bot.slack import announce, blocks
-from bot.slack.client import ANSWER_TIMEOUT, SlackTransport, call, make_client
+from bot.slack.client import SlackTransport, answer_client, call, make_client
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class SlackBot:
             token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT, retry_handlers=[]
         )
         # Answers to a click (App Home, a DM) retry hiccups but give up soon: see client.ANSWER_TIMEOUT.
-        self.answering = make_client(settings, timeout=ANSWER_TIMEOUT) if client is None else client
+        self.answering = answer_client(settings) if client is None else client
         # No client retries for the post, its updates or announcements: delivery decides about the
         # post, the outbox about the rest, and neither holds a thread to wait out a Retry-After.
         self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
@@ -334,12 +334,14 @@ class SlackBot:
         return Home(user, coming, upcoming, waiting, notice)
 
     def publish_home(self, user: str, notice: Notice | None = None) -> bool:
-        """Re-draw `user`'s App Home, `notice` on top; False when Slack did not take it."""
+        """Re-draw `user`'s App Home, `notice` on top; False when Slack certainly did not take it."""
         try:
             call(self.answering.views_publish, user_id=user, view=blocks.home(self.home(user, notice)))
-        except (Rejected, Uncertain) as e:
+        except Rejected as e:
             log.warning("could not publish App Home for %s: %s", user, e)
             return False
+        except Uncertain as e:  # it may be up: no second answer
+            log.warning("App Home for %s may not be up to date: %s", user, e)
         return True
 
     def tell_directly(self, user: str, message: dict) -> None:

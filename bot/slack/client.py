@@ -1,6 +1,7 @@
 """Web API clients, and the Slack side of exactly-once delivery.
 
-    client = make_client(settings)                 # views, App Home, DMs to admins: retries hiccups
+    client = make_client(settings)                 # views, DMs to admins: retries hiccups
+    answering = answer_client(settings)            # answers to a click: gives up within seconds
     transport = SlackTransport(make_client(settings, retries=False))
 
 Every call goes to SLACK_API_URL (slack_sdk has no environment variable for
@@ -67,14 +68,32 @@ def _hiccups() -> list:
     ]
 
 
-def make_client(settings, *, retries: bool = True, timeout: float = TIMEOUT) -> WebClient:
+def _answer_hiccups() -> list:
+    """For an answer to someone waiting: one more try after a dropped connection or a 500, no
+    waiting out a Retry-After (see ANSWER_TIMEOUT)."""
+    return [ConnectionErrorRetryHandler(max_retry_count=1), ServerErrorRetryHandler(max_retry_count=1)]
+
+
+def make_client(settings, *, retries: bool = True) -> WebClient:
     handlers = _hiccups() if retries else []
-    return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=timeout, retry_handlers=handlers)
+    return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=TIMEOUT, retry_handlers=handlers)
+
+
+def answer_client(settings) -> WebClient:
+    """The client for answers to a click (App Home, a private message): see ANSWER_TIMEOUT."""
+    return WebClient(
+        token=settings.bot_token, base_url=settings.api_url, timeout=ANSWER_TIMEOUT, retry_handlers=_answer_hiccups()
+    )
 
 
 def webhook(response_url: str) -> WebhookClient:
-    """A client for one response_url (a button's answer), retrying what the everyday client retries."""
-    return WebhookClient(response_url, timeout=ANSWER_TIMEOUT, retry_handlers=_hiccups())
+    """A client for one response_url (a button's answer)."""
+    return WebhookClient(response_url, timeout=ANSWER_TIMEOUT, retry_handlers=_answer_hiccups())
+
+
+def may_have_arrived(exc: Exception) -> bool:
+    """A failed call that Slack may still have carried out (a timeout, a 5xx): answer no second time."""
+    return isinstance(_classify(exc), Uncertain)
 
 
 def describe(error: str) -> str:

@@ -19,7 +19,7 @@ from bot.delivery import Rejected, Uncertain
 from bot.replies import Notice, text
 from bot.slack import blocks
 from bot.slack.app import ANSWER_SECONDS
-from bot.slack.client import NETWORK_ERRORS, call, webhook
+from bot.slack.client import NETWORK_ERRORS, call, may_have_arrived, webhook
 from bot.slack.listeners.commands import OOPS
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,9 @@ def register(app, bot) -> None:
     def on_button(ack, body, action, context):
         # The click's change is made before Slack hears back: an acked click is never lost to a
         # restart. Only the answer to the clicker comes after, from the pool.
-        answer = press(bot, body, action, time.monotonic() + ANSWER_SECONDS, context.bot_user_id)
+        deadline = time.monotonic() + ANSWER_SECONDS
+        with bot.store.answering_by(deadline):  # saved in time, or refused as busy: never acked and lost
+            answer = press(bot, body, action, deadline, context.bot_user_id)
         ack()
         if answer.change is not None:
             bot.wake_outbox()  # its announcement was queued with the change
@@ -72,7 +74,7 @@ def answer_press(bot, body: dict, action: dict, answer) -> None:
 
 
 def reply(response_url: str | None, payload: dict, *, replace: bool) -> bool:
-    """Answer through the button's response_url; False when Slack did not take it."""
+    """Answer through the button's response_url; False when Slack certainly did not take it."""
     if not response_url:
         return False
     body = {**payload, "replace_original": replace}
@@ -82,7 +84,7 @@ def reply(response_url: str | None, payload: dict, *, replace: bool) -> bool:
         response = webhook(response_url).send_dict(body)
     except NETWORK_ERRORS as e:
         log.warning("response_url did not answer: %s", e)
-        return False
+        return may_have_arrived(e)  # a late answer is no reason for a second one
     if response.status_code != 200:
         log.warning("response_url answered %s: %s", response.status_code, response.body)
         return False
@@ -95,6 +97,6 @@ def tell_privately(bot, body: dict, user: str, payload: dict) -> None:
     if not channel:
         return
     try:
-        call(bot.client.chat_postEphemeral, channel=channel, user=user, **payload)
+        call(bot.answering.chat_postEphemeral, channel=channel, user=user, **payload)
     except (Rejected, Uncertain) as e:
         log.warning("could not answer %s's button in %s: %s", user, channel, e)

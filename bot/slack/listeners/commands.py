@@ -45,7 +45,8 @@ def register(app, bot) -> None:
         user = body.get("user_id", "")
         line = from_slack(body.get("text", ""))
         try:
-            answer = commands.run(bot.context(user, deadline, context.bot_user_id), line)
+            with bot.store.answering_by(deadline):  # a write waits for the lock only as long as Slack does
+                answer = commands.run(bot.context(user, deadline, context.bot_user_id), line)
             if isinstance(answer.reply, AddForm):
                 reply = open_add_form(bot, body, deadline)
             else:

@@ -14,6 +14,7 @@ from bot.slack import blocks
 from bot.slack.app import ANSWER_SECONDS
 from bot.slack.blocks import plain
 from bot.slack.client import call
+from bot.store import Busy
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +28,14 @@ def register(app, bot) -> None:
             state = ((view.get("state") or {}).get("values") or {}).get(name) or {}
             values[name] = (state.get(name) or {}).get("value")
         try:
-            paper = commands.add_paper(bot.context(user, time.monotonic() + ANSWER_SECONDS), values)
+            deadline = time.monotonic() + ANSWER_SECONDS
+            with bot.store.answering_by(deadline):
+                paper = commands.add_paper(bot.context(user, deadline), values)
         except Refusal as refusal:  # not an admin, or their rights could not be checked
             ack(response_action="errors", errors={"title": plain(refusal.text)[:150]})
+            return
+        except Busy:
+            ack(response_action="errors", errors={"title": "The catalog is busy just now. Submit again in a moment."})
             return
         except InvalidPaper as e:
             field = e.field if e.field in blocks.ADD_FIELDS else "title"
