@@ -41,15 +41,15 @@ MAX_ID = 40
 #: A reference to a paper by number: `7` or `#7`, at most 9 digits. Ids are never only digits, so
 #: that every paper can be named both ways.
 _REF = re.compile(r"^#?(\d{1,9})$")
-#: Never in titles and summaries: control characters (all but tab, newline, carriage return;
-#: Slack shows them as boxes, a terminal obeys them) and what shows as nothing and only hides or
+#: Never in titles and summaries: control characters (all but tab, newline, carriage return; the
+#: C1 ones too; Slack shows them as boxes, a terminal obeys them) and what shows as nothing and only hides or
 #: reorders text: zero-width space, word joiner, BOM, the bidi overrides and isolates (joiners and
 #: direction marks, which scripts and emoji need, stay).
-_HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
+_HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
 #: Never in tags: all of that, and the joiners, direction marks and soft hyphen too (a tag that
 #: held one could never be typed).
 _INVISIBLE = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
 )
 #: An import may wish for a number up to here, so that the papers after it still get numbers a
 #: reference can name (up to 999,999,999).
@@ -178,9 +178,18 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
         value = raw.get(name)
         if value is None:
             return None
-        if not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise InvalidPaper(name, f"{name} must be text")
-        value = _HIDDEN.sub("", str(value)).strip()
+        if name == "id" and isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**limit:
+            value = str(value)  # refused below, with the reason: only digits
+        if not isinstance(value, str):
+            # YAML reads 0x1F as 31 and 12:30 as 750: a number here was text that the file did not quote.
+            kind = "a number" if isinstance(value, int | float) and not isinstance(value, bool) else "not text"
+            raise InvalidPaper(name, f"{name} must be text, and is {kind} (in YAML, put it in quotes)")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (\ud800 in JSON): no database or Slack takes it
+            raise InvalidPaper(name, f"{name} holds a character that is not valid Unicode") from None
+        # One line break, whatever the file was saved with: a CSV from Excel (\r\n) is the same paper.
+        value = _HIDDEN.sub("", value).replace("\r\n", "\n").replace("\r", "\n").strip()
         if len(value) > limit:
             raise InvalidPaper(name, f"{name} is longer than {limit} characters")
         return value
@@ -218,6 +227,10 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
             tags = [tags]
         if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
             raise InvalidPaper("tags", "tags must be a list of words, or text separated by commas")
+        try:
+            "".join(tags).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidPaper("tags", "tags hold a character that is not valid Unicode") from None
         seen: dict[str, None] = {}
         # Every entry is split, a list's too: a tag never holds a separator, or a CSV export
         # (tags joined by commas) would read back as other tags.

@@ -258,6 +258,8 @@ def cmd_import(args, settings: Settings) -> int:
             continue
         counts = catalog.upsert(store, report.papers)
         problems = report.problems + counts.problems  # the file's, then the catalog's (an unknown id, no title)
+        for note in report.notes:
+            print(f"note: {note}", file=sys.stderr)
         for problem in problems:
             print(f"skipped: {problem}", file=sys.stderr)
         print(

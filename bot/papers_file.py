@@ -34,6 +34,8 @@ FIELDS = ("id", "number", "title", "summary", "tags", "url")
 class ReadReport:
     papers: list[PaperInput] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: What was read but not used: a column or key paperbot does not know ("tag" for "tags").
+    notes: list[str] = field(default_factory=list)
 
 
 class _Bad(str):
@@ -69,6 +71,7 @@ def read(path: Path) -> ReadReport:
         raise UnreadableFile(f"{path}: is empty")
     report = ReadReport()
     seen: dict[str, str] = {}
+    unknown: dict[str, str] = {}  # a key paperbot does not read -> where it was first seen
     for where, row in _rows(path, kind, text):
         if isinstance(row, _Bad):
             report.problems.append(f"{path} {where}: {row}")
@@ -76,11 +79,17 @@ def read(path: Path) -> ReadReport:
         if not isinstance(row, dict):
             report.problems.append(f"{path} {where}: expected an object with id, title, summary, tags, url")
             continue
+        row = {str(k).strip().lower(): v for k, v in row.items()}  # "Tags" as a CSV header may write it
+        for key in row.keys() - set(FIELDS):
+            unknown.setdefault(key, where)
         try:
             # A row with an id may be an update, which needs no title (upsert refuses an unknown id without one).
             paper = validate(row, new=False, source=f"{path} {where}")
         except InvalidPaper as e:
             report.problems.append(f"{path} {where}: {e}")
+            continue
+        except (ValueError, TypeError, RecursionError) as e:  # whatever a row holds, it is one row's problem
+            report.problems.append(f"{path} {where}: cannot be read ({e.__class__.__name__})")
             continue
         key = paper.id or f"title:{(paper.title or '').casefold()}"
         if key in seen:
@@ -88,6 +97,11 @@ def read(path: Path) -> ReadReport:
             continue
         seen[key] = where
         report.papers.append(paper)
+    for key, where in unknown.items():
+        report.notes.append(
+            f"{path}: {'column' if kind == 'csv' else 'key'} {key[:40]!r} ({where}) is not read;"
+            f" paperbot reads {', '.join(FIELDS)}"
+        )
     return report
 
 
@@ -109,11 +123,16 @@ def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
                 yield f"line {n}", json.loads(line)
             except json.JSONDecodeError as e:
                 yield f"line {n}", _Bad(f"not JSON ({e.msg})")
+            except (ValueError, RecursionError) as e:  # a number of 5,000 digits, nesting 100,000 deep
+                yield f"line {n}", _Bad(f"cannot be read ({e.__class__.__name__})")
         return
     if kind == "csv":
         # strict: a quote that is never closed is an error, not a field that swallows the rest of the file.
         reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-        names = [name.strip().lower() for name in next(reader, [])]
+        try:
+            names = [name.strip().lower() for name in next(reader, [])]
+        except csv.Error as e:
+            raise UnreadableFile(f"{path}: the first line is not valid CSV ({e})") from None
         if not {"id", "title"} & set(names):
             raise UnreadableFile(f"{path}: the first line must name the columns (id,title,summary,tags,url)")
         while True:
@@ -146,6 +165,8 @@ def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark else ""
         raise UnreadableFile(f"{path}: not valid YAML{where}") from None
+    except (ValueError, RecursionError) as e:  # a number of 5,000 digits, nesting 100,000 deep
+        raise UnreadableFile(f"{path}: cannot be read ({e.__class__.__name__}: {str(e)[:100]})") from None
     if isinstance(data, dict) and isinstance(data.get("papers"), list):
         data = data["papers"]
     if data is None:

@@ -563,8 +563,10 @@ def test_awkward_text_round_trips(tmp_path, store, fmt):
     fresh = Store(tmp_path / "fresh.db", seed=None)
     catalog.upsert(fresh, report.papers)
     paper = catalog.find(fresh, "odd")
-    assert (paper.summary, paper.tags) == (AWKWARD.replace("\x1c", ""), ("a", "b", "c"))  # control characters go
-    assert catalog.find(fresh, "odd-cr").summary == "before\rafter"
+    # Control characters go (C1's U+0085 too), and every line break is one \n, as the file had it or not.
+    expected = "line1\nline2\nline3\nline4 \u2028   \u2029 end"
+    assert (paper.summary, paper.tags) == (expected, ("a", "b", "c"))
+    assert catalog.find(fresh, "odd-cr").summary == "before\nafter"
     fresh.close()
 
 
@@ -575,8 +577,8 @@ def test_jsonl_lines_end_only_at_newlines(tmp_path, store):
     path = tmp_path / "odd.jsonl"
     path.write_text("\r\n".join(lines) + "\r\n", encoding="utf-8", newline="")
     report = papers_file.read(path)
-    # Each row whole: a line end inside a string is kept, a control character is dropped.
-    summaries = ["a\u2028b", "a\u0085b", "ab", "a\u2029b", "ab"]
+    # Each row whole: a line end inside a string is kept, a control character (U+0085 is one) is dropped.
+    summaries = ["a\u2028b", "ab", "ab", "a\u2029b", "ab"]
     assert [(p.id, p.summary) for p in report.papers] == [(r["id"], sm) for r, sm in zip(rows, summaries, strict=True)]
     assert len(report.problems) == 1 and f"{path} line 3: not JSON" in report.problems[0]
     path.write_text("\r".join(lines), encoding="utf-8", newline="")  # old Mac line ends: the same rows
@@ -643,3 +645,42 @@ def test_a_tag_that_is_only_punctuation_is_refused_and_backticks_never_reach_a_t
     assert catalog.validate({"title": "A", "tags": "a, b,"}, new=True).tags == ("a", "b")  # a trailing comma
     assert catalog.validate({"title": "A", "tags": "a,\u200b, \ufeff"}, new=True).tags == ("a",)  # invisible
     assert catalog.validate({"title": "A", "tags": "`tick`, *star*"}, new=True).tags == ("tick", "*star*")
+
+
+def test_rows_no_list_should_hold_are_each_skipped_and_the_rest_imported(tmp_path):
+    rows = [{"id": f"p-{i}", "title": f"Paper {i}"} for i in range(6)]
+    rows[1]["title"] = "bad \ud800"  # a lone surrogate, as JSON can write it
+    rows[2]["tags"] = ["ok", "bad \udfff"]
+    rows[3]["title"] = 31  # YAML's 0x1F, a title nobody quoted
+    rows[4]["title"] = "Red \x9b31m, a C1 control"
+    rows[4]["tags"] = ["ab\x9bcd"]
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    report = papers_file.read(path)
+    assert [p.id for p in report.papers] == ["p-0", "p-4", "p-5"]
+    assert [p.title for p in report.papers][1] == "Red 31m, a C1 control" and report.papers[1].tags == ("abcd",)
+    assert [problem.split(": ", 1)[0] for problem in report.problems] == [f"{path} item {i}" for i in (1, 2, 3)]
+    assert "title must be text, and is a number (in YAML, put it in quotes)" in report.problems[2]
+
+    lines = tmp_path / "list.jsonl"
+    lines.write_text(
+        '{"id": "a", "title": "A"}\n{"id": "b", "number": 1'
+        + "0" * 5000
+        + "}\n"
+        + "[" * 100_000
+        + "\n"
+        + '{"id": "c", "title": "C"}\n',
+        encoding="utf-8",
+    )
+    report = papers_file.read(lines)
+    assert [p.id for p in report.papers] == ["a", "c"] and len(report.problems) == 2
+
+
+def test_keys_are_read_in_any_case_and_one_paperbot_does_not_read_is_named(tmp_path):
+    path = tmp_path / "list.json"
+    path.write_text(json.dumps([{"id": "a", "Title": "A", "Tags": ["x"], "tag": "y"}]), encoding="utf-8")
+    report = papers_file.read(path)
+    assert (report.papers[0].title, report.papers[0].tags) == ("A", ("x",))
+    assert report.notes == [
+        f"{path}: key 'tag' (item 0) is not read; paperbot reads id, number, title, summary, tags, url"
+    ]

@@ -1073,6 +1073,21 @@ def test_import_while_serving(procs, tmp_path, slack):
     assert code == 0, server.proc.log()
 
 
+def test_a_file_that_cannot_be_read_never_stops_the_next_one(procs, tmp_path):
+    broken = tmp_path / "broken.csv"
+    broken.write_text('"id,title\nok-b,B\n', encoding="utf-8")  # a quote in the header, never closed
+    bad_row = tmp_path / "bad-row.json"
+    bad_row.write_text('[{"id": "s", "title": "bad \\ud800"}, {"id": "fine-a", "title": "Fine A"}]', encoding="utf-8")
+    good = tmp_path / "good.yaml"
+    good.write_text("- {id: fine-b, title: Fine B, tag: oops}\n", encoding="utf-8")
+    done = procs.run("import", str(broken), str(bad_row), str(good), env=env_for_process(tmp_path, NO_SLACK))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"paperbot: {broken}: the first line is not valid CSV" in done.stderr
+    assert f"{bad_row}: 1 added, 0 updated, 0 unchanged, 1 skipped" in done.stdout
+    assert f"skipped: {bad_row} item 0: title holds a character that is not valid Unicode" in done.stderr
+    assert f"{good}: 1 added" in done.stdout and f"note: {good}: key 'tag' (item 0) is not read" in done.stderr
+
+
 def test_sign_ups_keep_their_3_seconds_during_a_big_import(procs, tmp_path, slack):
     """An import commits batch after batch; members signing up and withdrawing meanwhile must each get a turn."""
     server = start_server(procs, tmp_path, slack)
