@@ -199,10 +199,24 @@ def cmd_post_week(args, settings: Settings) -> int:
         return 0
 
     transport = _transport(settings)
+
+    def waiting(seconds: float) -> bool:  # a post that Slack did not take is tried again: say so
+        print(f"paperbot: Slack did not take the post yet; trying again in {seconds:g} s", file=sys.stderr)
+        time.sleep(seconds)
+        return False
+
     deadline = time.monotonic() + 60
     while True:
         outcome = weekly.post_week(
-            store, group, transport, settings.channel, at, focus_tag=settings.focus_tag, force=True, now=now
+            store,
+            group,
+            transport,
+            settings.channel,
+            at,
+            focus_tag=settings.focus_tag,
+            force=True,
+            now=now,
+            sleep=waiting,
         )
         if outcome.status != "busy" or time.monotonic() > deadline:
             break

@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 15 * 60
 RETRY_AFTER_REFUSAL = 10 * 60
+#: After every try of one attempt found Slack out of reach or failing.
+RETRY_AFTER_OUTAGE = 60
 MAX_ATTEMPTS = 5
 BACKOFF = (1, 2, 4, 8, 16)
 MAX_RATE_LIMIT_WAIT = 120
@@ -210,6 +212,7 @@ def deliver(
     previous_error = claim.last_error
     state = claim.state
     reason = ""
+    outage = False  # the last try found Slack out of reach or failing (not rate-limiting)
     for attempt in range(MAX_ATTEMPTS):
         last = attempt == MAX_ATTEMPTS - 1
         if state == "sending":
@@ -251,7 +254,7 @@ def deliver(
             # 429: certainly not posted. Wait as asked (within reason), then try again.
             _update(store, d, "state = 'claimed', last_error = ?", [str(e)])
             state = "claimed"
-            reason = str(e)
+            reason, outage = str(e), False
             if e.retry_after > MAX_RATE_LIMIT_WAIT or last:
                 break
             if sleep(max(e.retry_after, 0.5)):
@@ -261,7 +264,7 @@ def deliver(
             # Certainly not posted: nothing to look for before the next try.
             _update(store, d, "state = 'claimed', last_error = ?", [str(e)])
             state = "claimed"
-            reason = str(e)
+            reason, outage = str(e), True
             if last:
                 break
             if sleep(BACKOFF[attempt]):
@@ -271,7 +274,7 @@ def deliver(
             _update(store, d, "state = 'claimed', last_error = ?", [str(e)])
             return _give_up(store, d, str(e), previous_error, "claimed")
         except Uncertain as e:
-            reason = str(e)
+            reason, outage = str(e), True
             log.warning("%s %s for %s: %s; will look before trying again", d.kind, d.key, d.dest, e)
             _update(store, d, "last_error = ?", [reason])
             if not last and sleep(BACKOFF[attempt]):
@@ -279,7 +282,8 @@ def deliver(
             continue
         _record_sent(store, d, sent)
         return Result("sent", "", sent)
-    return _give_up(store, d, reason or "gave up", previous_error, state)
+    # Slack out of reach, or failing, at the last try: the scheduler tries again within a minute or so.
+    return _give_up(store, d, reason or "gave up", previous_error, state, RETRY_AFTER_OUTAGE if outage else None)
 
 
 def _stopped(store: Store, d: Delivery, reason: str) -> Result:
@@ -289,12 +293,14 @@ def _stopped(store: Store, d: Delivery, reason: str) -> Result:
     return Result("stopped", f"stopped before it was delivered ({reason})")
 
 
-def _give_up(store: Store, d: Delivery, reason: str, previous_error: str | None, state: str) -> Result:
+def _give_up(
+    store: Store, d: Delivery, reason: str, previous_error: str | None, state: str, retry_in: float | None = None
+) -> Result:
     _update(
         store,
         d,
         "owner = NULL, lease_until = 0, retry_at = ?, last_error = ?",
-        [_wall() + RETRY_AFTER_REFUSAL, reason],
+        [_wall() + (RETRY_AFTER_REFUSAL if retry_in is None else retry_in), reason],
     )
     log.warning("%s %s for %s not delivered: %s", d.kind, d.key, d.dest, reason)
     return Result("failed", reason, new_error=reason != previous_error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -346,3 +347,17 @@ def test_week_names_the_focus_tag_when_no_paper_has_it_any_more(store, group):
     ctx = commands.Context(store, group, Member("U1"), at("2026-12-07 10:00"), focus_tag="profiling")
     reply = console.render(commands.run(ctx, "week").reply)
     assert "No paper is tagged `profiling`" in reply and "catalog is empty" not in reply
+
+
+def test_a_slack_out_of_reach_is_tried_again_soon_and_then_within_a_minute(store, group):
+    with socket.socket() as closed:  # a port nobody listens on: connection refused
+        closed.bind(("127.0.0.1", 0))
+        gone = f"http://127.0.0.1:{closed.getsockname()[1]}/api/"
+    unreachable = SlackTransport(WebClient(base_url=gone, token="xoxb-test", retry_handlers=[]))
+    naps = Naps()
+    before = time.time()
+    outcome = post(store, group, unreachable, at("2026-12-07 09:00"), sleep=naps)
+    assert outcome.status == "failed" and "cannot reach Slack" in outcome.detail
+    assert naps.asked == [1, 2, 4, 8]  # certainly not posted: no history to read before each try
+    [(retry_at,)] = store.db.execute("SELECT retry_at FROM deliveries WHERE kind = 'post'").fetchall()
+    assert 50 < retry_at - before < 70  # not the ten minutes a refusal waits
