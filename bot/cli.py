@@ -294,29 +294,40 @@ def cmd_export(args, settings: Settings) -> int:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="paperbot", description="A Slack bot for research reading groups.")
     p.add_argument("-v", "--verbose", action="store_true", help="log more, and show tracebacks")
+    # -v after the verb too (paperbot run -v); SUPPRESS keeps a -v given before it.
+    verbose = argparse.ArgumentParser(add_help=False)
+    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
 
-    run = verbs.add_parser("run", help="connect to Slack and serve (Socket Mode or HTTP) with the scheduler")
+    run = verbs.add_parser(
+        "run", parents=[verbose], help="connect to Slack and serve (Socket Mode or HTTP) with the scheduler"
+    )
     run.set_defaults(fn=cmd_run)
 
-    con = verbs.add_parser("console", help="the /paper commands in a terminal, one a line from stdin")
+    con = verbs.add_parser(
+        "console", parents=[verbose], help="the /paper commands in a terminal, one a line from stdin"
+    )
     con.add_argument("--user", metavar="USER_ID", help="act as this Slack user (default: the operator, an admin)")
     con.set_defaults(fn=cmd_console)
 
-    post = verbs.add_parser("post-week", help="post the paper of the week, unless the week has its post")
+    post = verbs.add_parser(
+        "post-week", parents=[verbose], help="post the paper of the week, unless the week has its post"
+    )
     post.add_argument("--at", metavar="ISO8601", help="a moment in the week to post for (default: now)")
     post.add_argument("--dry-run", action="store_true", help="print the post instead of posting it")
     post.set_defaults(fn=cmd_post_week)
 
-    remind = verbs.add_parser("remind", help="send the presenter reminders that are due")
+    remind = verbs.add_parser("remind", parents=[verbose], help="send the presenter reminders that are due")
     remind.add_argument("--at", metavar="ISO8601", help="the moment to check (default: now)")
     remind.set_defaults(fn=cmd_remind)
 
-    imp = verbs.add_parser("import", help="add or update papers from .yaml/.yml, .json, .jsonl or .csv files")
+    imp = verbs.add_parser(
+        "import", parents=[verbose], help="add or update papers from .yaml/.yml, .json, .jsonl or .csv files"
+    )
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.set_defaults(fn=cmd_import)
 
-    exp = verbs.add_parser("export", help="write the whole catalog to stdout")
+    exp = verbs.add_parser("export", parents=[verbose], help="write the whole catalog to stdout")
     exp.add_argument("--format", choices=["json", "csv", "yaml"], default="json")
     exp.set_defaults(fn=cmd_export)
     return p

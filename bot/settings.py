@@ -11,6 +11,7 @@ Monday, so everything that can be checked here is.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import dotenv_values
+from dotenv.parser import parse_stream
 
 from bot.calendar import Group, Meeting, PostSchedule, ScheduleError
 
@@ -52,6 +54,23 @@ class SettingError(ValueError):
         self.name = name
 
 
+def _check_dotenv(path: Path) -> None:
+    """A line of `.env` that cannot be read, or a misspelt PAPERBOT_ name, would leave a setting at
+    its default without a word: say which line instead (other names may be another tool's)."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for binding in parse_stream(f):
+            raw = binding.original.string
+            line = binding.original.line + raw[: len(raw) - len(raw.lstrip())].count("\n")  # past blank lines
+            if binding.error:
+                shown = binding.original.string.strip()[:60]
+                raise SettingError(str(path), f"line {line} cannot be read ({shown!r}): write it as NAME=value")
+            key = binding.key or ""
+            if key.startswith("PAPERBOT_") and key not in SETTINGS:
+                close = difflib.get_close_matches(key, list(SETTINGS), n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise SettingError(str(path), f"line {line}: {key} is not a paperbot setting{hint}")
+
+
 @dataclass(frozen=True)
 class Settings:
     bot_token: str | None = None
@@ -73,6 +92,7 @@ class Settings:
         """Settings from `environ`, falling back to the `dotenv` file; the environment wins."""
         values: dict[str, str] = {}
         if dotenv is not None and Path(dotenv).is_file():
+            _check_dotenv(Path(dotenv))
             values.update({k: v for k, v in dotenv_values(dotenv).items() if v is not None})
         values.update({k: v for k, v in environ.items() if k in SETTINGS})
 

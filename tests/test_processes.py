@@ -453,6 +453,14 @@ def test_run_refuses_a_bad_setting_at_once(procs, tmp_path, slack, setting, env)
     assert slack.calls == [], "a bad setting must stop the process before it talks to Slack"
 
 
+def test_a_bot_token_slack_refuses_is_named_in_one_line(procs, tmp_path, slack):
+    slack.fail_next("auth.test", error="invalid_auth")
+    done = procs.run("run", env=env_for_process(tmp_path, slack.api_url, PORT=str(free_port())))
+    assert (
+        done.returncode != 0 and one_line(done.stderr) == "paperbot: SLACK_BOT_TOKEN: Slack refused it (invalid_auth)"
+    )
+
+
 def test_a_run_that_cannot_listen_posts_nothing_and_says_why(procs, tmp_path, slack):
     """This week's post is due (the schedule fires every minute), but a bot that cannot serve must not post it."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:

@@ -90,3 +90,37 @@ def test_env_example_lists_every_setting_and_nothing_else():
     assert sorted(names) == sorted(SETTINGS)
     # ...and copying it unchanged gives a valid configuration.
     Settings.load({}, dotenv=ROOT / ".env.example")
+
+
+@pytest.mark.parametrize(
+    "dotenv, words",
+    [
+        (
+            "A=1\n\nPAPERBOT_TIMEZOME=Asia/Shanghai\n",
+            "line 3: PAPERBOT_TIMEZOME is not a paperbot setting (did you mean PAPERBOT_TIMEZONE?)",
+        ),
+        ("PAPERBOT_TIMEZONE Asia/Shanghai\n", "line 1 cannot be read ('PAPERBOT_TIMEZONE Asia/Shanghai')"),
+        ('PAPERBOT_TIMEZONE="Asia/Shanghai\nPORT=3000\n', "line 1 cannot be read"),
+    ],
+)
+def test_a_dotenv_line_that_would_be_ignored_stops_the_start(tmp_path, dotenv, words):
+    """Left as it is, each would run the bot in UTC without a word."""
+    path = tmp_path / ".env"
+    path.write_text(dotenv, encoding="utf-8")
+    with pytest.raises(SettingError) as e:
+        Settings.load({}, dotenv=path)
+    assert str(e.value) == f"{path}: {words}" or str(e.value).startswith(f"{path}: {words}")
+
+
+def test_a_dotenv_may_hold_other_tools_names(tmp_path):
+    path = tmp_path / ".env"
+    path.write_text("SLACK_CLIENT_ID=123\nDATABASE_URL=x\nexport PAPERBOT_TIMEZONE=Asia/Shanghai\n", encoding="utf-8")
+    assert str(Settings.load({}, dotenv=path).timezone) == "Asia/Shanghai"
+
+
+@pytest.mark.parametrize("argv, verbose", [(["run", "-v"], True), (["-v", "run"], True), (["run"], False)])
+def test_v_goes_before_or_after_the_verb(argv, verbose):
+    """A failure says 'run with -v for details', and people put it after the verb."""
+    from bot.cli import parser
+
+    assert parser().parse_args(argv).verbose is verbose

@@ -19,13 +19,17 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot import scheduler
+from bot.delivery import Rejected
 from bot.settings import Settings, check_focus_tag
 from bot.slack.app import SlackBot, build_app
+from bot.slack.client import call
 from bot.store import Store
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+#: What Slack answers for a token it does not take.
+TOKEN_REFUSALS = ("invalid_auth", "not_authed", "not_allowed_token_type", "token_revoked", "account_inactive")
 HTTP_THREADS = 8
 #: Slack's largest request (a button on a 50-block message, a submitted form) is a few hundred KB.
 MAX_BODY = 2 * 1024 * 1024
@@ -110,12 +114,20 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
     bot = SlackBot(settings, store)
     jobs = ticker = None
     try:
-        # App() calls auth.test, which may hang or wait out a rate limit: a stop meanwhile is a stop.
-        finished, app, error = _until_stopped(lambda: build_app(bot), stop, "paperbot-auth")
+
+        def start() -> App:
+            # auth.test of our own first: Bolt's (in App()) says a refused token in a Python dict.
+            call(bot.client.auth_test)
+            return build_app(bot)
+
+        # auth.test may hang or wait out a rate limit: a stop meanwhile is a stop.
+        finished, app, error = _until_stopped(start, stop, "paperbot-auth")
         if not finished:
             log.info("stopped before Slack answered auth.test")
             return 0
-        if error is not None:  # a wrong token or an unreachable Slack ends here
+        if isinstance(error, Rejected) and str(error).startswith(TOKEN_REFUSALS):
+            raise StartError(f"SLACK_BOT_TOKEN: Slack refused it ({str(error).split()[0]})")
+        if error is not None:  # an unreachable Slack ends here
             raise StartError(
                 f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(error)})"
             )
@@ -132,7 +144,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 if not _connect(handler, stop):
                     log.info("stopped before the Socket Mode connection was open")
                     return 0
-                log.info("connected to Slack in Socket Mode")
+                log.info("connected to Slack in Socket Mode; %s", _what_runs(settings))
                 if not stop.is_set():
                     jobs.start()
                     stop.wait()
@@ -150,7 +162,9 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
             except OSError as e:
                 raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
             jobs.start()
-            log.info("serving Slack requests on http://0.0.0.0:%s%s", settings.port, EVENTS_PATH)
+            log.info(
+                "serving Slack requests on http://0.0.0.0:%s%s; %s", settings.port, EVENTS_PATH, _what_runs(settings)
+            )
             try:
                 server.run()
             finally:
@@ -236,7 +250,7 @@ def _connect(handler: SocketModeHandler, stop: threading.Event) -> bool:
     if e is not None:
         response = getattr(e, "response", None)
         error = response.get("error") if response is not None else None
-        if error in ("invalid_auth", "not_authed", "not_allowed_token_type", "token_revoked", "account_inactive"):
+        if error in TOKEN_REFUSALS:
             raise StartError(f"SLACK_APP_TOKEN: Slack refused it for Socket Mode ({error})") from None
         if response is not None:
             why = f"Slack answered apps.connections.open with HTTP {response.status_code} ({error})"
@@ -244,6 +258,15 @@ def _connect(handler: SocketModeHandler, stop: threading.Event) -> bool:
             why = _one_line(e)
         raise StartError(f"cannot open a Socket Mode connection: {why}") from None
     return True
+
+
+def _what_runs(settings: Settings) -> str:
+    """The settings an operator checks first, in the line that says the bot is up."""
+    focus = f", papers tagged {settings.focus_tag}" if settings.focus_tag else ""
+    return (
+        f"database {settings.db_path}, weekly post to {settings.channel} at {settings.schedule.expr!r} "
+        f"in {settings.timezone.key}{focus}, meeting {settings.meeting}, reminders {settings.remind_days} days before"
+    )
 
 
 def _one_line(e: Exception) -> str:
