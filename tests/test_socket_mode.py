@@ -58,3 +58,31 @@ def test_slash_commands_and_buttons_over_socket_mode(make_harness, slack):
         assert rows == [("2026-W49", "U2", 7), ("2026-W50", "U1", 29)]  # U2 took this week, still ahead
     finally:
         handler.close()
+
+
+def test_a_request_taken_after_a_stop_began_is_neither_made_nor_acked(make_harness, slack):
+    """Slack says the command failed (no ack): then nothing may have been made of it."""
+    import pytest
+
+    from bot.slack.serve import _AnsweringHandler
+
+    h = make_harness(Clock(at("2026-12-02 10:00")), SLACK_APP_TOKEN="xapp-test", SLACK_SIGNING_SECRET=None)
+    handler = _AnsweringHandler(h.app, "xapp-test")
+    handler.connect()
+    try:
+        assert slack.socket_connected.wait(5)
+        command = {
+            "team_id": "T0TEST",
+            "channel_id": CHANNEL,
+            "user_id": "U1",
+            "command": "/paper",
+            "text": "signup streaming-diloco next",
+            "response_url": slack.response_url(),
+            "trigger_id": "t",
+        }
+        assert handler.answered_all(1.0)  # the stop: nothing is under way
+        with pytest.raises(TimeoutError):
+            slack.socket_send("slash_commands", command, timeout=1.5)
+        assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)
+    finally:
+        handler.close()

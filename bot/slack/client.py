@@ -68,27 +68,28 @@ def _hiccups() -> list:
     ]
 
 
-def _answer_hiccups() -> list:
-    """For an answer to someone waiting: one more try after a dropped connection or a 500, no
-    waiting out a Retry-After (see ANSWER_TIMEOUT)."""
-    return [ConnectionErrorRetryHandler(max_retry_count=1), ServerErrorRetryHandler(max_retry_count=1)]
-
-
 def make_client(settings, *, retries: bool = True) -> WebClient:
     handlers = _hiccups() if retries else []
     return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=TIMEOUT, retry_handlers=handlers)
 
 
+def _answer_retries() -> list:
+    """For an answer to someone waiting: one more try after a 500, which Slack answers before
+    showing anything. Not after a dropped connection, which may come after Slack showed it (a
+    second answer is worse than the fallback), nor waiting out a Retry-After."""
+    return [ServerErrorRetryHandler(max_retry_count=1)]
+
+
 def answer_client(settings) -> WebClient:
     """The client for answers to a click (App Home, a private message): see ANSWER_TIMEOUT."""
     return WebClient(
-        token=settings.bot_token, base_url=settings.api_url, timeout=ANSWER_TIMEOUT, retry_handlers=_answer_hiccups()
+        token=settings.bot_token, base_url=settings.api_url, timeout=ANSWER_TIMEOUT, retry_handlers=_answer_retries()
     )
 
 
 def webhook(response_url: str) -> WebhookClient:
     """A client for one response_url (a button's answer)."""
-    return WebhookClient(response_url, timeout=ANSWER_TIMEOUT, retry_handlers=_answer_hiccups())
+    return WebhookClient(response_url, timeout=ANSWER_TIMEOUT, retry_handlers=_answer_retries())
 
 
 def may_have_arrived(exc: Exception) -> bool:

@@ -193,9 +193,14 @@ class _AnsweringHandler(SocketModeHandler):
         super().__init__(app, app_token)
         self._answering = 0
         self._answered = threading.Condition()
+        self._closing = False
 
     def handle(self, client, req) -> None:
         with self._answered:
+            if self._closing:
+                # Taken from the connection before the stop, not started: left unanswered and unmade,
+                # never made and then not acked (Slack tells the user it failed, which is then true).
+                return
             self._answering += 1
         try:
             super().handle(client, req)
@@ -205,8 +210,10 @@ class _AnsweringHandler(SocketModeHandler):
                 self._answered.notify_all()
 
     def answered_all(self, timeout: float) -> bool:
-        """Wait up to `timeout` seconds for the requests under way to be acked; True if they were."""
+        """Start no more requests; wait up to `timeout` seconds for those under way to be acked
+        (True if they were)."""
         with self._answered:
+            self._closing = True
             return self._answered.wait_for(lambda: self._answering == 0, timeout)
 
 

@@ -68,10 +68,16 @@ def open_add_form(bot, body, deadline: float | None = None) -> dict:
             trigger_id=body.get("trigger_id", ""),
             view=blocks.add_form(body.get("channel_id")),
         )
-    except (Rejected, Uncertain) as e:
+    except Rejected as e:
         log.warning("views.open failed: %s", e)
         return {
             "response_type": "ephemeral",
             "text": "I couldn't open the form just now. Please try `/paper add` again.",
+        }
+    except Uncertain as e:  # Slack may have opened it after all
+        log.warning("views.open did not answer: %s", e)
+        return {
+            "response_type": "ephemeral",
+            "text": "Slack was slow to open the form: if it did not open, try `/paper add` again.",
         }
     return {}

@@ -51,7 +51,7 @@ def confirm(bot, user: str, channel: str, paper) -> None:
     message = blocks.message(Notice(text("Added ", PaperRef(paper), " (", Code(paper.id), ").")))
     if channel:
         try:
-            call(bot.client.chat_postEphemeral, channel=channel, user=user, **message)
+            call(bot.answering.chat_postEphemeral, channel=channel, user=user, **message)
             return
         except Rejected as e:
             log.info("could not confirm the new paper in %s (%s); telling %s directly", channel, e, user)
@@ -59,6 +59,6 @@ def confirm(bot, user: str, channel: str, paper) -> None:
             log.warning("could not confirm the new paper to %s: %s", user, e)
             return
     try:
-        call(bot.client.chat_postMessage, channel=user, **message)
+        call(bot.answering.chat_postMessage, channel=user, **message)
     except (Rejected, Uncertain) as e:
         log.warning("could not confirm the new paper to %s: %s", user, e)
