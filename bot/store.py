@@ -243,6 +243,8 @@ def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -
         answering = answer_by is not None and answer_by < deadline
         if answering:
             deadline = answer_by
+            if time.monotonic() > deadline:  # the answer is late already: Slack has told the user it failed
+                raise Busy("the answer was due before the write could begin")
         while True:
             try:
                 conn.execute("BEGIN IMMEDIATE")

@@ -393,6 +393,31 @@ def test_a_command_under_way_when_http_stops_is_still_answered(procs, tmp_path, 
     assert "Traceback" not in server.proc.log()
 
 
+def test_requests_that_wait_for_a_thread_still_keep_slacks_3_seconds(procs, tmp_path, slack):
+    """12 sign-ups at once while another process holds the write lock for 4 s: 8 threads take 8 of
+    them; the 4 that wait for a thread count their 3 seconds from when they came in, too."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = start_server(procs, tmp_path, slack)
+    holder = sqlite3.connect(tmp_path / "paperbot.db", timeout=10)
+    holder.execute("BEGIN IMMEDIATE")
+    released_at = time.monotonic() + 4.0  # later than Slack waits
+
+    def sign_up(i: int) -> tuple[int, dict, float]:
+        return server.command(f"signup {i + 1} {monday(3 + i).isoformat()}", user=f"U{i + 1}")
+
+    try:
+        with ThreadPoolExecutor(12) as pool:
+            answers = list(pool.map(sign_up, range(12)))
+    finally:
+        time.sleep(max(0.0, released_at - time.monotonic()))
+        holder.rollback()
+        holder.close()
+    assert all(status == 200 and seconds < 3.0 for status, _, seconds in answers), [a[::2] for a in answers]
+    assert all("busy just now, so nothing was changed" in reply["text"] for _, reply, _ in answers)
+    assert db_rows(tmp_path, "SELECT count(*) FROM slots") == [(0,)]
+
+
 def test_a_malformed_unsigned_request_is_a_400_not_a_traceback(procs, tmp_path, slack):
     """Bolt reads the body before it checks the signature: anyone who can reach the port can send one."""
     server = start_server(procs, tmp_path, slack)

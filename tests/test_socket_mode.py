@@ -86,3 +86,44 @@ def test_a_request_taken_after_a_stop_began_is_neither_made_nor_acked(make_harne
         assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)
     finally:
         handler.close()
+
+
+def test_envelopes_that_wait_for_a_worker_still_keep_slacks_3_seconds(make_harness, slack):
+    """slack_sdk answers with 10 workers: 14 sign-ups at once while the write lock is held for 4 s."""
+    import sqlite3
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bot.slack.serve import _AnsweringHandler
+
+    h = make_harness(Clock(at("2026-12-02 10:00")), SLACK_APP_TOKEN="xapp-test", SLACK_SIGNING_SECRET=None)
+    handler = _AnsweringHandler(h.app, "xapp-test")
+    handler.connect()
+    holder = sqlite3.connect(h.bot.store.path, timeout=10)
+    try:
+        assert slack.socket_connected.wait(5)
+        holder.execute("BEGIN IMMEDIATE")
+        released_at = time.monotonic() + 4.0
+
+        def sign_up(i: int) -> tuple[dict, float]:
+            command = {
+                "team_id": "T0TEST",
+                "channel_id": CHANNEL,
+                "user_id": f"U{i}",
+                "command": "/paper",
+                "text": f"signup {i + 1} 2027-0{1 + i // 4}-{1 + 7 * (i % 4):02d}",
+                "response_url": slack.response_url(),
+                "trigger_id": "t",
+            }
+            started = time.monotonic()
+            return slack.socket_send("slash_commands", command, timeout=10), time.monotonic() - started
+
+        with ThreadPoolExecutor(14) as pool:
+            answers = list(pool.map(sign_up, range(14)))
+        time.sleep(max(0.0, released_at - time.monotonic()))
+        holder.rollback()
+        assert all(seconds < 3.0 and "busy just now" in reply["text"] for reply, seconds in answers), answers
+        assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)
+    finally:
+        holder.close()
+        handler.close()

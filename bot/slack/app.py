@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from datetime import datetime
 
 from slack_bolt import App
@@ -49,6 +50,27 @@ POST_IN_FLIGHT_WAIT = 2.0
 #: each waits at most QUICK_TIMEOUT, and all of a reply's together at most ANSWER_SECONDS.
 QUICK_TIMEOUT = 2.0
 ANSWER_SECONDS = 2.5
+_arrival = threading.local()
+
+
+@contextmanager
+def arrived_at(moment: float | None) -> Iterator[None]:
+    """The request this thread answers meanwhile came in at `moment` (monotonic), perhaps well
+    before a thread was free to take it: see answer_deadline."""
+    _arrival.at = moment
+    try:
+        yield
+    finally:
+        _arrival.at = None
+
+
+def answer_deadline() -> float:
+    """When what the reply to this thread's request waits for must end: Slack's 3 seconds run from
+    when the request came in (serve.http_server and the Socket Mode handler say when), not from
+    when a thread took it."""
+    return (getattr(_arrival, "at", None) or time.monotonic()) + ANSWER_SECONDS
+
+
 #: Slackbot is no bot to users.info, and presents no paper.
 SLACKBOT = "USLACKBOT"
 

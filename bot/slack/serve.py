@@ -9,6 +9,7 @@ at a time and drops connections under load), with Slack's request URL at
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -17,11 +18,14 @@ import waitress
 from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser
+from waitress.task import WSGITask
 
 from bot import scheduler
 from bot.delivery import Rejected
 from bot.settings import Settings, check_focus_tag
-from bot.slack.app import SlackBot, build_app
+from bot.slack.app import SlackBot, arrived_at, build_app
 from bot.slack.client import call
 from bot.store import Store
 
@@ -55,7 +59,8 @@ def wsgi(app: App) -> Callable:
             return start_response(status, headers, *rest)
 
         try:
-            return bolt(environ, respond)
+            with arrived_at(environ.get(RECEIVED)):
+                return bolt(environ, respond)
         except Exception as e:
             # Bolt parses the body before it checks the signature: a malformed body from anyone
             # who can reach the port must be a 400 and one log line, not a 500 and a traceback.
@@ -76,9 +81,37 @@ def _refused(environ, start_response):
     return [b'{"error": "invalid request"}']
 
 
+RECEIVED = "paperbot.received_at"
+
+
+class _StampedParser(HTTPRequestParser):
+    """Notes when its request had come in whole (monotonic), before it waited for a free thread."""
+
+    received_at: float | None = None
+
+    def received(self, data: bytes) -> int:
+        n = super().received(data)
+        if self.completed and self.received_at is None:
+            self.received_at = time.monotonic()
+        return n
+
+
+class _StampedTask(WSGITask):
+    def get_environment(self) -> dict:
+        environ = super().get_environment()
+        environ[RECEIVED] = getattr(self.request, "received_at", None)
+        return environ
+
+
+class _StampedChannel(HTTPChannel):
+    parser_class = _StampedParser
+    task_class = _StampedTask
+
+
 def http_server(app: App, port: int, host: str = "0.0.0.0", threads: int = HTTP_THREADS):
-    """A waitress server for the app (call .run() to serve, .close() to stop)."""
-    return waitress.create_server(
+    """A waitress server for the app (call .run() to serve, .close() to stop). Each request's
+    environ says when it came in (RECEIVED): under a burst it may wait for one of the threads."""
+    server = waitress.create_server(
         wsgi(app),
         host=host,
         port=port,
@@ -90,6 +123,8 @@ def http_server(app: App, port: int, host: str = "0.0.0.0", threads: int = HTTP_
         max_request_body_size=MAX_BODY,
         clear_untrusted_proxy_headers=True,
     )
+    server.channel_class = _StampedChannel
+    return server
 
 
 class StartError(RuntimeError):
@@ -185,6 +220,9 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
     return 0
 
 
+_ENVELOPE_ID = re.compile(r'"envelope_id"\s*:\s*"([^"]+)"')
+
+
 class _AnsweringHandler(SocketModeHandler):
     """Bolt's Socket Mode handler, counting each request until its ack has gone, so that a stop
     closes the connection only after the commands under way are answered."""
@@ -194,8 +232,19 @@ class _AnsweringHandler(SocketModeHandler):
         self._answering = 0
         self._answered = threading.Condition()
         self._closing = False
+        # When each envelope came in: it may wait for one of slack_sdk's workers (see answer_deadline).
+        self._arrived: dict[str, float] = {}
+        self.client.on_message_listeners.append(self._stamp)
+
+    def _stamp(self, message: str) -> None:
+        m = _ENVELOPE_ID.search(message)
+        if m:
+            if len(self._arrived) > 10_000:  # envelopes never handled (a stop): forget the oldest
+                self._arrived.pop(next(iter(self._arrived)), None)
+            self._arrived.setdefault(m[1], time.monotonic())
 
     def handle(self, client, req) -> None:
+        arrived = self._arrived.pop(req.envelope_id, None)
         with self._answered:
             if self._closing:
                 # Taken from the connection before the stop, not started: left unanswered and unmade,
@@ -203,7 +252,8 @@ class _AnsweringHandler(SocketModeHandler):
                 return
             self._answering += 1
         try:
-            super().handle(client, req)
+            with arrived_at(arrived):
+                super().handle(client, req)
         finally:
             with self._answered:
                 self._answering -= 1

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 
 from bot import commands
 from bot.delivery import Rejected, Uncertain
 from bot.replies import Notice, text
 from bot.slack import blocks
-from bot.slack.app import ANSWER_SECONDS
+from bot.slack.app import answer_deadline
 from bot.slack.client import NETWORK_ERRORS, call, may_have_arrived, webhook
 from bot.slack.listeners.commands import OOPS
 
@@ -32,7 +31,7 @@ def register(app, bot) -> None:
     def on_button(ack, body, action, context):
         # The click's change is made before Slack hears back: an acked click is never lost to a
         # restart. Only the answer to the clicker comes after, from the pool.
-        deadline = time.monotonic() + ANSWER_SECONDS
+        deadline = answer_deadline()
         with bot.store.answering_by(deadline):  # saved in time, or refused as busy: never acked and lost
             answer = press(bot, body, action, deadline, context.bot_user_id)
         ack()

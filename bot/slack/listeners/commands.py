@@ -5,13 +5,12 @@ from __future__ import annotations
 import html
 import logging
 import re
-import time
 
 from bot import commands
 from bot.delivery import Rejected, Uncertain
 from bot.replies import AddForm
 from bot.slack import blocks
-from bot.slack.app import ANSWER_SECONDS
+from bot.slack.app import answer_deadline
 from bot.slack.client import call
 
 log = logging.getLogger(__name__)
@@ -41,7 +40,7 @@ def from_slack(text: str) -> str:
 def register(app, bot) -> None:
     @app.command("/paper")
     def on_paper(ack, body, context):
-        deadline = time.monotonic() + ANSWER_SECONDS  # users.info and views.open share Slack's 3 seconds
+        deadline = answer_deadline()  # users.info, views.open and the write lock share Slack's 3 seconds
         user = body.get("user_id", "")
         line = from_slack(body.get("text", ""))
         try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 
 from bot import commands
 from bot.catalog import InvalidPaper
@@ -11,7 +10,7 @@ from bot.delivery import Rejected, Uncertain
 from bot.replies import Code, Notice, PaperRef, text
 from bot.signups import Refusal
 from bot.slack import blocks
-from bot.slack.app import ANSWER_SECONDS
+from bot.slack.app import answer_deadline
 from bot.slack.blocks import plain
 from bot.slack.client import call
 from bot.store import Busy
@@ -28,7 +27,7 @@ def register(app, bot) -> None:
             state = ((view.get("state") or {}).get("values") or {}).get(name) or {}
             values[name] = (state.get(name) or {}).get("value")
         try:
-            deadline = time.monotonic() + ANSWER_SECONDS
+            deadline = answer_deadline()
             with bot.store.answering_by(deadline):
                 paper = commands.add_paper(bot.context(user, deadline), values)
         except Refusal as refusal:  # not an admin, or their rights could not be checked
