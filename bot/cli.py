@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -70,6 +71,9 @@ def cmd_console(args, settings: Settings) -> int:
     from bot.commands import Context
     from bot.signups import Member
 
+    if args.user is not None and not re.fullmatch(r"[A-Za-z0-9._-]{1,40}", args.user):
+        # It is shown as @user in the channel's announcements and is who reminders go to.
+        raise Failure(f"--user: {args.user[:40]!r} is not a user ID such as U012ABCDEF")
     store = _store(settings)
     user = args.user or "console"
     # The operator at the terminal owns the database: admin, unless they pose as a Slack user.

@@ -231,6 +231,8 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
             stdout.flush()
         line = stdin.readline()
         if not line:
+            if interactive:
+                stdout.write("\n")  # Ctrl-D: the shell's prompt on a line of its own
             break
         if not line.strip():
             continue

@@ -231,7 +231,9 @@ def _week(group: Group, arg: str, now: datetime, *, booking: bool = True) -> Wee
     last = first_week_ahead(group, now).plus(HORIZON_WEEKS - 1)
     if booking and week > last:
         raise Refusal(
-            "That week is more than ten years ahead. Pick a week up to ", Code(group.day_of(last).isoformat()), "."
+            "That week is too far ahead: bookings reach 520 weeks, about ten years. Pick a week up to ",
+            Code(group.day_of(last).isoformat()),
+            ".",
         )
     return week
 

@@ -85,3 +85,36 @@ def test_an_installed_package_carries_the_seed_list():
     assert "papers.yaml" in setuptools["package-data"]["bot.seed"] and (ROOT / "data" / "papers.yaml").is_file()
     found = {p.parent.relative_to(ROOT).as_posix().replace("/", ".") for p in (ROOT / "bot").rglob("__init__.py")}
     assert found == set(setuptools["packages"]) - {"bot.seed"}, "a package of bot/ is missing from pyproject.toml"
+
+
+def test_the_readme_session_is_what_the_console_prints(tmp_path):
+    """README's transcript, replayed at its moment (Wednesday 2 December 2026, Asia/Shanghai)."""
+    import io
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from bot import console
+    from bot.settings import Settings
+    from bot.signups import Member
+    from bot.store import Store
+
+    block = README.split("## A session", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
+    typed = [line[len("/paper> ") :] for line in block.splitlines() if line.startswith("/paper> ")]
+    settings = Settings.load({"PAPERBOT_TIMEZONE": "Asia/Shanghai", "PAPERBOT_MEETING": "thu 16:00"}, dotenv=None)
+    store = Store(tmp_path / "paperbot.db")
+    now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = io.StringIO()
+    context = lambda: commands.Context(store, settings.group, Member("console", lambda: True), now)  # noqa: E731
+    console.serve(context, Terminal("".join(t + "\n" for t in typed)), out)
+    # The terminal echoes what was typed after each prompt; the output does not hold it.
+    expected = block
+    for t in typed:
+        expected = expected.replace(f"/paper> {t}\n", "/paper> ", 1)
+    printed = out.getvalue()
+    assert printed.endswith("/paper> \n")  # the last prompt, then Ctrl-D
+    assert printed.removesuffix("/paper> \n").rstrip() == expected.rstrip()

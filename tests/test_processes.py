@@ -341,6 +341,14 @@ def test_console_lists_a_tag_without_tokens(procs, tmp_path):
     _check_tag_listing(procs.run("console", exe=[script], env=env, input="/paper tag parallelism-dp\n"))
 
 
+def test_console_user_must_be_a_user_id(procs, tmp_path):
+    """It is who the channel hears of and who reminders go to: `<!channel>` or a name with spaces is no one."""
+    for user in ("ada lovelace", "<!channel>"):
+        done = procs.run("console", "--user", user, env=env_for_process(tmp_path, NO_SLACK), input="signup 5\n")
+        assert done.returncode != 0 and one_line(done.stderr).startswith("paperbot: --user: "), done.stderr
+    assert not (tmp_path / "paperbot.db").exists()  # refused before anything was opened
+
+
 def test_console_reads_on_past_a_line_that_is_not_utf8(procs, tmp_path):
     """A paste from a Latin-1 terminal gets an answer, and the lines after it still run."""
     proc = procs.start("console", env=env_for_process(tmp_path, NO_SLACK), pipes=True, stdin=subprocess.PIPE)
