@@ -182,8 +182,9 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
             value = str(value)  # refused below, with the reason: only digits
         if not isinstance(value, str):
             # YAML reads 0x1F as 31 and 12:30 as 750: a number here was text that the file did not quote.
-            kind = "a number" if isinstance(value, int | float) and not isinstance(value, bool) else "not text"
-            raise InvalidPaper(name, f"{name} must be text, and is {kind} (in YAML, put it in quotes)")
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                raise InvalidPaper(name, f"{name} must be text, and is a number (in YAML, put it in quotes)")
+            raise InvalidPaper(name, f"{name} must be text")
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate (\ud800 in JSON): no database or Slack takes it

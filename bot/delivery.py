@@ -228,7 +228,8 @@ def deliver(
                 elif isinstance(e, Uncertain | Unreachable) and not last:
                     wait = BACKOFF[attempt]
                 else:
-                    return _give_up(store, d, reason, previous_error, state)
+                    outage = isinstance(e, Uncertain | Unreachable)  # Slack out of reach or failing
+                    return _give_up(store, d, reason, previous_error, state, RETRY_AFTER_OUTAGE if outage else None)
                 if sleep(wait):
                     return _stopped(store, d, reason)
                 continue

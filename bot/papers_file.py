@@ -80,8 +80,9 @@ def read(path: Path) -> ReadReport:
             report.problems.append(f"{path} {where}: expected an object with id, title, summary, tags, url")
             continue
         row = {str(k).strip().lower(): v for k, v in row.items()}  # "Tags" as a CSV header may write it
-        for key in row.keys() - set(FIELDS):
-            unknown.setdefault(key, where)
+        for key in row:  # in the file's order
+            if key not in FIELDS:
+                unknown.setdefault(key, "the header" if kind == "csv" else where)
         try:
             # A row with an id may be an update, which needs no title (upsert refuses an unknown id without one).
             paper = validate(row, new=False, source=f"{path} {where}")
@@ -112,6 +113,34 @@ _YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _JSONL_LINES = re.compile(r"\r\n|\r|\n")
 
 
+class _Loader(_YAML_LOADER):
+    """The safe loader, except that a scalar that cannot become an int or a date (5,000 digits,
+    2024-13-45) stays text, for its row's check to refuse: one bad row, not a file refused whole."""
+
+
+def _or_text(construct):
+    def lenient(loader, node):
+        try:
+            return construct(loader, node)
+        except ValueError:
+            return loader.construct_scalar(node)
+
+    return lenient
+
+
+for _tag, _construct in (
+    ("int", _YAML_LOADER.construct_yaml_int),
+    ("timestamp", _YAML_LOADER.construct_yaml_timestamp),
+):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _or_text(_construct))
+
+
+def _json_int(digits: str) -> int | float:
+    """A JSON number too long for int() (over 4,300 digits) is no number a paper has: inf, which
+    its row's check refuses, rather than a file refused whole."""
+    return int(digits) if len(digits) <= 4000 else float("inf")
+
+
 def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
     if kind == "jsonl":
         # Lines end at \n, \r\n or \r (JSON has no raw \r inside a string); splitlines() would also
@@ -120,7 +149,7 @@ def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
             if not line.strip():
                 continue
             try:
-                yield f"line {n}", json.loads(line)
+                yield f"line {n}", json.loads(line, parse_int=_json_int)
             except json.JSONDecodeError as e:
                 yield f"line {n}", _Bad(f"not JSON ({e.msg})")
             except (ValueError, RecursionError) as e:  # a number of 5,000 digits, nesting 100,000 deep
@@ -158,7 +187,7 @@ def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
             # An empty cell means "no value given": an update keeps what it had.
             yield where, {k: v for k, v in zip(names, cells, strict=False) if k and v != ""}
     try:
-        data = json.loads(text) if kind == "json" else yaml.load(text, Loader=_YAML_LOADER)
+        data = json.loads(text, parse_int=_json_int) if kind == "json" else yaml.load(text, Loader=_Loader)
     except json.JSONDecodeError as e:
         raise UnreadableFile(f"{path}: not valid JSON (line {e.lineno}: {e.msg})") from None
     except yaml.YAMLError as e:

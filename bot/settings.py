@@ -12,6 +12,7 @@ Monday, so everything that can be checked here is.
 from __future__ import annotations
 
 import difflib
+import io
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -57,18 +58,21 @@ class SettingError(ValueError):
 def _check_dotenv(path: Path) -> None:
     """A line of `.env` that cannot be read, or a misspelt PAPERBOT_ name, would leave a setting at
     its default without a word: say which line instead (other names may be another tool's)."""
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for binding in parse_stream(f):
-            raw = binding.original.string
-            line = binding.original.line + raw[: len(raw) - len(raw.lstrip())].count("\n")  # past blank lines
-            if binding.error:
-                shown = binding.original.string.strip()[:60]
-                raise SettingError(str(path), f"line {line} cannot be read ({shown!r}): write it as NAME=value")
-            key = binding.key or ""
-            if key.startswith("PAPERBOT_") and key not in SETTINGS:
-                close = difflib.get_close_matches(key, list(SETTINGS), n=1)
-                hint = f" (did you mean {close[0]}?)" if close else ""
-                raise SettingError(str(path), f"line {line}: {key} is not a paperbot setting{hint}")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise SettingError(str(path), f"is not UTF-8 text (byte {e.start}): save it as UTF-8") from None
+    for binding in parse_stream(io.StringIO(text)):
+        raw = binding.original.string
+        line = binding.original.line + raw[: len(raw) - len(raw.lstrip())].count("\n")  # past blank lines
+        if binding.error:
+            shown = binding.original.string.strip()[:60]
+            raise SettingError(str(path), f"line {line} cannot be read ({shown!r}): write it as NAME=value")
+        key = binding.key or ""
+        if key.upper().startswith("PAPERBOT_") and key not in SETTINGS:  # paperbot_channel too
+            close = difflib.get_close_matches(key.upper(), list(SETTINGS), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise SettingError(str(path), f"line {line}: {key} is not a paperbot setting{hint}")
 
 
 @dataclass(frozen=True)

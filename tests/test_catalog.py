@@ -664,7 +664,7 @@ def test_rows_no_list_should_hold_are_each_skipped_and_the_rest_imported(tmp_pat
 
     lines = tmp_path / "list.jsonl"
     lines.write_text(
-        '{"id": "a", "title": "A"}\n{"id": "b", "number": 1'
+        '{"id": "a", "title": "A"}\n{"id": "b", "title": 1'
         + "0" * 5000
         + "}\n"
         + "[" * 100_000
@@ -684,3 +684,20 @@ def test_keys_are_read_in_any_case_and_one_paperbot_does_not_read_is_named(tmp_p
     assert report.notes == [
         f"{path}: key 'tag' (item 0) is not read; paperbot reads id, number, title, summary, tags, url"
     ]
+
+
+def test_a_yaml_or_json_row_with_a_value_no_parser_takes_is_one_bad_row(tmp_path):
+    path = tmp_path / "list.yaml"
+    path.write_text(
+        "- {id: a, title: A, added: 2024-13-45}\n- {id: b, title: 1" + "0" * 5000 + "}\n- {id: c, title: C}\n",
+        encoding="utf-8",
+    )
+    report = papers_file.read(path)
+    assert [p.id for p in report.papers] == ["a", "c"] and len(report.problems) == 1 and "item 1" in report.problems[0]
+    assert report.notes == [
+        f"{path}: key 'added' (item 0) is not read; paperbot reads id, number, title, summary, tags, url"
+    ]
+    path = tmp_path / "list.json"
+    path.write_text('[{"id": "b", "title": 1' + "0" * 5000 + '}, {"id": "c", "title": "C"}]', encoding="utf-8")
+    report = papers_file.read(path)
+    assert [p.id for p in report.papers] == ["c"] and "title must be text" in report.problems[0]

@@ -101,6 +101,10 @@ def test_env_example_lists_every_setting_and_nothing_else():
         ),
         ("PAPERBOT_TIMEZONE Asia/Shanghai\n", "line 1 cannot be read ('PAPERBOT_TIMEZONE Asia/Shanghai')"),
         ('PAPERBOT_TIMEZONE="Asia/Shanghai\nPORT=3000\n', "line 1 cannot be read"),
+        (
+            "paperbot_timezone=Asia/Shanghai\n",
+            "line 1: paperbot_timezone is not a paperbot setting (did you mean PAPERBOT_TIMEZONE?)",
+        ),
     ],
 )
 def test_a_dotenv_line_that_would_be_ignored_stops_the_start(tmp_path, dotenv, words):
@@ -124,3 +128,10 @@ def test_v_goes_before_or_after_the_verb(argv, verbose):
     from bot.cli import parser
 
     assert parser().parse_args(argv).verbose is verbose
+
+
+def test_a_dotenv_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / ".env"
+    path.write_bytes("PAPERBOT_TIMEZONE=Europe/Zürich\n".encode("latin-1"))
+    with pytest.raises(SettingError, match=r"\.env: is not UTF-8 text \(byte 26\): save it as UTF-8"):
+        Settings.load({}, dotenv=path)

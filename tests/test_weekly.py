@@ -361,3 +361,18 @@ def test_a_slack_out_of_reach_is_tried_again_soon_and_then_within_a_minute(store
     assert naps.asked == [1, 2, 4, 8]  # certainly not posted: no history to read before each try
     [(retry_at,)] = store.db.execute("SELECT retry_at FROM deliveries WHERE kind = 'post'").fetchall()
     assert 50 < retry_at - before < 70  # not the ten minutes a refusal waits
+
+
+def test_a_slack_that_keeps_timing_out_is_also_tried_again_within_a_minute(store, group):
+    class TimingOut:  # every call times out: the post may or may not be there
+        def send(self, d, message):
+            raise delivery.Uncertain("no answer from Slack (TimeoutError: timed out)")
+
+        def find(self, d, since):
+            raise delivery.Uncertain("no answer from Slack (TimeoutError: timed out)")
+
+    before = time.time()
+    outcome = post(store, group, TimingOut(), at("2026-12-07 09:00"))
+    assert outcome.status == "failed"
+    [(retry_at,)] = store.db.execute("SELECT retry_at FROM deliveries WHERE kind = 'post'").fetchall()
+    assert 50 < retry_at - before < 70

@@ -139,8 +139,8 @@ class SlackBot:
         left = QUICK_TIMEOUT if deadline is None else deadline - time.monotonic()
         if left >= QUICK_TIMEOUT:
             return self.quick
-        if left < 0.2:
-            raise Uncertain("no time left to ask Slack before the answer is due")
+        if left < 0.2:  # certainly not asked: a refusal, not a doubt
+            raise Rejected("no time left to ask Slack before the answer is due")
         return WebClient(token=self.quick.token, base_url=self.quick.base_url, timeout=left, retry_handlers=[])
 
     def vet_presenter(self, user: str, bot_user: str | None) -> None:

@@ -74,9 +74,9 @@ def make_client(settings, *, retries: bool = True) -> WebClient:
 
 
 def _answer_retries() -> list:
-    """For an answer to someone waiting: one more try after a 500, which Slack answers before
-    showing anything. Not after a dropped connection, which may come after Slack showed it (a
-    second answer is worse than the fallback), nor waiting out a Retry-After."""
+    """For an answer to someone waiting: one more try after a 500 or 503, Slack's own failure (a
+    rare second answer beats none there). Not after a dropped connection, which comes after Slack
+    took the answer as often as before, nor waiting out a Retry-After."""
     return [ServerErrorRetryHandler(max_retry_count=1)]
 
 

@@ -123,7 +123,10 @@ def http_server(app: App, port: int, host: str = "0.0.0.0", threads: int = HTTP_
         max_request_body_size=MAX_BODY,
         clear_untrusted_proxy_headers=True,
     )
-    server.channel_class = _StampedChannel
+    # One server for one host; a host that resolves to several addresses gets one for each.
+    for listening in [server] if hasattr(server, "channel_class") else list(server.map.values()):
+        if hasattr(listening, "channel_class"):
+            listening.channel_class = _StampedChannel
     return server
 
 
