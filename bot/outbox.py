@@ -8,9 +8,10 @@ A change to the schedule and its outbox rows are committed together, so a crash 
 restart loses no announcement (and announces no change that was not saved):
 whichever process starts next sends what is due. A taken row is leased, so two
 processes never send the same row at once; a row whose sender died is taken again
-when its lease runs out. That makes a sent row at-least-once: a crash between Slack
-accepting a line and the row being marked could repeat the line, which is better
-than losing it.
+when its lease runs out. An announcement carries its row's id in Slack message metadata, so that a row tried
+before (a timeout, a sender that died mid-send) is first looked for in the channel
+and not posted twice when Slack had it; when the channel cannot be read, it is posted
+again: a rare second line is better than a lost one.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class Item:
     kind: str  # 'announce' | 'refresh'
     payload: dict
     attempts: int
+    created_at: float = 0.0  # unix time
+    #: Tried before (a failure, or a sender that died with it): it may be in the channel already.
+    tried: bool = False
 
 
 def queue(db, items: list[tuple[str, dict]]) -> None:
@@ -56,7 +60,7 @@ def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
     now = now or time.time()
     with store.write() as db:
         rows = db.execute(
-            "SELECT id, kind, payload, attempts, owner, lease_until, next_try FROM outbox ORDER BY id"
+            "SELECT id, kind, payload, attempts, owner, lease_until, next_try, created_at FROM outbox ORDER BY id"
         ).fetchall()
         taken, blocked = [], False
         for r in rows:
@@ -78,7 +82,8 @@ def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
                 "UPDATE outbox SET owner = ?, lease_until = ? WHERE id = ?",
                 [(OWNER, now + LEASE_SECONDS, r[0]) for r in rows],
             )
-    return [Item(r[0], r[1], json.loads(r[2]), r[3]) for r in rows]
+    # A row with an owner still (its lease ran out, its sender died) was being sent: maybe it was.
+    return [Item(r[0], r[1], json.loads(r[2]), r[3], r[7], r[3] > 0 or r[4] is not None) for r in rows]
 
 
 def done(store: Store, item: Item) -> None:

@@ -588,3 +588,23 @@ def test_an_answer_whose_connection_dropped_after_slack_took_it_is_not_given_twi
     h.slack.fail_next("response_url", accept_then="drop")
     h.click(signup, user="U1", response_url=url)
     assert len(h.slack.responses_to(url)) == 1 and not h.slack.ephemerals
+
+
+@pytest.mark.parametrize("fault", ["drop", "hang"])
+def test_an_announcement_slack_took_without_answering_is_not_posted_twice(h, fault, monkeypatch):
+    """The line was in the channel; the bot never heard back (a dropped connection, a timeout)."""
+    from slack_sdk import WebClient
+
+    if fault == "hang":  # the posting client gives up before Slack answers
+        short = WebClient(base_url=h.slack.api_url, token="xoxb-test", timeout=0.5, retry_handlers=[])
+        monkeypatch.setattr(h.bot.transport, "client", short)
+    h.slack.fail_next("chat.postMessage", accept_then=fault, seconds=1.5)
+    assert "You're signed up" in h.command("signup 7 next", user="U1")["text"]
+    deadline = time.monotonic() + 10
+    while h.bot.store.db.execute("SELECT count(*) FROM outbox").fetchone()[0] and time.monotonic() < deadline:
+        time.sleep(0.2)
+        h.bot.send_outbox()
+        h.bot.drain()
+    time.sleep(1.5)  # a hung answer has arrived meanwhile
+    assert len(channel_lines(h.slack)) == 1 and "<@U1> will present" in channel_lines(h.slack)[0]
+    assert h.bot.store.db.execute("SELECT count(*) FROM outbox").fetchone() == (0,)

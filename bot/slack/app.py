@@ -280,7 +280,14 @@ class SlackBot:
                     outbox.postpone(self.store, item, time.time() + POST_IN_FLIGHT_WAIT, "the post is being sent")
                     return
             else:
-                call(self.transport.client.chat_postMessage, channel=channel, **item.payload["message"])
+                if item.tried and self._announced(channel, item):
+                    log.info("the announcement of %s was in %s already", item.payload["about"], channel)
+                    outbox.done(self.store, item)
+                    return
+                marked = {"event_type": blocks.ANNOUNCE_EVENT, "event_payload": _announcement_key(item)}
+                call(
+                    self.transport.client.chat_postMessage, channel=channel, metadata=marked, **item.payload["message"]
+                )
         except RateLimited as e:  # not a failure of the line: it waits as long as Slack asks, never dropped
             wait = max(e.retry_after, 1.0)
             self._outbox_held_until = time.monotonic() + wait
@@ -308,6 +315,19 @@ class SlackBot:
             log.warning("could not %s yet: %s", what, error)
         else:
             log.error("could not %s, and gave up after %d tries: %s", what, outbox.MAX_ATTEMPTS, error)
+
+    def _announced(self, channel: str, item: outbox.Item) -> bool:
+        """Is the announcement already in `channel` (an earlier try that Slack took, then no answer)?
+        When the channel cannot be read, no: it is posted (again)."""
+        key = _announcement_key(item)
+        try:
+            found = self.transport.find_message(
+                channel, item.created_at - 600, blocks.ANNOUNCE_EVENT, lambda payload: payload == key
+            )
+        except (Rejected, Uncertain) as e:
+            log.warning("could not look for an earlier announcement in %s: %s", channel, e)
+            return False
+        return found is not None
 
     def refresh_post(self, week: Week) -> bool:
         """Bring the week's post, if it is out, up to date with the database; raises Rejected or Uncertain.
@@ -372,6 +392,11 @@ class SlackBot:
             call(self.answering.chat_postMessage, channel=user, **message)
         except (Rejected, Uncertain) as e:
             log.warning("could not tell %s directly: %s", user, e)
+
+
+def _announcement_key(item: outbox.Item) -> dict:
+    """What the announcement's metadata says of its outbox row, to find it again."""
+    return {"outbox": item.id, "queued": round(item.created_at, 3)}
 
 
 def build_app(bot: SlackBot) -> App:

@@ -49,6 +49,7 @@ BUTTON_LABEL = 75
 
 POST_EVENT = "paper_of_the_week"
 REMINDER_EVENT = "paper_reminder"
+ANNOUNCE_EVENT = "paperbot_announcement"  # a change to the schedule, in one line
 
 #: action_id prefixes: every button's value is a /paper command line.
 RUN, PAGE, WEEKLY = "run", "page", "weekly"

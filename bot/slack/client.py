@@ -185,6 +185,11 @@ class SlackTransport:
         channel = delivery.dest
         if delivery.kind == "reminder":
             channel = call(self.client.conversations_open, users=delivery.dest)["channel"]["id"]
+        return self.find_message(channel, since, event, lambda payload: payload.get("week") == delivery.key)
+
+    def find_message(self, channel: str, since: float, event: str, matches) -> Sent | None:
+        """Our message in `channel` since unix time `since` whose metadata is `event` with a
+        payload that `matches`; raises Rejected when the history is too long to read to then."""
         ours = self.bot_id()
         cursor = None
         for _ in range(self.HISTORY_PAGES):
@@ -196,7 +201,7 @@ class SlackTransport:
                 meta = m.get("metadata") or {}
                 if (
                     meta.get("event_type") == event
-                    and (meta.get("event_payload") or {}).get("week") == delivery.key
+                    and matches(meta.get("event_payload") or {})
                     and (ours is None or m.get("bot_id") in (None, ours))
                 ):
                     return Sent(channel, m["ts"])
