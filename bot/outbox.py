@@ -8,10 +8,10 @@ A change to the schedule and its outbox rows are committed together, so a crash 
 restart loses no announcement (and announces no change that was not saved):
 whichever process starts next sends what is due. A taken row is leased, so two
 processes never send the same row at once; a row whose sender died is taken again
-when its lease runs out. An announcement carries its row's id in Slack message metadata, so that a row tried
-before (a timeout, a sender that died mid-send) is first looked for in the channel
-and not posted twice when Slack had it; when the channel cannot be read, it is posted
-again: a rare second line is better than a lost one.
+when its lease runs out. An announcement carries its row's id in Slack message
+metadata, so that a row tried before (a timeout, a sender that died mid-send) is
+first looked for in the channel and not posted twice when Slack had it; when the
+channel cannot be read, it is posted again: a rare second line beats a lost one.
 """
 
 from __future__ import annotations

@@ -590,7 +590,7 @@ def test_an_answer_whose_connection_dropped_after_slack_took_it_is_not_given_twi
     assert len(h.slack.responses_to(url)) == 1 and not h.slack.ephemerals
 
 
-@pytest.mark.parametrize("fault", ["drop", "hang"])
+@pytest.mark.parametrize("fault", ["drop", "hang", "drop, then a rate-limited look"])
 def test_an_announcement_slack_took_without_answering_is_not_posted_twice(h, fault, monkeypatch):
     """The line was in the channel; the bot never heard back (a dropped connection, a timeout)."""
     from slack_sdk import WebClient
@@ -598,7 +598,9 @@ def test_an_announcement_slack_took_without_answering_is_not_posted_twice(h, fau
     if fault == "hang":  # the posting client gives up before Slack answers
         short = WebClient(base_url=h.slack.api_url, token="xoxb-test", timeout=0.5, retry_handlers=[])
         monkeypatch.setattr(h.bot.transport, "client", short)
-    h.slack.fail_next("chat.postMessage", accept_then=fault, seconds=1.5)
+    if fault.endswith("look"):  # looking in the channel is held off too: the line waits, not re-posted
+        h.slack.fail_next("conversations.history", status=429, retry_after=1)
+    h.slack.fail_next("chat.postMessage", accept_then=fault.split(",")[0], seconds=1.5)
     assert "You're signed up" in h.command("signup 7 next", user="U1")["text"]
     deadline = time.monotonic() + 10
     while h.bot.store.db.execute("SELECT count(*) FROM outbox").fetchone()[0] and time.monotonic() < deadline:

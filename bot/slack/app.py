@@ -324,6 +324,8 @@ class SlackBot:
             found = self.transport.find_message(
                 channel, item.created_at - 600, blocks.ANNOUNCE_EVENT, lambda payload: payload == key
             )
+        except RateLimited:
+            raise  # the line waits its turn, as a post held off by Slack does
         except (Rejected, Uncertain) as e:
             log.warning("could not look for an earlier announcement in %s: %s", channel, e)
             return False
