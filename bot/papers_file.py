@@ -79,7 +79,13 @@ def read(path: Path) -> ReadReport:
         if not isinstance(row, dict):
             report.problems.append(f"{path} {where}: expected an object with id, title, summary, tags, url")
             continue
-        row = {str(k).strip().lower(): v for k, v in row.items()}  # "Tags" as a CSV header may write it
+        folded: dict[str, object] = {}
+        for k, v in row.items():  # "Tags" as a CSV header may write it
+            key = str(k).strip().lower()
+            if key in folded:
+                report.notes.append(f"{path} {where}: {k!r} names the field {key!r} again; the last one is read")
+            folded[key] = v
+        row = folded
         for key in row:  # in the file's order
             if key not in FIELDS:
                 unknown.setdefault(key, "the header" if kind == "csv" else where)
@@ -122,7 +128,7 @@ def _or_text(construct):
     def lenient(loader, node):
         try:
             return construct(loader, node)
-        except ValueError:
+        except (ValueError, KeyError, TypeError, yaml.YAMLError):  # !!bool maybe, !!float abc, !!binary %%%
             return loader.construct_scalar(node)
 
     return lenient
@@ -130,7 +136,10 @@ def _or_text(construct):
 
 for _tag, _construct in (
     ("int", _YAML_LOADER.construct_yaml_int),
+    ("float", _YAML_LOADER.construct_yaml_float),
+    ("bool", _YAML_LOADER.construct_yaml_bool),
     ("timestamp", _YAML_LOADER.construct_yaml_timestamp),
+    ("binary", _YAML_LOADER.construct_yaml_binary),
 ):
     _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _or_text(_construct))
 
@@ -194,7 +203,7 @@ def _rows(path: Path, kind: str, text: str) -> Iterator[tuple[str, object]]:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark else ""
         raise UnreadableFile(f"{path}: not valid YAML{where}") from None
-    except (ValueError, RecursionError) as e:  # a number of 5,000 digits, nesting 100,000 deep
+    except (ValueError, RecursionError, KeyError, TypeError) as e:  # nesting 100,000 deep, a complex key
         raise UnreadableFile(f"{path}: cannot be read ({e.__class__.__name__}: {str(e)[:100]})") from None
     if isinstance(data, dict) and isinstance(data.get("papers"), list):
         data = data["papers"]

@@ -69,8 +69,12 @@ def _check_dotenv(path: Path) -> None:
             shown = binding.original.string.strip()[:60]
             raise SettingError(str(path), f"line {line} cannot be read ({shown!r}): write it as NAME=value")
         key = binding.key or ""
-        if key.upper().startswith("PAPERBOT_") and key not in SETTINGS:  # paperbot_channel too
-            close = difflib.get_close_matches(key.upper(), list(SETTINGS), n=1)
+        if key in SETTINGS and binding.value is None:  # a bare name: not the blank "NAME=" of a default
+            raise SettingError(
+                str(path), f"line {line}: {key} has no '=': write {key}=value, or {key}= for the default"
+            )
+        if key.upper().startswith("PAPERBOT") and key not in SETTINGS:  # paperbot_channel, PAPERBOT-CHANNEL
+            close = difflib.get_close_matches(key.upper().replace("-", "_"), list(SETTINGS), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise SettingError(str(path), f"line {line}: {key} is not a paperbot setting{hint}")
 

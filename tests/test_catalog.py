@@ -701,3 +701,18 @@ def test_a_yaml_or_json_row_with_a_value_no_parser_takes_is_one_bad_row(tmp_path
     path.write_text('[{"id": "b", "title": 1' + "0" * 5000 + '}, {"id": "c", "title": "C"}]', encoding="utf-8")
     report = papers_file.read(path)
     assert [p.id for p in report.papers] == ["c"] and "title must be text" in report.problems[0]
+
+
+def test_yaml_tags_no_value_fits_stay_text_and_a_key_given_twice_is_named(tmp_path):
+    path = tmp_path / "list.yaml"
+    path.write_text(
+        "- {id: a, title: A}\n- {id: b, title: !!bool maybe, summary: !!float abc}\n- {id: c, Title: C, title: D}\n",
+        encoding="utf-8",
+    )
+    report = papers_file.read(path)
+    assert [(p.id, p.title, p.summary) for p in report.papers] == [
+        ("a", "A", None),
+        ("b", "maybe", "abc"),
+        ("c", "D", None),
+    ]
+    assert report.notes == [f"{path} item 2: 'title' names the field 'title' again; the last one is read"]

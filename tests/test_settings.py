@@ -105,6 +105,11 @@ def test_env_example_lists_every_setting_and_nothing_else():
             "paperbot_timezone=Asia/Shanghai\n",
             "line 1: paperbot_timezone is not a paperbot setting (did you mean PAPERBOT_TIMEZONE?)",
         ),
+        (
+            "PAPERBOT-CHANNEL=C0PAPERS\n",
+            "line 1: PAPERBOT-CHANNEL is not a paperbot setting (did you mean PAPERBOT_CHANNEL?)",
+        ),
+        ("PAPERBOT_TIMEZONE\n", "line 1: PAPERBOT_TIMEZONE has no '=': write PAPERBOT_TIMEZONE=value"),
     ],
 )
 def test_a_dotenv_line_that_would_be_ignored_stops_the_start(tmp_path, dotenv, words):

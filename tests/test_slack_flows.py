@@ -590,7 +590,7 @@ def test_an_answer_whose_connection_dropped_after_slack_took_it_is_not_given_twi
     assert len(h.slack.responses_to(url)) == 1 and not h.slack.ephemerals
 
 
-@pytest.mark.parametrize("fault", ["drop", "hang", "drop, then a rate-limited look"])
+@pytest.mark.parametrize("fault", ["drop", "hang", "drop, then a rate-limited look", "drop, then a failing look"])
 def test_an_announcement_slack_took_without_answering_is_not_posted_twice(h, fault, monkeypatch):
     """The line was in the channel; the bot never heard back (a dropped connection, a timeout)."""
     from slack_sdk import WebClient
@@ -598,8 +598,10 @@ def test_an_announcement_slack_took_without_answering_is_not_posted_twice(h, fau
     if fault == "hang":  # the posting client gives up before Slack answers
         short = WebClient(base_url=h.slack.api_url, token="xoxb-test", timeout=0.5, retry_handlers=[])
         monkeypatch.setattr(h.bot.transport, "client", short)
-    if fault.endswith("look"):  # looking in the channel is held off too: the line waits, not re-posted
+    if fault.endswith("rate-limited look"):  # looking in the channel is held off too: the line waits
         h.slack.fail_next("conversations.history", status=429, retry_after=1)
+    if fault.endswith("failing look"):  # Slack fails for now: looked for again later, not re-posted
+        h.slack.fail_next("conversations.history", status=500)
     h.slack.fail_next("chat.postMessage", accept_then=fault.split(",")[0], seconds=1.5)
     assert "You're signed up" in h.command("signup 7 next", user="U1")["text"]
     deadline = time.monotonic() + 10

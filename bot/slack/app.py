@@ -318,17 +318,19 @@ class SlackBot:
 
     def _announced(self, channel: str, item: outbox.Item) -> bool:
         """Is the announcement already in `channel` (an earlier try that Slack took, then no answer)?
-        When the channel cannot be read, no: it is posted (again)."""
+        When the channel cannot be read at all, no: it is posted (again); when Slack fails to
+        answer for now, that is raised, and the line waits."""
         key = _announcement_key(item)
         try:
             found = self.transport.find_message(
                 channel, item.created_at - 600, blocks.ANNOUNCE_EVENT, lambda payload: payload == key
             )
-        except RateLimited:
+        except (RateLimited, Unreachable):
             raise  # the line waits its turn, as a post held off by Slack does
-        except (Rejected, Uncertain) as e:
+        except Rejected as e:  # the channel cannot be read at all (a scope): post, rather than lose it
             log.warning("could not look for an earlier announcement in %s: %s", channel, e)
             return False
+        # Uncertain (a 500, a timeout) passes: raised, so the line is tried again later, looking first.
         return found is not None
 
     def refresh_post(self, week: Week) -> bool:
