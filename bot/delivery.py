@@ -51,7 +51,12 @@ OWNER = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 class Rejected(Exception):
-    """The platform refused the message; it was certainly not delivered."""
+    """The platform refused the message; it was certainly not delivered. `code` is the platform's
+    own name for the refusal (`not_in_channel`), when it gave one."""
+
+    def __init__(self, message: str = "", code: str | None = None):
+        super().__init__(message)
+        self.code = code
 
 
 class RateLimited(Rejected):

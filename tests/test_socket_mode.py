@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 import html
+from contextlib import closing, contextmanager
 
 from conftest import CHANNEL, Clock, at
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_standin import check_message
 from test_slack_commands import blocks_text, buttons
+
+
+@contextmanager
+def run_handler(make_harness, slack):
+    """A Socket Mode harness and `run`'s own handler, connected to the stand-in."""
+    from bot.slack.serve import _AnsweringHandler
+
+    h = make_harness(Clock(at("2026-12-02 10:00")), SLACK_APP_TOKEN="xapp-test", SLACK_SIGNING_SECRET=None)
+    handler = _AnsweringHandler(h.app, "xapp-test")
+    handler.connect()
+    try:
+        assert slack.socket_connected.wait(5)
+        yield h, handler
+    finally:
+        handler.close()
 
 
 def test_slash_commands_and_buttons_over_socket_mode(make_harness, slack):
@@ -64,13 +80,7 @@ def test_a_request_taken_after_a_stop_began_is_neither_made_nor_acked(make_harne
     """Slack says the command failed (no ack): then nothing may have been made of it."""
     import pytest
 
-    from bot.slack.serve import _AnsweringHandler
-
-    h = make_harness(Clock(at("2026-12-02 10:00")), SLACK_APP_TOKEN="xapp-test", SLACK_SIGNING_SECRET=None)
-    handler = _AnsweringHandler(h.app, "xapp-test")
-    handler.connect()
-    try:
-        assert slack.socket_connected.wait(5)
+    with run_handler(make_harness, slack) as (h, handler):
         command = {
             "team_id": "T0TEST",
             "channel_id": CHANNEL,
@@ -84,8 +94,6 @@ def test_a_request_taken_after_a_stop_began_is_neither_made_nor_acked(make_harne
         with pytest.raises(TimeoutError):
             slack.socket_send("slash_commands", command, timeout=1.5)
         assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)
-    finally:
-        handler.close()
 
 
 def test_envelopes_that_wait_for_a_worker_still_keep_slacks_3_seconds(make_harness, slack):
@@ -94,14 +102,7 @@ def test_envelopes_that_wait_for_a_worker_still_keep_slacks_3_seconds(make_harne
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    from bot.slack.serve import _AnsweringHandler
-
-    h = make_harness(Clock(at("2026-12-02 10:00")), SLACK_APP_TOKEN="xapp-test", SLACK_SIGNING_SECRET=None)
-    handler = _AnsweringHandler(h.app, "xapp-test")
-    handler.connect()
-    holder = sqlite3.connect(h.bot.store.path, timeout=10)
-    try:
-        assert slack.socket_connected.wait(5)
+    with run_handler(make_harness, slack) as (h, _), closing(sqlite3.connect(h.bot.store.path, timeout=10)) as holder:
         holder.execute("BEGIN IMMEDIATE")
         released_at = time.monotonic() + 4.0
 
@@ -124,6 +125,3 @@ def test_envelopes_that_wait_for_a_worker_still_keep_slacks_3_seconds(make_harne
         holder.rollback()
         assert all(seconds < 3.0 and "busy just now" in reply["text"] for reply, seconds in answers), answers
         assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)
-    finally:
-        holder.close()
-        handler.close()

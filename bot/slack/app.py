@@ -57,11 +57,12 @@ _arrival = threading.local()
 def arrived_at(moment: float | None) -> Iterator[None]:
     """The request this thread answers meanwhile came in at `moment` (monotonic), perhaps well
     before a thread was free to take it: see answer_deadline."""
+    before = getattr(_arrival, "at", None)
     _arrival.at = moment
     try:
         yield
     finally:
-        _arrival.at = None
+        _arrival.at = before
 
 
 def answer_deadline() -> float:
@@ -92,8 +93,8 @@ class SlackBot:
         self.quick = WebClient(
             token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT, retry_handlers=[]
         )
-        # Answers to a click (App Home, a DM) retry hiccups but give up soon: see client.ANSWER_TIMEOUT.
-        self.answering = answer_client(settings) if client is None else client
+        # Answers to a click (App Home, a DM) give up soon and are not repeated: see client.answer_client.
+        self.answers = answer_client(settings) if client is None else client
         # No client retries for the post, its updates or announcements: delivery decides about the
         # post, the outbox about the rest, and neither holds a thread to wait out a Retry-After.
         self.transport = SlackTransport(delivery_client or make_client(settings, retries=False))
@@ -116,7 +117,7 @@ class SlackBot:
 
     # -- who and when --------------------------------------------------------
 
-    def is_admin(self, user: str, deadline: float | None = None) -> bool:
+    def is_admin(self, user: str) -> bool:
         """PAPERBOT_ADMINS, or a workspace admin or owner (asked of Slack, remembered a while)."""
         if user in self.settings.admins:
             return True
@@ -124,7 +125,7 @@ class SlackBot:
         if cached and cached[1] > time.monotonic():
             return cached[0]
         try:
-            info = call(self.quick_client(deadline).users_info, user=user)["user"]
+            info = call(self.quick_client().users_info, user=user)["user"]
         except (Rejected, Uncertain) as e:
             log.warning("users.info %s failed: %s", user, e)
             raise Refusal(
@@ -134,9 +135,9 @@ class SlackBot:
         self._admins[user] = (admin, time.monotonic() + (ADMIN_CACHE_SECONDS if admin else MEMBER_CACHE_SECONDS))
         return admin
 
-    def quick_client(self, deadline: float | None = None) -> WebClient:
-        """The client for a call before a reply, waiting no longer than `deadline` (monotonic) allows."""
-        left = QUICK_TIMEOUT if deadline is None else deadline - time.monotonic()
+    def quick_client(self) -> WebClient:
+        """The client for a call before a reply, waiting no longer than the answer's deadline allows."""
+        left = answer_deadline() - time.monotonic()
         if left >= QUICK_TIMEOUT:
             return self.quick
         if left < 0.2:  # certainly not asked: a refusal, not a doubt
@@ -148,13 +149,22 @@ class SlackBot:
         if user in (SLACKBOT, bot_user):
             raise Refusal(Mention(user), " is a bot and cannot present. Name a member of the group.")
 
-    def context(self, user: str, deadline: float | None = None, bot_user: str | None = None) -> Context:
-        """What a command needs; Slack calls made for it (users.info) end by `deadline` (monotonic)."""
+    @contextmanager
+    def answering(self, user: str, bot_user: str | None = None) -> Iterator[Context]:
+        """The context to answer a request of `user`'s with, now: whatever the answer waits for
+        (users.info, views.open, the database's write lock) ends by one deadline, Slack's 3 seconds
+        counted from when the request came in (see answer_deadline)."""
+        deadline = answer_deadline()
+        with arrived_at(deadline - ANSWER_SECONDS), self.store.answering_by(deadline):
+            yield self.context(user, bot_user)
+
+    def context(self, user: str, bot_user: str | None = None) -> Context:
+        """What a command needs (`bot_user`: this bot's user ID, which presents nothing)."""
         s = self.settings
         return Context(
             self.store,
             self.group,
-            Member(user, lambda: self.is_admin(user, deadline)),
+            Member(user, lambda: self.is_admin(user)),
             self.clock(),
             s.focus_tag,
             s.channel,
@@ -299,7 +309,7 @@ class SlackBot:
             outbox.postpone(self.store, item, time.time() + UNREACHABLE_WAIT, str(e))
             log.warning("could not %s yet: %s", what, e)
             return
-        except Uncertain as e:  # an announcement may have been posted: a rare second line beats a missing one
+        except Uncertain as e:  # it may have been posted: the next try looks in the channel first
             error, wait = e, float(min(2**item.attempts, 300))
             self._outbox_held_until = time.monotonic() + wait
         except Rejected as e:
@@ -382,7 +392,7 @@ class SlackBot:
     def publish_home(self, user: str, notice: Notice | None = None) -> bool:
         """Re-draw `user`'s App Home, `notice` on top; False when Slack certainly did not take it."""
         try:
-            call(self.answering.views_publish, user_id=user, view=blocks.home(self.home(user, notice)))
+            call(self.answers.views_publish, user_id=user, view=blocks.home(self.home(user, notice)))
         except Rejected as e:
             log.warning("could not publish App Home for %s: %s", user, e)
             return False
@@ -393,7 +403,7 @@ class SlackBot:
     def tell_directly(self, user: str, message: dict) -> None:
         """A direct message from the app (its Messages tab)."""
         try:
-            call(self.answering.chat_postMessage, channel=user, **message)
+            call(self.answers.chat_postMessage, channel=user, **message)
         except (Rejected, Uncertain) as e:
             log.warning("could not tell %s directly: %s", user, e)
 

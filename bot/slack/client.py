@@ -1,7 +1,7 @@
 """Web API clients, and the Slack side of exactly-once delivery.
 
     client = make_client(settings)                 # views, DMs to admins: retries hiccups
-    answering = answer_client(settings)            # answers to a click: gives up within seconds
+    answers = answer_client(settings)              # answers to a click: gives up within seconds
     transport = SlackTransport(make_client(settings, retries=False))
 
 Every call goes to SLACK_API_URL (slack_sdk has no environment variable for
@@ -119,7 +119,7 @@ def _classify(exc: Exception) -> Exception:
             return Uncertain(f"Slack answered HTTP {status}")
         if error in _UNCERTAIN_ERRORS:
             return Uncertain(f"Slack answered {error}")
-        return Rejected(describe(error or f"HTTP {status}"))
+        return Rejected(describe(error or f"HTTP {status}"), code=error or None)
     reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
     if isinstance(reason, ConnectionRefusedError | socket.gaierror):
         return Unreachable(f"cannot reach Slack ({reason})")
@@ -160,11 +160,11 @@ class SlackTransport:
         try:
             response = call(self.client.chat_postMessage, channel=delivery.dest, **self._payload(message))
         except Rejected as e:
-            error = str(e).split(" ", 1)[0]
-            if delivery.kind == "reminder" and error in ("channel_not_found", "user_not_found"):
+            if delivery.kind == "reminder" and e.code in ("channel_not_found", "user_not_found"):
                 # Not PAPERBOT_CHANNEL's fault: the DM to the presenter could not be opened.
                 raise Rejected(
-                    f"{error} (cannot send {delivery.dest} a direct message: are they still in the workspace?)"
+                    f"{e.code} (cannot send {delivery.dest} a direct message: are they still in the workspace?)",
+                    code=e.code,
                 ) from None
             raise
         return Sent(response["channel"], response["ts"])

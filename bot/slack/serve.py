@@ -163,8 +163,8 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         if not finished:
             log.info("stopped before Slack answered auth.test")
             return 0
-        if isinstance(error, Rejected) and str(error).startswith(TOKEN_REFUSALS):
-            raise StartError(f"SLACK_BOT_TOKEN: Slack refused it ({str(error).split()[0]})")
+        if isinstance(error, Rejected) and error.code in TOKEN_REFUSALS:
+            raise StartError(f"SLACK_BOT_TOKEN: Slack refused it ({error.code})")
         if error is not None:  # an unreachable Slack ends here
             raise StartError(
                 f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(error)})"

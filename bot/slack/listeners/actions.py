@@ -17,7 +17,6 @@ from bot import commands
 from bot.delivery import Rejected, Uncertain
 from bot.replies import Notice, text
 from bot.slack import blocks
-from bot.slack.app import answer_deadline
 from bot.slack.client import NETWORK_ERRORS, call, may_have_arrived, webhook
 from bot.slack.listeners.commands import OOPS
 
@@ -31,22 +30,21 @@ def register(app, bot) -> None:
     def on_button(ack, body, action, context):
         # The click's change is made before Slack hears back: an acked click is never lost to a
         # restart. Only the answer to the clicker comes after, from the pool.
-        deadline = answer_deadline()
-        with bot.store.answering_by(deadline):  # saved in time, or refused as busy: never acked and lost
-            answer = press(bot, body, action, deadline, context.bot_user_id)
+        user = (body.get("user") or {}).get("id", "")
+        with bot.answering(user, context.bot_user_id) as ctx:  # saved in time, or refused as busy
+            answer = press(ctx, action)
         ack()
         if answer.change is not None:
             bot.wake_outbox()  # its announcement was queued with the change
         bot.later(answer_press, bot, body, action, answer)
 
 
-def press(bot, body: dict, action: dict, deadline: float | None = None, bot_user: str | None = None):
+def press(context: commands.Context, action: dict) -> commands.Answer:
     """Run the button's command as the person who clicked; its Answer (never raises)."""
-    user = (body.get("user") or {}).get("id", "")
+    user = context.member.id
     command = action.get("value", "")
     kind = action.get("action_id", "").split(":", 1)[0]
     try:
-        context = bot.context(user, deadline, bot_user)
         if kind == blocks.WEEKLY:
             command = commands.post_button(context, command)
         return commands.run(context, command)
@@ -96,6 +94,6 @@ def tell_privately(bot, body: dict, user: str, payload: dict) -> None:
     if not channel:
         return
     try:
-        call(bot.answering.chat_postEphemeral, channel=channel, user=user, **payload)
+        call(bot.answers.chat_postEphemeral, channel=channel, user=user, **payload)
     except (Rejected, Uncertain) as e:
         log.warning("could not answer %s's button in %s: %s", user, channel, e)

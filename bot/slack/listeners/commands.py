@@ -10,7 +10,6 @@ from bot import commands
 from bot.delivery import Rejected, Uncertain
 from bot.replies import AddForm
 from bot.slack import blocks
-from bot.slack.app import answer_deadline
 from bot.slack.client import call
 
 log = logging.getLogger(__name__)
@@ -40,16 +39,15 @@ def from_slack(text: str) -> str:
 def register(app, bot) -> None:
     @app.command("/paper")
     def on_paper(ack, body, context):
-        deadline = answer_deadline()  # users.info, views.open and the write lock share Slack's 3 seconds
         user = body.get("user_id", "")
         line = from_slack(body.get("text", ""))
         try:
-            with bot.store.answering_by(deadline):  # a write waits for the lock only as long as Slack does
-                answer = commands.run(bot.context(user, deadline, context.bot_user_id), line)
-            if isinstance(answer.reply, AddForm):
-                reply = open_add_form(bot, body, deadline)
-            else:
-                reply = {"response_type": "ephemeral", **blocks.message(answer.reply)}
+            with bot.answering(user, context.bot_user_id) as ctx:  # users.info, the lock, views.open: 3 s
+                answer = commands.run(ctx, line)
+                if isinstance(answer.reply, AddForm):
+                    reply = open_add_form(bot, body)
+                else:
+                    reply = {"response_type": "ephemeral", **blocks.message(answer.reply)}
         except Exception:
             log.exception("/paper %r from %s failed", line, user)
             ack(response_type="ephemeral", text=OOPS)
@@ -59,11 +57,11 @@ def register(app, bot) -> None:
             bot.wake_outbox()  # its announcement was queued with the change
 
 
-def open_add_form(bot, body, deadline: float | None = None) -> dict:
+def open_add_form(bot, body) -> dict:
     """Open the add modal now: its trigger_id is only good for 3 seconds."""
     try:
         call(
-            bot.quick_client(deadline).views_open,
+            bot.quick_client().views_open,
             trigger_id=body.get("trigger_id", ""),
             view=blocks.add_form(body.get("channel_id")),
         )

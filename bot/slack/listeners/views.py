@@ -10,7 +10,6 @@ from bot.delivery import Rejected, Uncertain
 from bot.replies import Code, Notice, PaperRef, text
 from bot.signups import Refusal
 from bot.slack import blocks
-from bot.slack.app import answer_deadline
 from bot.slack.blocks import plain
 from bot.slack.client import call
 from bot.store import Busy
@@ -27,9 +26,8 @@ def register(app, bot) -> None:
             state = ((view.get("state") or {}).get("values") or {}).get(name) or {}
             values[name] = (state.get(name) or {}).get("value")
         try:
-            deadline = answer_deadline()
-            with bot.store.answering_by(deadline):
-                paper = commands.add_paper(bot.context(user, deadline), values)
+            with bot.answering(user) as ctx:
+                paper = commands.add_paper(ctx, values)
         except Refusal as refusal:  # not an admin, or their rights could not be checked
             ack(response_action="errors", errors={"title": plain(refusal.text)[:150]})
             return
@@ -50,14 +48,11 @@ def confirm(bot, user: str, channel: str, paper) -> None:
     message = blocks.message(Notice(text("Added ", PaperRef(paper), " (", Code(paper.id), ").")))
     if channel:
         try:
-            call(bot.answering.chat_postEphemeral, channel=channel, user=user, **message)
+            call(bot.answers.chat_postEphemeral, channel=channel, user=user, **message)
             return
         except Rejected as e:
             log.info("could not confirm the new paper in %s (%s); telling %s directly", channel, e, user)
         except Uncertain as e:
             log.warning("could not confirm the new paper to %s: %s", user, e)
             return
-    try:
-        call(bot.answering.chat_postMessage, channel=user, **message)
-    except (Rejected, Uncertain) as e:
-        log.warning("could not confirm the new paper to %s: %s", user, e)
+    bot.tell_directly(user, message)
