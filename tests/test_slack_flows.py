@@ -301,6 +301,32 @@ def test_a_bot_cannot_be_assigned_to_present(h, presenter):
     assert not channel_lines(h.slack)
 
 
+@pytest.mark.parametrize(
+    "presenter, said",
+    [
+        ("U0TYPO", "Slack knows no member `U0TYPO` in this workspace"),
+        ("<@UGONE>", "has left the workspace and cannot present"),
+        ("<@UHELPER|helper>", "is a bot and cannot present"),
+    ],
+)
+def test_only_a_member_of_the_workspace_can_be_assigned_to_present(h, presenter, said):
+    h.slack.users["UGONE"] = {"deleted": True}
+    h.slack.users["UHELPER"] = {"is_bot": True}
+    reply = blocks_text(valid(h.command(f"assign {presenter} 5 next", user="UADMIN")))
+    assert said in reply
+    assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0
+    h.bot.drain()
+    assert not channel_lines(h.slack)
+
+
+def test_an_assignment_stands_when_slack_cannot_say_who_the_presenter_is(h):
+    h.slack.fail_next("users.info", status=500)
+    h.slack.fail_next("users.info", status=500)
+    reply = blocks_text(valid(h.command("assign <@U2> 5 next", user="UADMIN")))
+    assert "<@U2> presents *#5*" in reply
+    assert h.bot.store.db.execute("SELECT presenter FROM slots").fetchall() == [("U2",)]
+
+
 def test_add_by_a_workspace_admin_answers_within_slacks_3_seconds_when_slack_is_slow(h):
     """users.info, then views.open, each slow: together they must still leave the reply its time."""
     h.slack.fail_next("users.info", accept_then="hang", seconds=1.6)

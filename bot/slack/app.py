@@ -26,7 +26,7 @@ from bot import outbox, signups, weekly
 from bot.calendar import Week
 from bot.commands import Context
 from bot.delivery import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain, Unreachable
-from bot.replies import Button, Home, Mention, Notice, PaperEntry
+from bot.replies import Button, Code, Home, Mention, Notice, PaperEntry
 from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
 from bot.slack import announce, blocks
@@ -145,8 +145,30 @@ class SlackBot:
         return WebClient(token=self.quick.token, base_url=self.quick.base_url, timeout=left, retry_handlers=[])
 
     def vet_presenter(self, user: str, bot_user: str | None) -> None:
-        """Refuse a presenter who is no person: Slackbot, or this bot (a mention of @paperbot)."""
+        """Refuse a presenter who is no member: Slackbot, this bot (a mention of @paperbot), another
+        bot, someone who has left, or a user ID that Slack does not know (a typo). When Slack cannot
+        be asked in time, the admin's word stands."""
         if user in (SLACKBOT, bot_user):
+            raise Refusal(Mention(user), " is a bot and cannot present. Name a member of the group.")
+        try:
+            info = call(self.quick_client().users_info, user=user)["user"]
+        except Rejected as e:
+            if e.code == "user_not_found":
+                raise Refusal(
+                    "Slack knows no member ",
+                    Code(user),
+                    " in this workspace. Name the presenter with ",
+                    Code("@"),
+                    " and pick them from Slack's list.",
+                ) from None
+            log.warning("users.info %s failed, so the presenter was not checked: %s", user, e)
+            return
+        except Uncertain as e:
+            log.warning("users.info %s did not answer, so the presenter was not checked: %s", user, e)
+            return
+        if info.get("deleted"):
+            raise Refusal(Mention(user), " has left the workspace and cannot present. Name a member of the group.")
+        if info.get("is_bot") or info.get("is_app_user"):
             raise Refusal(Mention(user), " is a bot and cannot present. Name a member of the group.")
 
     @contextmanager
