@@ -4,7 +4,8 @@
     python bench/profile_command.py DB "signup {n} {date}" --user "UP{i}"   # a new paper and week each time
 
 In TEXT and --user, {i} is the request's index, {n} = 50000 + i (a paper
-number) and {date} a Monday 3000 + i weeks ahead, so that sign-ups succeed.
+number) and {date} a Monday 30 + i weeks ahead, so that sign-ups succeed (the bot books at most
+520 weeks ahead: `-n` up to about 480).
 
 Builds the same SlackBot and Bolt app as `python -m bot run` (against a Slack
 stand-in on 127.0.0.1), signs the request as Slack does, and profiles
@@ -68,7 +69,7 @@ def main() -> int:
         monday = date.today() + timedelta(days=7 - date.today().weekday())
 
         def fill(template: str, i: int) -> str:
-            return template.format(i=i, n=50_000 + i, date=(monday + timedelta(weeks=3000 + i)).isoformat())
+            return template.format(i=i, n=50_000 + i, date=(monday + timedelta(weeks=30 + i)).isoformat())
 
         def request(i: int) -> BoltRequest:
             body = urlencode(
