@@ -130,16 +130,21 @@ def interleaved(
     floor_line: tuple[str, str],
     block: int = 40,
     warmup: int = 5,
+    prime: tuple[str, str] | None = None,
 ) -> dict:
     """`sequential` to `url`, in blocks of `block` requests, each block after as many to `floor_url`.
 
     The floor's samples ("floor_ms") are taken in the same seconds as the command's, so a
     machine that slows down or speeds up during a run moves both alike. One keep-alive
-    connection to each server; the first `warmup` lines (and as many floor requests) are not counted.
+    connection to each server; the first `warmup` lines (and as many floor requests) are not counted,
+    nor is `prime`, a line sent first to `url` (and `floor_line` to the floor) on the new connections.
     """
     bot, floor = Client(url, secret), Client(floor_url, secret)
     out: dict = {"ms": [], "errors": [], "kinds": {}, "floor_ms": [], "floor_errors": []}
     try:
+        if prime is not None:
+            bot.command(*prime)
+            floor.command(*floor_line)
         for text, user in lines[:warmup]:
             bot.command(text, user)
             floor.command(*floor_line)

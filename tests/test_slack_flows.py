@@ -638,3 +638,47 @@ def test_an_announcement_slack_took_without_answering_is_not_posted_twice(h, fau
     time.sleep(1.5)  # a hung answer has arrived meanwhile
     assert len(channel_lines(h.slack)) == 1 and "<@U1> will present" in channel_lines(h.slack)[0]
     assert h.bot.store.db.execute("SELECT count(*) FROM outbox").fetchone() == (0,)
+
+
+def test_an_announcement_waits_while_replies_are_under_way_and_goes_once_they_are_done(h):
+    """Posting a line takes the bot's CPU, under the GIL, from the replies made meanwhile: it goes
+    in the first quiet moment after them."""
+    under_way, done = threading.Event(), threading.Event()
+
+    def a_reply_under_way():
+        with h.bot.replies.one():
+            under_way.set()
+            done.wait(5)
+
+    other = threading.Thread(target=a_reply_under_way)
+    other.start()
+    under_way.wait(5)
+    assert "You're signed up" in h.command("signup 7 next", user="U1", drain=False)["text"]
+    time.sleep(0.3)  # well past the quiet gap: the other reply still holds the line back
+    assert channel_lines(h.slack) == []
+    done.set()
+    other.join()
+    assert h.slack.wait_for(lambda s: s.messages(CHANNEL), timeout=5)
+    assert channel_lines(h.slack)[0].startswith("📅 <@U1> will present #7")
+
+
+def test_a_bot_that_is_never_quiet_still_announces_within_a_second(h, monkeypatch):
+    from bot.slack import app as slack_app
+
+    stop = threading.Event()
+
+    def replies_without_end():
+        while not stop.is_set():
+            with h.bot.replies.one():
+                time.sleep(0.005)
+
+    busy = threading.Thread(target=replies_without_end)
+    busy.start()
+    try:
+        asked = time.monotonic()
+        assert "You're signed up" in h.command("signup 7 next", user="U1", drain=False)["text"]
+        assert h.slack.wait_for(lambda s: s.messages(CHANNEL), timeout=5)
+        assert time.monotonic() - asked < slack_app.QUIET_LONGEST + 1.0
+    finally:
+        stop.set()
+        busy.join()

@@ -50,7 +50,50 @@ POST_IN_FLIGHT_WAIT = 2.0
 #: each waits at most QUICK_TIMEOUT, and all of a reply's together at most ANSWER_SECONDS.
 QUICK_TIMEOUT = 2.0
 ANSWER_SECONDS = 2.5
+#: The channel's work (announcements, post updates) lets replies go first: it waits until no reply
+#: has been under way for QUIET_GAP seconds, but an item waits no longer than QUIET_LONGEST.
+QUIET_GAP = 0.02
+QUIET_LONGEST = 1.0
 _arrival = threading.local()
+
+
+class Replies:
+    """Replies under way, so that background work can wait for a quiet moment.
+
+    Under CPython's GIL a thread posting an announcement (its HTTP call and JSON, about a
+    millisecond of CPU) slows every reply made meanwhile; Slack gives a reply 3 seconds and the
+    channel's line can come a moment later.
+    """
+
+    def __init__(self, gap: float = QUIET_GAP, longest: float = QUIET_LONGEST):
+        self.gap, self.longest = gap, longest
+        self._lock = threading.Lock()
+        self._under_way = 0
+        self._last_end = 0.0  # monotonic
+
+    @contextmanager
+    def one(self) -> Iterator[None]:
+        with self._lock:
+            self._under_way += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._under_way -= 1
+                self._last_end = time.monotonic()
+
+    def wait_for_quiet(self, since: float, stop: threading.Event) -> None:
+        """Wait until no reply has been under way for `gap` seconds, or until `longest` seconds after
+        `since` (monotonic), or until `stop`: a bot that is never quiet still sends, a moment later."""
+        while True:
+            now = time.monotonic()
+            with self._lock:
+                quiet_for = None if self._under_way else now - self._last_end
+            if quiet_for is not None and quiet_for >= self.gap:
+                return
+            left = since + self.longest - now
+            if left <= 0 or stop.wait(min(left, self.gap - (quiet_for or 0.0))):
+                return
 
 
 @contextmanager
@@ -101,9 +144,11 @@ class SlackBot:
         self._outbox_lock = threading.Lock()
         self._outbox_state = threading.Lock()
         self._outbox_wanted = False
+        self._outbox_sending = False  # a sender holds _outbox_lock and will look at _outbox_wanted again
         self._outbox_held_until = 0.0  # monotonic: Slack asked to hold off until then, for every item
         self._outbox_wake: float | None = None  # monotonic: when the sender is to go round again
         self._stopping = threading.Event()
+        self.replies = Replies()
         self.clock = clock or settings.now
         # Answers to the person who clicked (a button, a form, App Home) have their own threads:
         # the channel's work (announcements, post updates) may sleep through a Retry-After.
@@ -177,7 +222,7 @@ class SlackBot:
         (users.info, views.open, the database's write lock) ends by one deadline, Slack's 3 seconds
         counted from when the request came in (see answer_deadline)."""
         deadline = answer_deadline()
-        with arrived_at(deadline - ANSWER_SECONDS), self.store.answering_by(deadline):
+        with self.replies.one(), arrived_at(deadline - ANSWER_SECONDS), self.store.answering_by(deadline):
             yield self.context(user, bot_user)
 
     def context(self, user: str, bot_user: str | None = None) -> Context:
@@ -245,11 +290,18 @@ class SlackBot:
 
     def wake_outbox(self) -> None:
         """Have the outbox sent soon, in the background (the scheduler's check calls this too)."""
-        if not self._stopping.is_set():  # stopping: what is left waits for the next start
-            self.later(self.send_outbox, lane="channel")
+        if self._stopping.is_set():  # stopping: what is left waits for the next start
+            return
+        with self._outbox_state:
+            self._outbox_wanted = True
+            if self._outbox_sending:  # the sender goes round again before it stops: no second thread
+                return
+        self.later(self.send_outbox, lane="channel")
 
     def send_outbox(self) -> None:
-        """Send what the outbox has due, oldest first; one sender in a process at a time."""
+        """Send what the outbox has due, oldest first, once replies under way have gone (see
+        Replies); one sender in a process at a time."""
+        woken = time.monotonic()
         with self._outbox_state:
             self._outbox_wanted = True
         if not self._outbox_lock.acquire(blocking=False):
@@ -257,18 +309,23 @@ class SlackBot:
         try:
             while True:
                 with self._outbox_state:
+                    self._outbox_sending = self._outbox_wanted
                     if not self._outbox_wanted:
                         break
                     self._outbox_wanted = False
+                self.replies.wait_for_quiet(woken, self._stopping)
                 # While Slack holds the channel off, every line waits its turn, in order.
                 while time.monotonic() >= self._outbox_held_until and (items := outbox.take(self.store)):
                     for i, item in enumerate(items):
+                        self.replies.wait_for_quiet(woken, self._stopping)
                         self._send(item)
                         if time.monotonic() < self._outbox_held_until:
                             for rest in items[i + 1 :]:
                                 outbox.release(self.store, rest)
                             break
         finally:
+            with self._outbox_state:
+                self._outbox_sending = False
             self._outbox_lock.release()
         self._wake_for_next()
 
