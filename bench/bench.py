@@ -548,6 +548,7 @@ def main(argv: list[str] | None = None) -> int:
                 name: {"ms": [], "floor_ms": [], "floor_errors": [], "errors": [], "kinds": {}, "by_round": []}
                 for name, *_ in plan
             }
+
             def row_samples(name: str, url: str, lines: list[tuple[str, str]]) -> dict:
                 """One row's samples, in blocks alternating with floor (a) (loadgen.interleaved)."""
                 if name != "signup":
@@ -559,7 +560,9 @@ def main(argv: list[str] | None = None) -> int:
                 # samples, so that no floor sample is taken while the bot (and the stand-in) post them.
                 out: dict = {"ms": [], "errors": [], "kinds": {}, "floor_ms": [], "floor_errors": []}
                 posted = len(slack.calls_to("chat.postMessage"))
-                chunks = [lines[: warm + BLOCK]] + [lines[i : i + BLOCK] for i in range(warm + BLOCK, len(lines), BLOCK)]
+                chunks = [lines[: warm + BLOCK]] + [
+                    lines[i : i + BLOCK] for i in range(warm + BLOCK, len(lines), BLOCK)
+                ]
                 for j, chunk in enumerate(chunks):
                     part = pool.submit(
                         loadgen.interleaved,
