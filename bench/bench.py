@@ -436,11 +436,6 @@ def main(argv: list[str] | None = None) -> int:
         SlackStandin(channels={CHANNEL}, members={CHANNEL}, users=users) as slack,
         ProcessPoolExecutor(max_workers=2, mp_context=ctx) as pool,
     ):
-
-        def timed(url: str, lines: list[tuple[str, str]]) -> dict:
-            out = pool.submit(loadgen.sequential, url, SECRET, lines, warm).result()
-            return {**summary(out["ms"]), "kinds": out["kinds"], "errors": out["errors"]}
-
         pool.submit(time.sleep, 0).result()  # start a worker before anything is timed
 
         # Floors, one at a time with one client (Bolt's built-in server takes one request at a time):
@@ -721,8 +716,11 @@ def main(argv: list[str] | None = None) -> int:
                 server.stop()
         result["bot_exit_code"] = code
 
-        # Growth: the same search words on prefixes of the same catalog, through the same pipeline.
+        # Growth: the same search words on prefixes of the same catalog, through the same pipeline. A bot
+        # on each size, all three measured in the same seconds (blocks of BLOCK to each in turn), so that
+        # the machine's drift and hiccups, which move a p99 of a few milliseconds, fall on every size alike.
         growth: dict[str, dict] = {label: {} for label in words}
+        dbs = {}
         for size in sizes:
             part_jsonl = workdir / f"catalog-{size}.jsonl"
             with open(jsonl, encoding="utf-8") as src, open(part_jsonl, "w", encoding="utf-8") as dst:
@@ -730,26 +728,31 @@ def main(argv: list[str] | None = None) -> int:
                     if n >= size:
                         break
                     dst.write(line)
-            part_db = workdir / f"paperbot-{size}.db"
-            imp = import_catalog(part_jsonl, part_db, workdir)
+            dbs[size] = workdir / f"paperbot-{size}.db"
+            imp = import_catalog(part_jsonl, dbs[size], workdir)
             log(f"growth: {size} papers imported in {imp['seconds']:.1f} s")
-            server = start_bot(part_db, slack.api_url, workdir, f"bot-{size}")
-            try:
-                for label, w in words.items():
-                    growth[label][str(size)] = timed(server.url, [(f"search {w['query']}", "U1")] * (R + warm))
-            finally:
+        dbs[args.papers] = db
+        servers: dict[int, Server] = {}
+        try:
+            for size, path in dbs.items():
+                servers[size] = start_bot(path, slack.api_url, workdir, f"bot-{size}")
+            urls = [servers[size].url for size in dbs]
+            for label, w in words.items():
+                lines = [(f"search {w['query']}", "U1")] * (R + warm)
+                out = pool.submit(loadgen.rotating, urls, SECRET, lines, BLOCK, warm).result()
+                for size in dbs:
+                    part = out[servers[size].url]
+                    growth[label][str(size)] = {**summary(part["ms"]), "kinds": part["kinds"], "errors": part["errors"]}
+                    growth[label][str(size)]["papers_matching"] = (
+                        counts[label][size] if size in sizes else words[label]["papers_matching"]
+                    )
+        finally:
+            for server in servers.values():
                 server.stop()
-        for label in words:
-            for size in sizes:
-                growth[label][str(size)]["papers_matching"] = counts[label][size]
-            r = rows[f"search ({label})"]
-            growth[label][str(args.papers)] = {
-                k: r[k] for k in ("n", "p50_ms", "p90_ms", "p99_ms", "max_ms", "mean_ms", "kinds", "errors")
-            }
-            growth[label][str(args.papers)]["papers_matching"] = words[label]["papers_matching"]
         result["growth"] = {
             "sizes": sizes + [args.papers],
-            "method": "HTTP, the same pipeline and client as the rows",
+            "method": "HTTP, the same pipeline and client as the rows; a bot on each size, measured side by side "
+            "in blocks taken in turn",
             "by_query": growth,
         }
 
@@ -878,7 +881,8 @@ def report(r: dict) -> str:
         f"Meanwhile the bot used {L['bot_cpu_cores']:.2f} cores and the clients {L['client_cpu_cores']:.2f} "
         f"(of {r['machine']['cpus']}).",
         "",
-        "Search p99 in ms (and how many of the synthetic papers match) as the catalog grows: same words, same pipeline:",
+        "Search p99 in ms (and how many of the synthetic papers match) as the catalog grows: same words, same "
+        "pipeline, a bot on each size, measured side by side in blocks of 40 taken in turn:",
         "",
     ]
     sizes = r["growth"]["sizes"]
