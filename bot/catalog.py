@@ -257,6 +257,8 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
 #: A paper's stored columns, for `SELECT {PAPER_COLUMNS} FROM papers p` here and for other modules'
 #: joins (`SELECT ..., {PAPER_COLUMNS} FROM x LEFT JOIN papers p ...`, then `joined_paper`).
 PAPER_COLUMNS = "p.number, p.id, p.title, p.summary, p.url"
+#: The same without the summary (read as ''), for lists of weeks, which show a paper by its title.
+PAPER_TITLE_COLUMNS = "p.number, p.id, p.title, '', p.url"
 
 
 def joined_paper(row, at: int) -> Paper | None:

@@ -136,7 +136,8 @@ def open_weeks(store: Store, group: Group, now: datetime, n: int) -> list[Week]:
 
 
 def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
-    """The coming weeks: the next presenters, the next open weeks, and skips among them.
+    """The coming weeks: the next presenters, the next open weeks, and skips among them (papers by
+    their titles: no summaries).
 
     One walk over the slots in week order, papers joined; the open weeks are the gaps
     between them. Presenters after the first SCHEDULE_PRESENTERS are not listed but
@@ -160,7 +161,7 @@ def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
     batch = SCHEDULE_PRESENTERS + SCHEDULE_OPEN + 8
     while True:
         rows = store.db.execute(
-            f"SELECT s.week, s.kind, s.presenter, {catalog.PAPER_COLUMNS} FROM slots s "
+            f"SELECT s.week, s.kind, s.presenter, {catalog.PAPER_TITLE_COLUMNS} FROM slots s "
             "LEFT JOIN papers p ON p.number = s.paper WHERE s.week >= ? AND s.week < ? ORDER BY s.week LIMIT ?",
             [cursor.key, end.key, batch],
         ).fetchall()

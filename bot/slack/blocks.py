@@ -65,6 +65,7 @@ def escape(raw: str) -> str:
 _SLACK_USER = re.compile(r"[UW][A-Z0-9]+")
 
 
+@lru_cache(maxsize=4096)  # the same presenters, week after week, in every schedule
 def who(user: str) -> str:
     """A mention of a Slack user; anyone else (the console's operator, `console`) by name."""
     return f"<@{user}>" if _SLACK_USER.fullmatch(user) else f"@{escape(user)}"
