@@ -682,3 +682,14 @@ def test_a_bot_that_is_never_quiet_still_announces_within_a_second(h, monkeypatc
     finally:
         stop.set()
         busy.join()
+
+
+def test_a_stop_does_not_wait_for_a_quiet_moment():
+    from bot.slack.app import Replies
+
+    replies, stop = Replies(gap=0.02, longest=60), threading.Event()
+    with replies.one():  # a reply that never ends
+        threading.Timer(0.2, stop.set).start()
+        began = time.monotonic()
+        replies.wait_for_quiet(began, stop)
+        assert time.monotonic() - began < 10  # not the 60 s a busy bot would wait
