@@ -451,15 +451,17 @@ def upsert(
     Commits every `batch` papers, so that an import of a big list never holds
     the write lock for long while the bot is serving sign-ups.
     """
+    papers = list(papers)
     counts = UpsertCounts()
     chunk: list[PaperInput] = []
+    claims = _Claims(papers)
 
     def flush() -> None:
         if in_transaction:
-            _upsert_chunk(store, chunk, counts)
+            _upsert_chunk(store, chunk, counts, claims)
         else:
             with store.write():
-                _upsert_chunk(store, chunk, counts)
+                _upsert_chunk(store, chunk, counts, claims)
             time.sleep(IMPORT_GAP_SECONDS)  # the lock is free: a waiting sign-up takes its turn now
         chunk.clear()
 
@@ -633,12 +635,28 @@ class _Batch:
         self.counts.clear()
 
 
-def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts) -> None:
+class _Claims:
+    """The ids that the rows of one import name, with their titles: a row without an id must not take
+    one of them, or the row naming it would retitle that row's paper (and the next import add it again)."""
+
+    def __init__(self, papers: list[PaperInput]):
+        self._titles = {p.id: p.title.casefold() for p in papers if p.id is not None and p.title is not None}
+
+    def elsewhere(self, slug: str, title: str) -> bool:
+        """Is `slug` named by a row of another title (so not a paper the id-less row of `title` may be)?"""
+        claimed = self._titles.get(slug)
+        return claimed is not None and claimed != title.casefold()
+
+
+_NO_CLAIMS = _Claims([])
+
+
+def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts, claims: _Claims) -> None:
     batch = _Batch(store.db)
     stored = batch.existing(papers)
     for paper in papers:
         try:
-            number, changed = _upsert_one(batch, paper, stored)
+            number, changed = _upsert_one(batch, paper, stored, claims=claims)
         except InvalidPaper as e:  # raised before the paper wrote anything: the rest goes on
             counts.problems.append(f"{paper.source}: {e}" if paper.source else str(e))
             continue
@@ -672,8 +690,8 @@ def _slug_prefix(base: str, n: int) -> str:
     return base[: min(36, MAX_ID - len(f"-{n}"))].rstrip("-")
 
 
-def _free_slug(db, base: str) -> str:
-    """`base`, or when it is taken `base-N` for an N that is free.
+def _free_slug(db, base: str, taken_too=lambda slug: False) -> str:
+    """`base`, or when it is taken (or `taken_too`) `base-N` for an N that is free.
 
     Slugs are handed out as base, base-2, base-3, …, so the taken ones are mostly a run from 1:
     doubling N to a free one, then halving the gap to a taken one, finds the end of the run in
@@ -684,7 +702,7 @@ def _free_slug(db, base: str) -> str:
         return base if n == 1 else f"{_slug_prefix(base, n)}-{n}"
 
     def taken(n: int) -> bool:
-        return db.execute("SELECT 1 FROM papers WHERE id = ?", [name(n)]).fetchone() is not None
+        return taken_too(name(n)) or db.execute("SELECT 1 FROM papers WHERE id = ?", [name(n)]).fetchone() is not None
 
     if not taken(1):
         return base
@@ -705,9 +723,10 @@ def _free_slug(db, base: str) -> str:
 _NUMBERED = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id > ? AND p.id < ? ORDER BY p.number"
 
 
-def _same_paper(db, title: str, base: str) -> tuple | None:
+def _same_paper(db, title: str, base: str, claims: _Claims = _NO_CLAIMS) -> tuple | None:
     """The paper that a row without an id stands for: the one that got its title's slug (`base`,
-    or `base-N` when that was taken, see _free_slug) and has the same title, case aside.
+    or `base-N` when that was taken, see _free_slug) and has the same title, case aside, unless a
+    row of the same import names its id with another title (`claims`).
 
     Before hashed slugs, a title without ASCII words got `paper` or `paper-N`, and one with only
     digits the digits (which migration m005 renamed `paper-<digits>`): those are looked at too, so
@@ -722,18 +741,22 @@ def _same_paper(db, title: str, base: str) -> tuple | None:
     folded = title.casefold()
     for b in bases:
         row = db.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ?", [b]).fetchone()
-        if row is not None and row[2].casefold() == folded:
+        if row is not None and row[2].casefold() == folded and not claims.elsewhere(row[1], title):
             return tuple(row)
         # A long slug's N-th paper cuts the slug shorter as N grows: every prefix it may have.
         for prefix in dict.fromkeys(_slug_prefix(b, n) for n in (2, 1000, 10_000, 100_000)):
             for row in db.execute(_NUMBERED, [prefix + "-0", prefix + "-:"]):
-                if row[2].casefold() == folded and row[1][len(prefix) + 1 :].isdigit():
+                if (
+                    row[2].casefold() == folded
+                    and row[1][len(prefix) + 1 :].isdigit()
+                    and not claims.elsewhere(row[1], title)
+                ):
                     return tuple(row)
     return None
 
 
 def _upsert_one(
-    batch: _Batch, paper: PaperInput, stored: dict[str, tuple], always_new: bool = False
+    batch: _Batch, paper: PaperInput, stored: dict[str, tuple], always_new: bool = False, claims: _Claims = _NO_CLAIMS
 ) -> tuple[int | None, str]:
     """Write one paper; returns (number, 'added'|'updated'), or (None, '') when nothing changed.
 
@@ -749,11 +772,11 @@ def _upsert_one(
         if not always_new:
             # A row without an id is the paper that got its title's slug and has its title,
             # so importing such a file twice changes nothing.
-            existing = _same_paper(db, paper.title, base)
+            existing = _same_paper(db, paper.title, base, claims)
             if existing is not None:
                 slug = existing[1]
         if slug is None:
-            slug = _free_slug(db, base)
+            slug = _free_slug(db, base, lambda name: claims.elsewhere(name, paper.title))
 
     if existing is None:
         if not paper.title:

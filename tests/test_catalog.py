@@ -435,6 +435,27 @@ def test_rows_without_ids_and_long_slugs_import_twice_the_same(tmp_path, store):
     assert (again.added, again.unchanged) == (0, 2) and catalog.count(store) == 34
 
 
+@pytest.mark.parametrize("same_title", [False, True])
+def test_a_row_without_an_id_never_takes_the_id_a_later_row_names(tmp_path, store, same_title):
+    """The id-less row is a paper of its own unless the row naming its slug has its title: nothing is
+    retitled by another row, and the second import changes nothing."""
+    rows = [
+        {"title": "Streaming Things at Scale", "summary": "first"},
+        {"id": "streaming-things-at-scale", "title": "Streaming Things at Scale" if same_title else "Another Title"},
+    ]
+    path = write(tmp_path, "both.json", json.dumps(rows))
+    first = catalog.upsert(store, papers_file.read(path).papers)
+    again = catalog.upsert(store, papers_file.read(path).papers)
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 2)
+    if same_title:  # one paper, listed twice
+        assert first.added == 1 and catalog.count(store) == 33
+        assert catalog.find(store, "streaming-things-at-scale").summary == "first"
+    else:
+        assert first.added == 2 and catalog.count(store) == 34
+        assert catalog.find(store, "streaming-things-at-scale").title == "Another Title"
+        assert catalog.find(store, "streaming-things-at-scale-2").title == "Streaming Things at Scale"
+
+
 def test_a_title_of_digits_imported_before_as_its_digits_is_found_again(tmp_path, store):
     store.db.execute(  # as the slug "1984" was made before ids could not be only digits
         "INSERT INTO papers (id, title, added_at, updated_at) VALUES ('1984', '1984', 'x', 'x')"
