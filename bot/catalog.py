@@ -451,10 +451,9 @@ def upsert(
     Commits every `batch` papers, so that an import of a big list never holds
     the write lock for long while the bot is serving sign-ups.
     """
-    papers = list(papers)
     counts = UpsertCounts()
     chunk: list[PaperInput] = []
-    claims = _Claims(papers)
+    claims = _NO_CLAIMS
 
     def flush() -> None:
         if in_transaction:
@@ -466,8 +465,8 @@ def upsert(
         chunk.clear()
 
     if in_transaction:
-        for paper in papers:
-            chunk.append(paper)
+        chunk.extend(papers)
+        claims = _Claims(chunk)
         flush()
         return counts
     # Checkpoint the WAL every 80 MB instead of every 4 MB while importing: each checkpoint
@@ -477,6 +476,8 @@ def upsert(
     with store.write() as db:
         set_merging(db, MERGING_DEFERRED)
     try:
+        papers = list(papers)  # every row's id, before the first is written (see _Claims)
+        claims = _Claims(papers)
         for paper in papers:
             chunk.append(paper)
             if len(chunk) >= batch:
