@@ -637,11 +637,15 @@ class _Batch:
 
 
 class _Claims:
-    """The ids that the rows of one import name, with their titles: a row without an id must not take
-    one of them, or the row naming it would retitle that row's paper (and the next import add it again)."""
+    """The ids that the rows of one import name, with their titles. A row without an id must not take
+    one named for another title, or the row naming it would retitle that row's paper (and the next
+    import add it again); and a paper that a row names is that row's to say, not an id-less row's."""
 
     def __init__(self, papers: list[PaperInput]):
-        self._titles = {p.id: p.title.casefold() for p in papers if p.id is not None and p.title is not None}
+        self._titles = {p.id: p.title.casefold() if p.title else None for p in papers if p.id is not None}
+
+    def names(self, slug: str) -> bool:
+        return slug in self._titles
 
     def elsewhere(self, slug: str, title: str) -> bool:
         """Is `slug` named by a row of another title (so not a paper the id-less row of `title` may be)?"""
@@ -775,6 +779,8 @@ def _upsert_one(
             # so importing such a file twice changes nothing.
             existing = _same_paper(db, paper.title, base, claims)
             if existing is not None:
+                if claims.names(existing[1]):  # listed twice: the row with its id has the say
+                    return None, ""
                 slug = existing[1]
         if slug is None:
             slug = _free_slug(db, base, lambda name: claims.elsewhere(name, paper.title))

@@ -435,6 +435,19 @@ def test_rows_without_ids_and_long_slugs_import_twice_the_same(tmp_path, store):
     assert (again.added, again.unchanged) == (0, 2) and catalog.count(store) == 34
 
 
+@pytest.mark.parametrize("id_row_first", [False, True])
+def test_a_paper_listed_with_and_without_its_id_is_what_the_row_with_the_id_says(tmp_path, store, id_row_first):
+    """Titles that differ only in case are one paper: the row naming the id has the say, so the
+    file imports to the same paper every time instead of retitling it back and forth."""
+    rows = [{"id": "qux", "title": "QUX", "summary": "by id"}, {"title": "qux", "summary": "by title"}]
+    path = write(tmp_path, "twice.json", json.dumps(rows if id_row_first else rows[::-1]))
+    catalog.upsert(store, papers_file.read(path).papers)
+    again = catalog.upsert(store, papers_file.read(path).papers)
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 2)
+    assert catalog.count(store) == 33
+    assert (catalog.find(store, "qux").title, catalog.find(store, "qux").summary) == ("QUX", "by id")
+
+
 @pytest.mark.parametrize("same_title", [False, True])
 def test_a_row_without_an_id_never_takes_the_id_a_later_row_names(tmp_path, store, same_title):
     """The id-less row is a paper of its own unless the row naming its slug has its title: nothing is
