@@ -693,3 +693,24 @@ def test_a_stop_does_not_wait_for_a_quiet_moment():
         began = time.monotonic()
         replies.wait_for_quiet(began, stop)
         assert time.monotonic() - began < 10  # not the 60 s a busy bot would wait
+
+
+def test_an_announcement_is_sent_soon_after_a_round_of_the_sender_failed(h, monkeypatch):
+    """A sender round that fails (the database held past its busy timeout) leaves the line in the
+    outbox; it goes out a moment later, not at the scheduler's next 30-second check."""
+    import sqlite3
+
+    from bot import outbox
+
+    real_take, failed = outbox.take, []
+
+    def take_failing_once(store, *args, **kwargs):
+        if not failed:
+            failed.append(True)
+            raise sqlite3.OperationalError("database is locked")
+        return real_take(store, *args, **kwargs)
+
+    monkeypatch.setattr(outbox, "take", take_failing_once)
+    assert "You're signed up" in h.command("signup 7 next", user="U1", drain=False)["text"]
+    assert h.slack.wait_for(lambda s: s.messages(CHANNEL), timeout=5), "the line waited for the 30-second check"
+    assert failed and channel_lines(h.slack)[0].startswith("📅 <@U1> will present #7")

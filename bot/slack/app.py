@@ -44,6 +44,9 @@ MEMBER_CACHE_SECONDS = 60
 OUTBOX_SOON = 30
 #: While Slack cannot be reached, the outbox tries again this often.
 UNREACHABLE_WAIT = 10.0
+#: A round of the sender that failed on our side (the database) is tried again after this long,
+#: doubled for each further failure in a row.
+OUTBOX_AFTER_FAILURE = 1.0
 #: A post update waits this long (and again) while the post itself is being sent.
 POST_IN_FLIGHT_WAIT = 2.0
 #: Calls made before a reply (users.info, views.open) must leave time within Slack's 3 seconds:
@@ -145,6 +148,7 @@ class SlackBot:
         self._outbox_state = threading.Lock()
         self._outbox_wanted = False
         self._outbox_sending = False  # a sender holds _outbox_lock and will look at _outbox_wanted again
+        self._outbox_failures = 0  # rounds of the sender that failed in a row
         self._outbox_held_until = 0.0  # monotonic: Slack asked to hold off until then, for every item
         self._outbox_wake: float | None = None  # monotonic: when the sender is to go round again
         self._stopping = threading.Event()
@@ -323,6 +327,17 @@ class SlackBot:
                             for rest in items[i + 1 :]:
                                 outbox.release(self.store, rest)
                             break
+        except Exception:
+            # A round that failed (the database held past its busy timeout, say) leaves its lines in
+            # the outbox, and wakes that came meanwhile found this sender running: go round again soon,
+            # and less often while it keeps failing (up to the scheduler's check).
+            self._outbox_failures += 1
+            if not self._stopping.is_set():
+                wait = min(OUTBOX_AFTER_FAILURE * 2 ** min(self._outbox_failures - 1, 5), OUTBOX_SOON)
+                self.later(self._send_outbox_after, wait, lane="channel")
+            raise
+        else:
+            self._outbox_failures = 0
         finally:
             with self._outbox_state:
                 self._outbox_sending = False
