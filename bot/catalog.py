@@ -18,7 +18,7 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import NamedTuple
 
@@ -444,16 +444,22 @@ def _now() -> str:
 
 
 def upsert(
-    store: Store, papers: Iterable[PaperInput], *, in_transaction: bool = False, batch: int = 1000
+    store: Store,
+    papers: Iterable[PaperInput],
+    *,
+    in_transaction: bool = False,
+    batch: int = 1000,
+    claims: Claims | None = None,
 ) -> UpsertCounts:
     """Add or update papers by id; identical rows change nothing.
 
     Commits every `batch` papers, so that an import of a big list never holds
-    the write lock for long while the bot is serving sign-ups.
+    the write lock for long while the bot is serving sign-ups. `claims`: what the rows of the
+    whole import say by id (several files); by default these papers' own.
     """
     counts = UpsertCounts()
     chunk: list[PaperInput] = []
-    claims = _NO_CLAIMS
+    given = claims
 
     def flush() -> None:
         if in_transaction:
@@ -466,7 +472,7 @@ def upsert(
 
     if in_transaction:
         chunk.extend(papers)
-        claims = _Claims(chunk)
+        claims = given or Claims(chunk)
         flush()
         return counts
     # Checkpoint the WAL every 80 MB instead of every 4 MB while importing: each checkpoint
@@ -476,8 +482,8 @@ def upsert(
     with store.write() as db:
         set_merging(db, MERGING_DEFERRED)
     try:
-        papers = list(papers)  # every row's id, before the first is written (see _Claims)
-        claims = _Claims(papers)
+        papers = list(papers)  # every row's id, before the first is written (see Claims)
+        claims = given or Claims(papers)
         for paper in papers:
             chunk.append(paper)
             if len(chunk) >= batch:
@@ -636,27 +642,41 @@ class _Batch:
         self.counts.clear()
 
 
-class _Claims:
-    """The ids that the rows of one import name, with their titles. A row without an id must not take
-    one named for another title, or the row naming it would retitle that row's paper (and the next
-    import add it again); and a paper that a row names is that row's to say, not an id-less row's."""
+class Claims:
+    """What the rows of one import (every file of an `import` command) say by id. A row without an
+    id must not take an id that another row names, unless for its own title, or that row would
+    retitle or retag the id-less row's paper (and the next import add it again); and where both
+    stand for one paper, the row with the id has the say on the fields it sets."""
 
-    def __init__(self, papers: list[PaperInput]):
-        self._titles = {p.id: p.title.casefold() if p.title else None for p in papers if p.id is not None}
+    def __init__(self, papers: Iterable[PaperInput]):
+        self._titles: dict[str, str | None] = {}
+        self._fields: dict[str, set[str]] = {}
+        for p in papers:
+            if p.id is None:
+                continue
+            if p.title is not None or p.id not in self._titles:
+                self._titles[p.id] = p.title.casefold() if p.title is not None else None
+            self._fields.setdefault(p.id, set()).update(f for f in _FIELDS if getattr(p, f) is not None)
 
-    def names(self, slug: str) -> bool:
-        return slug in self._titles
+    def fields(self, slug: str) -> set[str]:
+        """The fields that rows naming `slug` set."""
+        return self._fields.get(slug, set())
 
     def elsewhere(self, slug: str, title: str) -> bool:
-        """Is `slug` named by a row of another title (so not a paper the id-less row of `title` may be)?"""
+        """Is `slug` named for another title (so not the paper that an id-less row of `title` is)?"""
         claimed = self._titles.get(slug)
         return claimed is not None and claimed != title.casefold()
 
+    def free_for(self, slug: str, title: str) -> bool:
+        """May a new paper of `title` from an id-less row get `slug`: no row names it, or one does for that title?"""
+        return slug not in self._titles or self._titles[slug] == title.casefold()
 
-_NO_CLAIMS = _Claims([])
+
+_FIELDS = ("title", "summary", "url", "tags")
+_NO_CLAIMS = Claims([])
 
 
-def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts, claims: _Claims) -> None:
+def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts, claims: Claims) -> None:
     batch = _Batch(store.db)
     stored = batch.existing(papers)
     for paper in papers:
@@ -728,7 +748,7 @@ def _free_slug(db, base: str, taken_too=lambda slug: False) -> str:
 _NUMBERED = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id > ? AND p.id < ? ORDER BY p.number"
 
 
-def _same_paper(db, title: str, base: str, claims: _Claims = _NO_CLAIMS) -> tuple | None:
+def _same_paper(db, title: str, base: str, claims: Claims = _NO_CLAIMS) -> tuple | None:
     """The paper that a row without an id stands for: the one that got its title's slug (`base`,
     or `base-N` when that was taken, see _free_slug) and has the same title, case aside, unless a
     row of the same import names its id with another title (`claims`).
@@ -761,7 +781,7 @@ def _same_paper(db, title: str, base: str, claims: _Claims = _NO_CLAIMS) -> tupl
 
 
 def _upsert_one(
-    batch: _Batch, paper: PaperInput, stored: dict[str, tuple], always_new: bool = False, claims: _Claims = _NO_CLAIMS
+    batch: _Batch, paper: PaperInput, stored: dict[str, tuple], always_new: bool = False, claims: Claims = _NO_CLAIMS
 ) -> tuple[int | None, str]:
     """Write one paper; returns (number, 'added'|'updated'), or (None, '') when nothing changed.
 
@@ -779,11 +799,12 @@ def _upsert_one(
             # so importing such a file twice changes nothing.
             existing = _same_paper(db, paper.title, base, claims)
             if existing is not None:
-                if claims.names(existing[1]):  # listed twice: the row with its id has the say
-                    return None, ""
                 slug = existing[1]
+                # Listed twice, with its id and without: the row with the id has the say on what it sets.
+                paper = replace(paper, **dict.fromkeys(claims.fields(slug)))
         if slug is None:
-            slug = _free_slug(db, base, lambda name: claims.elsewhere(name, paper.title))
+            title = paper.title
+            slug = _free_slug(db, base, lambda name: not claims.free_for(name, title))
 
     if existing is None:
         if not paper.title:

@@ -266,15 +266,18 @@ def cmd_import(args, settings: Settings) -> int:
 
     store = _store(settings)
     unreadable = 0
+    reports = []
     for name in args.files:
         path = Path(name)
         try:
-            report = papers_file.read(path)
+            reports.append((path, papers_file.read(path)))
         except papers_file.UnreadableFile as e:
             print(f"paperbot: {e}", file=sys.stderr)
             unreadable += 1
-            continue
-        counts = catalog.upsert(store, report.papers)
+    # The files of one import are one list: an id named in any of them is claimed in all (catalog.Claims).
+    claims = catalog.Claims(paper for _, report in reports for paper in report.papers)
+    for path, report in reports:
+        counts = catalog.upsert(store, report.papers, claims=claims)
         problems = report.problems + counts.problems  # the file's, then the catalog's (an unknown id, no title)
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)

@@ -144,6 +144,18 @@ for _tag, _construct in (
     _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _or_text(_construct))
 
 
+def _as_written(loader, node):
+    """A node of a tag no safe constructor takes (an unquoted `=` or `<<` value, `!mine x`): as written."""
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node)
+    return loader.construct_mapping(node)
+
+
+_Loader.add_constructor(None, _as_written)
+
+
 def _json_int(digits: str) -> int | float:
     """A JSON number too long for int() (over 4,300 digits) is no number a paper has: inf, which
     its row's check refuses, rather than a file refused whole."""

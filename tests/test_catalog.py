@@ -448,6 +448,45 @@ def test_a_paper_listed_with_and_without_its_id_is_what_the_row_with_the_id_says
     assert (catalog.find(store, "qux").title, catalog.find(store, "qux").summary) == ("QUX", "by id")
 
 
+def test_an_id_row_and_an_id_less_row_of_one_paper_both_apply_and_import_again_unchanged(tmp_path, store):
+    """The row with the id has the say on the fields it sets; the id-less row's other fields apply too."""
+    catalog.upsert(store, [PaperInput(id=None, title="Foo Bar", summary="old")])
+    rows = [{"title": "Foo Bar", "summary": "new"}, {"id": "foo-bar", "tags": ["x"]}]
+    for order in (rows, rows[::-1]):
+        path = write(tmp_path, "two.json", json.dumps(order))
+        catalog.upsert(store, papers_file.read(path).papers)
+        paper = catalog.find(store, "foo-bar")
+        assert (paper.summary, paper.tags) == ("new", ("x",))
+        again = catalog.upsert(store, papers_file.read(path).papers)
+        assert (again.added, again.updated) == (0, 0)
+    assert catalog.count(store) == 33
+
+
+def test_a_row_without_an_id_never_takes_an_id_an_update_row_names(tmp_path, store):
+    """`foo-2` is named by a row that only retags (no such paper yet: refused); the second id-less
+    "Foo" row must not become it, or the next import would retag a paper nobody meant."""
+    rows = [{"id": "foo-2", "tags": ["x"]}, {"title": "Foo: A"}, {"title": "Foo: B"}]
+    path = write(tmp_path, "update.json", json.dumps(rows))
+    first = catalog.upsert(store, papers_file.read(path).papers)
+    again = catalog.upsert(store, papers_file.read(path).papers)
+    assert (first.added, len(first.problems)) == (2, 1)
+    assert (again.added, again.updated, again.unchanged, len(again.problems)) == (0, 0, 2, 1)
+    assert catalog.find(store, "foo-2") is None
+
+
+def test_several_files_of_one_import_are_one_list(tmp_path, store):
+    """An id named in a later file is as claimed as one named later in the same file."""
+    a = write(tmp_path, "a.json", json.dumps([{"title": "Foo: A"}, {"title": "Foo: B"}]))
+    b = write(tmp_path, "b.json", json.dumps([{"id": "foo-2", "title": "Something Else"}]))
+    for _ in range(2):
+        files = [papers_file.read(a).papers, papers_file.read(b).papers]
+        claims = catalog.Claims([p for papers in files for p in papers])
+        counts = [catalog.upsert(store, papers, claims=claims) for papers in files]
+    assert [(c.added, c.updated) for c in counts] == [(0, 0), (0, 0)]
+    titles = {p.id: p.title for p in catalog.all_papers(store) if p.id.startswith("foo")}
+    assert titles == {"foo": "Foo: A", "foo-2": "Something Else", "foo-3": "Foo: B"}
+
+
 @pytest.mark.parametrize("same_title", [False, True])
 def test_a_row_without_an_id_never_takes_the_id_a_later_row_names(tmp_path, store, same_title):
     """The id-less row is a paper of its own unless the row naming its slug has its title: nothing is
@@ -750,3 +789,21 @@ def test_yaml_tags_no_value_fits_stay_text_and_a_key_given_twice_is_named(tmp_pa
         ("c", "D", None),
     ]
     assert report.notes == [f"{path} item 2: 'title' names the field 'title' again; the last one is read"]
+
+
+def test_yaml_values_of_no_type_paperbot_knows_stay_text(tmp_path):
+    """An unquoted `=` (YAML's value tag), `<<` as a value (the merge key) or a tag of the writer's own
+    is the text as typed, never the whole file refused."""
+    path = tmp_path / "list.yaml"
+    path.write_text(
+        "- title: =\n- title: Good one\n- {title: Merge, summary: <<}\n"
+        "- {title: Own, summary: !mine x, tags: [a, !t b]}\n",
+        encoding="utf-8",
+    )
+    report = papers_file.read(path)
+    assert [(p.title, p.summary, p.tags) for p in report.papers] == [
+        ("=", None, None),
+        ("Good one", None, None),
+        ("Merge", "<<", None),
+        ("Own", "x", ("a", "b")),
+    ]

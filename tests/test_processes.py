@@ -1021,6 +1021,27 @@ def test_console_processes_racing_for_one_week(procs, tmp_path):
 # -- 6. import while run serves the same database ---------------------------------
 
 
+def test_an_import_of_several_files_imports_again_unchanged(procs, tmp_path):
+    """The files of one `import` are one list: an id-less row of the first never takes the id that the
+    second names for another paper (which would retitle it, and the next import add it again)."""
+    first = tmp_path / "a.yaml"
+    first.write_text('- title: "Foo: A"\n- title: "Foo: B"\n', encoding="utf-8")
+    second = tmp_path / "b.json"
+    second.write_text(json.dumps([{"id": "foo-2", "title": "Something Else"}]), encoding="utf-8")
+    env = env_for_process(tmp_path, NO_SLACK)
+    once = procs.run("import", str(first), str(second), env=env)
+    again = procs.run("import", str(first), str(second), env=env)
+    assert once.returncode == 0 and again.returncode == 0, once.stderr + again.stderr
+    assert "a.yaml: 2 added" in once.stdout and "b.json: 1 added" in once.stdout, once.stdout
+    assert again.stdout.count("0 added, 0 updated") == 2, again.stdout
+    exported = json.loads(procs.run("export", "--format", "json", env=env).stdout)
+    assert {p["id"]: p["title"] for p in exported if p["id"].startswith("foo")} == {
+        "foo": "Foo: A",
+        "foo-2": "Something Else",
+        "foo-3": "Foo: B",
+    }
+
+
 def test_import_while_serving(procs, tmp_path, slack):
     server = start_server(procs, tmp_path, slack)
     big = tmp_path / "big.jsonl"
