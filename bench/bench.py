@@ -85,6 +85,14 @@ def pct(values: list[float], q: float) -> float | None:
     return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
+def add_samples(into: dict, part: dict) -> None:
+    """Samples of `loadgen.interleaved` (`part`) added to those gathered so far (`into`)."""
+    for key in ("ms", "floor_ms", "floor_errors", "errors"):
+        into[key] += part[key]
+    for kind, n in part["kinds"].items():
+        into["kinds"][kind] = into["kinds"].get(kind, 0) + n
+
+
 def summary(ms: list[float]) -> dict:
     return {
         "n": len(ms),
@@ -570,10 +578,7 @@ def main(argv: list[str] | None = None) -> int:
                         warm if j == 0 else 0,
                         ("help", "U1"),
                     ).result()
-                    for key in ("ms", "floor_ms", "floor_errors", "errors"):
-                        out[key] += part[key]
-                    for kind, n in part["kinds"].items():
-                        out["kinds"][kind] = out["kinds"].get(kind, 0) + n
+                    add_samples(out, part)
                     posted += part["kinds"].get("signed-up", 0) + (warm if j == 0 else 0)  # the warm-up's too
                     if not slack.wait_for(lambda s, n=posted: len(s.calls_to("chat.postMessage")) >= n, timeout=30):
                         log("sign-up announcements did not all reach the channel within 30 s")
@@ -584,10 +589,7 @@ def main(argv: list[str] | None = None) -> int:
                     lines = [line(k, i) for i in range(span)]
                     out = row_samples(name, url, lines)
                     t = taken[name]
-                    for key in ("ms", "floor_ms", "floor_errors", "errors"):
-                        t[key] += out[key]
-                    for kind, n in out["kinds"].items():
-                        t["kinds"][kind] = t["kinds"].get(kind, 0) + n
+                    add_samples(t, out)
                     p50, floor_p50 = pct(out["ms"], 50), pct(out["floor_ms"], 50)
                     t["by_round"].append(p50 / floor_p50 if p50 and floor_p50 else None)
                     log(

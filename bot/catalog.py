@@ -459,9 +459,8 @@ def upsert(
     """
     counts = UpsertCounts()
     chunk: list[PaperInput] = []
-    given = claims
 
-    def flush() -> None:
+    def flush(claims: Claims) -> None:
         if in_transaction:
             _upsert_chunk(store, chunk, counts, claims)
         else:
@@ -472,8 +471,7 @@ def upsert(
 
     if in_transaction:
         chunk.extend(papers)
-        claims = given or Claims(chunk)
-        flush()
+        flush(claims or Claims(chunk))
         return counts
     # Checkpoint the WAL every 80 MB instead of every 4 MB while importing: each checkpoint
     # copies pages back and syncs, and a big import spent a fifth of its time there.
@@ -483,13 +481,13 @@ def upsert(
         set_merging(db, MERGING_DEFERRED)
     try:
         papers = list(papers)  # every row's id, before the first is written (see Claims)
-        claims = given or Claims(papers)
+        claims = claims or Claims(papers)
         for paper in papers:
             chunk.append(paper)
             if len(chunk) >= batch:
-                flush()
+                flush(claims)
         if chunk:
-            flush()
+            flush(claims)
     finally:
         store.db.execute("PRAGMA wal_autocheckpoint = 1000")
         with store.write() as db:

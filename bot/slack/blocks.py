@@ -254,38 +254,14 @@ def _(reply: Notice) -> dict:
 
 @message.register
 def _(reply: PaperList) -> dict:
-    """The papers packed a few to a section: a 40-paper page is about 8 blocks, not 40.
-
-    One pass, each field escaped once: every list reply runs this for 40 papers (what
-    `paper_title` and `_sections` do, spelled out).
-    """
-    fallback = [plain(reply.heading)]
-    blocks = [section(mrkdwn(reply.heading))]
-    chunk: list[str] = []
-    size = 0
+    """The papers packed a few to a section: a 40-paper page is about 8 blocks, not 40."""
+    lines, fallback = [], [plain(reply.heading)]
     for p in reply.papers:
-        title = escape(p.title)
-        fallback.append(f"#{p.number} {title}")
-        if len(title) > 600:
-            title = clip(p.title, 600)
-        url = escape(p.url) if p.url else ""
-        if url and len(url) <= MAX_LINK:
-            title = f"<{url}|{title}>"
-        line = p.line
-        entry = (
-            f"*#{p.number}* {title}  `{escape(p.id)}`\n{escape(line)}"
-            if line
-            else f"*#{p.number}* {title}  `{escape(p.id)}`"
-        )
-        if len(entry) > SECTION:  # cannot happen within today's limits on titles, urls and lines
-            entry = cut(entry, SECTION)
-        if chunk and size + len(entry) + 2 > SECTION:
-            blocks.append(section("\n\n".join(chunk)))
-            chunk, size = [], 0
-        chunk.append(entry)
-        size += len(entry) + 2
-    if chunk:
-        blocks.append(section("\n\n".join(chunk)))
+        head = f"*#{p.number}* {paper_title(p, 600)}  `{escape(p.id)}`"
+        line = escape(p.line)
+        lines.append(f"{head}\n{line}" if line else head)
+        fallback.append(f"#{p.number} {escape(p.title)}")
+    blocks = [section(mrkdwn(reply.heading)), *_sections(lines, separator="\n\n")]
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
     if reply.pager:
