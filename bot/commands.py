@@ -173,16 +173,12 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
 def cmd_search(ctx: Context, args: str) -> Answer:
     words, page_no = _paged(args)
     page = catalog.search(ctx.store, words, page_no)
-    if page is None:
-        return _notice(
-            "Give me a word to look for, for example ",
-            Code("/paper search diloco"),
-            " or ",
-            Code("/paper search 数据并行"),
-            ".",
-            ok=False,
-        )
     shown = words.strip()[:100]
+    if page is None:
+        example = (Code("/paper search diloco"), " or ", Code("/paper search 数据并行"), ".")
+        if shown:  # only symbols, emoji, punctuation: nothing a paper could match
+            return _notice("No paper matches “", shown, "”: search looks for words, for example ", *example, ok=False)
+        return _notice("Give me a word to look for, for example ", *example, ok=False)
     if not page.papers:
         if page_no > 1:
             return _notice(f"There is no page {page_no} of results for “", shown, "”.", ok=False)

@@ -98,6 +98,16 @@ def test_search_never_errors(h, query):
     assert reply["text"]
 
 
+@pytest.mark.parametrize("query", ["😀", "*", "&", '" -'])
+def test_a_query_of_only_symbols_finds_nothing_and_says_so(h, query):
+    said = valid(h.command(f"search {query}"))["text"]
+    assert said.startswith(f"No paper matches “{html.escape(query, quote=False)}”: search looks for words")
+
+
+def test_search_without_words_asks_for_one(h):
+    assert valid(h.command("search"))["text"].startswith("Give me a word to look for")
+
+
 def test_show_has_full_summary_link_tags_and_signup_button(h):
     reply = valid(h.command("show streaming-diloco"))
     shown = blocks_text(reply)
