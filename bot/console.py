@@ -37,6 +37,7 @@ from bot.replies import (
     WeekCard,
     WeeklyPost,
     When,
+    booked,
 )
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,8 @@ def _slot(line: SlotLine) -> str:
         return f"{day}  —  no meeting (skipped)"
     if line.state == "open":
         return f"{day}  —  open"
+    if line.state == "booked":
+        return f"{day}  —  {booked(line)}"
     paper = f"#{line.paper.number} {line.paper.title}" if line.paper else "(a removed paper)"
     return f"{day}  —  {paper}  —  @{line.presenter}"
 

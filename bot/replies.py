@@ -95,9 +95,15 @@ class SlotLine:
 
     week: Week
     meeting: datetime
-    state: str  # 'presenter' | 'open' | 'skipped'
+    state: str  # 'presenter' | 'open' | 'skipped' | 'booked' (`weeks` with presenters, from this one, not listed)
     paper: Paper | None = None
     presenter: str | None = None
+    weeks: int = 1
+
+
+def booked(line: SlotLine) -> str:
+    """What a 'booked' line says after its date."""
+    return f"{line.weeks} more week{'s' if line.weeks != 1 else ''} booked"
 
 
 @dataclass

@@ -141,12 +141,20 @@ def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
 
     One walk over the slots in week order, papers joined; the open weeks are the gaps
     between them. Presenters after the first SCHEDULE_PRESENTERS are not listed but
-    still fill their weeks; a skip is listed when a listed week comes after it.
+    still fill their weeks: those before a listed week are one 'booked' line, so
+    that the list shows no gap. A skip is listed when a listed week comes after it.
     """
     cursor = first_week_ahead(group, now)  # the first week the walk has not accounted for
     end = cursor.plus(HORIZON_WEEKS)  # bookings stop there, so the walk does too
     lines: list[SlotLine] = []
     presenters = opened = 0
+    unlisted: list[Week] = []  # presenters' weeks past the first SCHEDULE_PRESENTERS, since the last line
+
+    def listing() -> None:
+        """A line is about to be listed: the presenters not listed before it come first, as one line."""
+        if unlisted:
+            lines.append(SlotLine(unlisted[0], group.meeting_of(unlisted[0]), "booked", weeks=len(unlisted)))
+            unlisted.clear()
 
     def list_open_weeks(until: Week) -> None:
         nonlocal opened
@@ -154,6 +162,7 @@ def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
         while week < until and opened < SCHEDULE_OPEN:
             meeting = group.meeting_of(week)
             if meeting > now:
+                listing()
                 lines.append(SlotLine(week, meeting, "open"))
                 opened += 1
             week = week.plus(1)
@@ -169,10 +178,13 @@ def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
             week = Week.from_key(row[0])
             list_open_weeks(week)
             if row[1] == "skipped":
+                listing()
                 lines.append(SlotLine(week, group.meeting_of(week), "skipped"))
             elif presenters < SCHEDULE_PRESENTERS:
                 lines.append(SlotLine(week, group.meeting_of(week), "presenter", catalog.joined_paper(row, 3), row[2]))
                 presenters += 1
+            else:
+                unlisted.append(week)
             cursor = week.plus(1)
             if presenters == SCHEDULE_PRESENTERS and opened == SCHEDULE_OPEN:
                 break
@@ -181,7 +193,7 @@ def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
                 continue
             list_open_weeks(end)  # no slots after these: the rest are open
         break
-    while lines and lines[-1].state == "skipped":
+    while lines and lines[-1].state in ("skipped", "booked"):  # nothing listed after them
         lines.pop()
     return lines
 

@@ -202,11 +202,20 @@ def test_schedule_shows_presenters_open_weeks_and_skips(room):
     assert len([s for s in states if s[1] == "open"]) == 4
 
 
-def test_schedule_shows_the_next_26_presenters(room):
+def test_schedule_shows_the_next_26_presenters_and_how_many_more_weeks_are_booked(room):
     for i in range(30):
         room.run(f"U{i}", f"signup {i + 1} {Week(2026, 50).plus(i).monday}")
     lines = signups.schedule(room.store, room.group, room.now)
-    assert len([line for line in lines if line.state == "presenter"]) == 26
+    assert [(line.week, line.state) for line in lines[:27]] == [(Week(2026, 49), "open")] + [
+        (Week(2026, 50).plus(i), "presenter") for i in range(26)
+    ]
+    # The four weeks after them are booked too: one line says so, and the open weeks follow.
+    more = lines[27]
+    assert (more.week, more.state, more.weeks) == (Week(2026, 50).plus(26), "booked", 4)
+    assert [(line.week, line.state) for line in lines[28:]] == [(Week(2026, 50).plus(30 + i), "open") for i in range(3)]
+    shown = room.say("U1", "schedule").splitlines()
+    assert shown[28].endswith("—  4 more weeks booked") and f"{more.meeting:%d %b %Y}" in shown[28]  # after the heading
+    assert shown[29].endswith("—  open") and f"{lines[28].meeting:%d %b %Y}" in shown[29]
 
 
 def reference_schedule(room) -> list[tuple[str, str]]:
@@ -223,7 +232,13 @@ def reference_schedule(room) -> list[tuple[str, str]]:
     last = max(presenters + free)
     skips = [w for w, kind in booked.items() if kind == "skipped" and start <= w <= last]
     states = {w: "presenter" for w in presenters} | {w: "open" for w in free} | {w: "skipped" for w in skips}
-    return sorted((w.key, state) for w, state in states.items())
+    # Presenters past the 26th, before a listed week: one 'booked' line for each run between listed weeks.
+    runs: dict[Week, list[Week]] = {}
+    unlisted = [w for w, kind in booked.items() if kind == "presenter" and w >= start and w not in presenters]
+    for w in sorted(w for w in unlisted if w < last):
+        runs.setdefault(min(x for x in states if x > w), []).append(w)
+    lines = [(w.key, state, 1) for w, state in states.items()] + [(r[0].key, "booked", len(r)) for r in runs.values()]
+    return sorted(lines)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -241,7 +256,7 @@ def test_schedule_is_the_first_26_presenters_4_open_weeks_and_skips_among_them(r
             [week.key, kind, presenter, paper],
         )
     lines = signups.schedule(room.store, room.group, room.now)
-    assert [(line.week.key, line.state) for line in lines] == reference_schedule(room)
+    assert [(line.week.key, line.state, line.weeks) for line in lines] == reference_schedule(room)
     for line in lines:
         assert line.meeting == room.group.meeting_of(line.week)
         if line.state == "presenter":

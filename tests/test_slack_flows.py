@@ -515,6 +515,15 @@ def test_schedule_and_mine(h):
     assert "Your coming slots" in blocks_text(reply) and "#7" in blocks_text(reply)
 
 
+def test_schedule_says_how_many_booked_weeks_it_does_not_list(h):
+    for i in range(30):  # the 26 that are listed, and four more right after them
+        assert "You're signed up" in h.command(f"signup {i + 1}", user=f"U{i + 1}", drain=False)["text"]
+    h.bot.drain(30)
+    lines = blocks_text(valid(h.command("schedule"))).split("\n")
+    booked = [n for n, line in enumerate(lines) if "_4 more weeks booked_" in line]
+    assert len(booked) == 1 and "<@U26>" in lines[booked[0] - 1] and "_open_" in lines[booked[0] + 1]
+
+
 def test_a_slack_hiccup_when_announcing_is_retried_and_announces_once(h):
     h.slack.fail_next("chat.postMessage", status=503)
     h.slack.fail_next("chat.postMessage", status=429, retry_after=1)

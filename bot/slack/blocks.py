@@ -38,6 +38,7 @@ from bot.replies import (
     WeekCard,
     WeeklyPost,
     When,
+    booked,
 )
 
 MAX_BLOCKS = 50
@@ -222,12 +223,16 @@ def _slot_line(line: SlotLine) -> str:
         return f"{day}  ·  _no meeting_"
     if line.state == "open":
         return f"{day}  ·  _open_"
+    if line.state == "booked":
+        return f"{day}  ·  _{booked(line)}_"
     paper = f"*#{line.paper.number}* {paper_title(line.paper, 200)}" if line.paper else "_a removed paper_"
     return f"{day}  ·  {paper}  ·  {who(line.presenter)}"
 
 
 def _slot_plain(line: SlotLine) -> str:
     day = _plain_date(line.meeting)
+    if line.state == "booked":
+        return f"{day}: {booked(line)}"
     if line.state != "presenter":
         return f"{day}: {'no meeting' if line.state == 'skipped' else 'open'}"
     title = escape(line.paper.title) if line.paper else "a removed paper"
