@@ -15,6 +15,7 @@ from slack_standin import check_message, check_view
 from test_slack_commands import blocks_text, buttons, valid
 
 from bot import weekly
+from bot.slack import app as app_module
 
 
 @pytest.fixture
@@ -565,11 +566,21 @@ def test_an_announcement_waits_out_any_number_of_rate_limits(h):
     assert "<@U1> will present" in channel_lines(h.slack)[0]
 
 
-def test_slack_failure_when_announcing_is_logged_not_shown(h, caplog):
-    h.slack.fail_next("chat.postMessage", error="not_in_channel")
-    reply = valid(h.command("signup 7 next", user="U1"))
-    assert "You're signed up" in blocks_text(reply)
+def test_a_channel_that_refuses_an_announcement_is_told_to_the_admins_and_the_lines_follow_in_order(
+    h, caplog, monkeypatch
+):
+    monkeypatch.setattr(app_module, "REFUSED_ANNOUNCEMENT_WAIT", 0.5, raising=False)  # a minute, in the bot
+    h.slack.fail_next("chat.postMessage", error="not_in_channel")  # the bot is not invited yet
+    assert "You're signed up" in blocks_text(valid(h.command("signup 7 next", user="U1")))
+    assert "You're signed up" in blocks_text(valid(h.command("signup 8", user="U2")))
     assert "could not announce" in caplog.text and "not_in_channel" in caplog.text
+    [to_admin] = h.slack.messages("DUADMIN")  # one message for both lines
+    assert "not_in_channel" in to_admin["text"] and "/invite @paperbot" in to_admin["text"]
+    # Invited (no refusal any more): the lines follow within the wait, in the order of the changes.
+    assert h.slack.wait_for(lambda s: len(s.messages(CHANNEL)) == 2, timeout=10)
+    first, second = channel_lines(h.slack)
+    assert "<@U1> will present" in first and "<@U2> will present" in second
+    assert len(h.slack.messages("DUADMIN")) == 1
 
 
 @pytest.mark.parametrize(

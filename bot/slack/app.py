@@ -47,6 +47,10 @@ UNREACHABLE_WAIT = 10.0
 #: A round of the sender that failed on our side (the database) is tried again after this long,
 #: doubled for each further failure in a row.
 OUTBOX_AFTER_FAILURE = 1.0
+#: An announcement the channel refused (the bot not invited yet) is tried again after this long,
+#: doubled for each further refusal, up to RETRY_AFTER_REFUSAL: once someone invites the bot, the
+#: line and those after it (which wait their turn) follow within a minute or two.
+REFUSED_ANNOUNCEMENT_WAIT = 60.0
 #: A post update waits this long (and again) while the post itself is being sent.
 POST_IN_FLIGHT_WAIT = 2.0
 #: Calls made before a reply (users.info, views.open) must leave time within Slack's 3 seconds:
@@ -411,7 +415,13 @@ class SlackBot:
                 log.warning("could not %s: %s", what, e)
                 outbox.done(self.store, item)
                 return
-            error, wait = e, float(RETRY_AFTER_REFUSAL)  # not_in_channel and the like: in words, and again later
+            # not_in_channel and the like: the admins are told in words, and it is tried again.
+            error, wait = e, min(REFUSED_ANNOUNCEMENT_WAIT * 2**item.attempts, float(RETRY_AFTER_REFUSAL))
+            if item.attempts == 0:  # the lines after it wait their turn: one message for them all
+                self.tell_admins(
+                    f"I couldn't announce a change to the schedule in <#{channel}>: {e}. "
+                    "It is saved, and its announcement (with any after it) follows once I can post there."
+                )
         else:
             outbox.done(self.store, item)
             return
