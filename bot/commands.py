@@ -314,8 +314,16 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
         then=ctx.on_change,
     )
     line = change.line
+    # Papers may repeat, but an admin who books one that is coming up already should know.
+    also = [s for s in signups.history(ctx.store, ctx.group, line.paper) if s.meeting > ctx.now and s.week != line.week]
+    note: list = []
+    if also:
+        others = f" and {len(also) - 1} more week{'s' if len(also) > 2 else ''}" if len(also) > 1 else ""
+        note = [" It is also coming up on ", When(also[0].meeting), " (", Mention(also[0].presenter), ")", others, "."]
     return Answer(
-        Notice(text(Mention(line.presenter), " presents ", PaperRef(line.paper), " on ", When(line.meeting), ".")),
+        Notice(
+            text(Mention(line.presenter), " presents ", PaperRef(line.paper), " on ", When(line.meeting), ".", *note)
+        ),
         change,
     )
 

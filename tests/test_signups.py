@@ -170,6 +170,17 @@ def test_non_admins_cannot(room, line):
     assert room.slots() == before
 
 
+def test_an_admin_booking_a_paper_that_is_coming_up_already_is_told_so(room):
+    say = lambda line: room.say("UADMIN", line, admin=True)  # noqa: E731
+    room.run("U1", "signup 7 2026-12-10")
+    said = say("assign @U2 7 2026-12-17")
+    assert said.startswith("@U2 presents #7")
+    assert said.endswith("It is also coming up on Thu 10 Dec 2026 16:00 CET (@U1).")
+    assert say("assign @U3 7 2026-12-31").endswith("coming up on Thu 10 Dec 2026 16:00 CET (@U1) and 1 more week.")
+    assert "also coming up" not in say("assign @U4 8 2027-01-07")  # a paper nobody has
+    assert len(room.slots()) == 4  # papers may repeat: all four weeks are booked
+
+
 def test_admin_assign_unassign_skip(room):
     say = lambda line: room.say("UADMIN", line, admin=True)  # noqa: E731
     assert "@U2 presents #7" in say("assign <@U2> 7 next")  # as help writes it; @U2 and U2 do too
