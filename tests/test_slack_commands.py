@@ -166,6 +166,14 @@ def test_escaped_title_never_pings(h):
         assert "&lt;!channel&gt;" in raw or text.startswith("tag")
 
 
+def test_a_text_fallback_cut_to_slacks_limit_is_never_cut_inside_an_escape(h):
+    # 40 titles of 300 characters, each & shown as &amp;: the fallback is 60,000 characters, cut to under 40,000.
+    catalog.upsert(h.bot.store, [PaperInput(id=f"amp-{i}", title="&" * 300, tags=("worst",)) for i in range(40)])
+    fallback = valid(h.command("tag worst"))["text"]
+    assert 38_000 < len(fallback) < 40_000 and fallback.endswith("…")
+    assert html.unescape(fallback[:-1]).endswith("&") and not re.search(r"&[a-z]*$", fallback[:-1])
+
+
 def test_forged_or_stale_signature_gets_401_and_changes_nothing(h):
     body = urlencode(
         {

@@ -214,7 +214,7 @@ def _long_text(raw: str, max_sections: int = 4) -> list[dict]:
 
 
 def _message(text: str, blocks: list[dict]) -> dict:
-    return {"text": (text or " ")[:MAX_TEXT], "blocks": blocks[:MAX_BLOCKS]}
+    return {"text": cut(text or " ", MAX_TEXT), "blocks": blocks[:MAX_BLOCKS]}  # never inside an &amp; or a <@U1>
 
 
 def _slot_line(line: SlotLine) -> str:
