@@ -204,8 +204,9 @@ def cmd_post_week(args, settings: Settings) -> int:
 
     transport = _transport(settings)
 
-    def waiting(seconds: float) -> bool:  # a post that Slack did not take is tried again: say so
-        print(f"paperbot: Slack did not take the post yet; trying again in {seconds:g} s", file=sys.stderr)
+    def waiting(seconds: float) -> bool:  # a post that Slack did not take is tried again: say so, to a person
+        if sys.stderr.isatty():  # a script or cron gets the outcome alone, in one line
+            print(f"paperbot: Slack did not take the post yet; trying again in {seconds:g} s", file=sys.stderr)
         time.sleep(seconds)
         return False
 

@@ -773,6 +773,7 @@ def test_rate_limited_post_waits_and_posts_once(procs, tmp_path, slack):
     slack.fail_next("chat.postMessage", status=429, retry_after=1)
     done = procs.run("post-week", "--at", "2027-03-24T10:00", env=env)
     assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # the waits are told to a terminal only: a script reads the outcome alone
     assert "Posted the paper of the week 2027-W12" in done.stdout
     calls = slack.calls_to("chat.postMessage")
     assert [c.status for c in calls] == [429, 200]
