@@ -49,7 +49,7 @@ def _parse_at(text: str | None, settings: Settings) -> datetime:
 
 
 def _store(settings: Settings, *, writes: bool = True):
-    from bot.store import Store
+    from bot.store import BUSY_TIMEOUT_MS, Store
 
     try:
         return Store(settings.db_path, writes=writes)
@@ -59,6 +59,11 @@ def _store(settings: Settings, *, writes: bool = True):
         if e.__class__.__name__ in ("OperationalError", "DatabaseError"):
             if "unable to open" in str(e) or "readonly" in str(e):
                 raise Failure(f"PAPERBOT_DB: cannot write {settings.db_path} or its folder ({e})") from None
+            if "locked" in str(e):  # the file is fine: another process held it all the while
+                raise Failure(
+                    f"PAPERBOT_DB: {settings.db_path} is busy: another process kept it locked for "
+                    f"{BUSY_TIMEOUT_MS / 1000:g} s ({e}); try again when it is done"
+                ) from None
             raise Failure(f"PAPERBOT_DB: {settings.db_path} is not a usable SQLite file ({e})") from None
         raise
 

@@ -194,3 +194,24 @@ def test_no_announcement_overtakes_an_earlier_one_that_waits_in_any_process(stor
     assert taken.payload == {"week": "2026-W50"}  # a post update needs no order
     outbox.done(store, taken)
     assert [i.payload for i in outbox.take(store, now=2001.0)] == [{"n": 1}, {"n": 2}]
+
+
+def test_a_database_another_process_keeps_locked_is_called_busy_not_broken(tmp_path, monkeypatch):
+    from bot import cli, store
+    from bot.settings import Settings
+
+    path = tmp_path / "held.db"
+    Store(path).close()
+    holder = sqlite3.connect(path)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing, and writing, and writing
+    monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 300)  # 15 s in the bot
+    settings = Settings.load({"PAPERBOT_DB": str(path)}, dotenv=None)
+    try:
+        with pytest.raises(cli.Failure) as failed:
+            cli._store(settings, writes=False)
+    finally:
+        holder.rollback()
+        holder.close()
+    said = str(failed.value)
+    assert said.startswith(f"PAPERBOT_DB: {path} is busy: another process kept it locked")
+    assert "not a usable" not in said
