@@ -55,9 +55,29 @@ class SettingError(ValueError):
         self.name = name
 
 
+#: A name in `.env` this close to one of ours (difflib's ratio) is taken for a misspelling of it:
+#: SLACK_API_ULR, SLACK_BOT_TOKN; another tool's SLACK_USER_TOKEN or SLACK_CLIENT_SECRET is not.
+MISSPELT = 0.9
+
+
+def _misspelt(key: str) -> str | None:
+    """The setting that `key` (not one of ours) misspells; '' when it is surely meant as ours but
+    is like none of them (PAPERBOT_X); None when it may well be another tool's."""
+    folded = key.upper().replace("-", "_")
+    if folded in SETTINGS:  # port, slack_bot_token, PAPERBOT-CHANNEL: names are case-sensitive
+        return folded
+    close = difflib.get_close_matches(folded, list(SETTINGS), n=1, cutoff=MISSPELT)
+    if close:
+        return close[0]
+    if folded.startswith("PAPERBOT"):
+        return (difflib.get_close_matches(folded, list(SETTINGS), n=1) or [""])[0]
+    return None
+
+
 def _check_dotenv(path: Path) -> None:
-    """A line of `.env` that cannot be read, or a misspelt PAPERBOT_ name, would leave a setting at
-    its default without a word: say which line instead (other names may be another tool's)."""
+    """A line of `.env` that cannot be read, or a misspelt name (PAPERBOT_TIMEZON, SLACK_API_ULR,
+    port), would leave a setting at its default without a word: say which line instead (other
+    names may be another tool's)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
@@ -73,9 +93,9 @@ def _check_dotenv(path: Path) -> None:
             raise SettingError(
                 str(path), f"line {line}: {key} has no '=': write {key}=value, or {key}= for the default"
             )
-        if key.upper().startswith("PAPERBOT") and key not in SETTINGS:  # paperbot_channel, PAPERBOT-CHANNEL
-            close = difflib.get_close_matches(key.upper().replace("-", "_"), list(SETTINGS), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
+        meant = None if key in SETTINGS else _misspelt(key)
+        if meant is not None:
+            hint = f" (did you mean {meant}?)" if meant else ""
             raise SettingError(str(path), f"line {line}: {key} is not a paperbot setting{hint}")
 
 

@@ -110,6 +110,13 @@ def test_env_example_lists_every_setting_and_nothing_else():
             "line 1: PAPERBOT-CHANNEL is not a paperbot setting (did you mean PAPERBOT_CHANNEL?)",
         ),
         ("PAPERBOT_TIMEZONE\n", "line 1: PAPERBOT_TIMEZONE has no '=': write PAPERBOT_TIMEZONE=value"),
+        # Slack's names too: each would leave the bot talking to slack.com, or on port 3000.
+        (
+            "SLACK_API_ULR=http://127.0.0.1:9/api/\n",
+            "line 1: SLACK_API_ULR is not a paperbot setting (did you mean SLACK_API_URL?)",
+        ),
+        ("SLACK_BOT_TOKN=xoxb-1\n", "line 1: SLACK_BOT_TOKN is not a paperbot setting (did you mean SLACK_BOT_TOKEN?)"),
+        ("port=8080\n", "line 1: port is not a paperbot setting (did you mean PORT?)"),
     ],
 )
 def test_a_dotenv_line_that_would_be_ignored_stops_the_start(tmp_path, dotenv, words):
@@ -123,7 +130,11 @@ def test_a_dotenv_line_that_would_be_ignored_stops_the_start(tmp_path, dotenv, w
 
 def test_a_dotenv_may_hold_other_tools_names(tmp_path):
     path = tmp_path / ".env"
-    path.write_text("SLACK_CLIENT_ID=123\nDATABASE_URL=x\nexport PAPERBOT_TIMEZONE=Asia/Shanghai\n", encoding="utf-8")
+    path.write_text(
+        "SLACK_CLIENT_ID=123\nSLACK_CLIENT_SECRET=s\nSLACK_USER_TOKEN=xoxp-1\nSLACK_APP_ID=A1\nDATABASE_URL=x\n"
+        "HOST=0.0.0.0\nexport PAPERBOT_TIMEZONE=Asia/Shanghai\n",
+        encoding="utf-8",
+    )
     assert str(Settings.load({}, dotenv=path).timezone) == "Asia/Shanghai"
 
 
