@@ -243,15 +243,18 @@ def deliver(
                 log.info("%s %s for %s was already there (%s); recorded", d.kind, d.key, d.dest, found.ts)
                 return Result("found", "an earlier attempt had arrived", found)
         try:
-            message, paper = build()
+            # Made and marked in one transaction: another process planning another week's post
+            # meanwhile sees this paper as under way (weekly.next_in_rotation), not free.
+            with store.write() as db:
+                message, paper = build()
+                marked = db.execute(
+                    "UPDATE deliveries SET state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?, "
+                    "updated_at = ? WHERE kind = ? AND dest = ? AND key = ? AND owner = ?",
+                    [paper, _wall() + LEASE_SECONDS, _stamp(), d.kind, d.dest, d.key, OWNER],
+                ).rowcount
         except NothingToSend as e:
             return _give_up(store, d, str(e), previous_error, state)
-        if not _update(
-            store,
-            d,
-            "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?",
-            [paper, _wall() + LEASE_SECONDS],
-        ):
+        if marked != 1:
             return Result("busy", "another process took over")
         state = "sending"
         try:

@@ -12,6 +12,7 @@ paper has had its week, and then a new round starts in the same order.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -43,19 +44,21 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: s
     if focus_tag:
         focus_join = "JOIN paper_tags ft ON ft.paper = p.number AND ft.tag = (SELECT id FROM tags WHERE name = ?)"
         focus_args = [focus_tag]
-    featured = """
-        SELECT key AS week, paper FROM deliveries
-        WHERE kind = 'post' AND dest = ? AND state = 'sent' AND paper IS NOT NULL
+    # Featured: posted, or being posted for another week right now (two weeks posted at once, by
+    # `run` and an operator's `post-week`, must not show one paper), or chosen by a presenter.
+    posts = "kind = 'post' AND dest = ? AND (state = 'sent' OR (owner IS NOT NULL AND lease_until > ? AND key != ?))"
+    featured = f"""
+        SELECT key AS week, paper FROM deliveries WHERE {posts} AND paper IS NOT NULL
         UNION
         SELECT week, paper FROM slots WHERE kind = 'presenter' AND week != ?
     """
-    args = [channel or "", week.key]
+    under_way = [channel or "", time.time(), week.key]
+    args = [*under_way, week.key]
     # Fast path: the lowest-numbered paper never featured at all, found by walking
     # papers in order with two index probes each (slots_by_paper, deliveries_by_paper).
     row = db.execute(
         f"SELECT p.number FROM papers p {focus_join} "
-        "WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = 'post' AND d.paper = p.number "
-        "                  AND d.state = 'sent' AND d.dest = ?) "
+        f"WHERE NOT EXISTS (SELECT 1 FROM deliveries WHERE paper = p.number AND {posts}) "
         "AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week != ?) "
         "ORDER BY p.number LIMIT 1",
         [*focus_args, *args],

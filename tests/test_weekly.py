@@ -94,6 +94,24 @@ def test_rotation_no_repeats_until_all_featured_then_a_new_round(store, group, t
     assert featured[32:] == [1, 2]
 
 
+def test_two_weeks_posted_at_once_do_not_show_one_paper(store, group, transport, slack):
+    """`run` posts this week while an operator's `post-week` posts the next: Slack is slow to answer."""
+    nexts: list = []
+
+    def meanwhile(call):  # week 50's post is in Slack's hands, not yet recorded as sent
+        slack.on_accept = None
+        nexts.append(post(store, group, transport, group.slot_of(Week(2026, 51)), force=True))
+
+    slack.on_accept = meanwhile
+    first = post(store, group, transport, group.slot_of(Week(2026, 50)))
+    assert (first.status, nexts[0].status) == ("sent", "sent")
+    assert first.post.paper.number == 1 and nexts[0].post.paper.number == 2
+    shown = {m["metadata"]["event_payload"]["week"]: m["metadata"]["event_payload"]["paper_id"] for m in posts(slack)}
+    assert shown == {"2026-W50": first.post.paper.id, "2026-W51": nexts[0].post.paper.id}
+    # The rotation goes on from there, and week 52 gets the next paper.
+    assert post(store, group, transport, group.slot_of(Week(2026, 52))).post.paper.number == 3
+
+
 def test_presenters_choice_wins_and_others_are_not_featured_before_their_week(store, group, transport):
     now = at("2026-12-02 10:00")
     signups.signup(store, group, now, Member("U1"), "streaming-diloco", "2026-12-07")  # W50
