@@ -174,7 +174,7 @@ def _transport(settings: Settings):
 
 
 def cmd_post_week(args, settings: Settings) -> int:
-    from bot import console, signups, weekly
+    from bot import console, delivery, signups, weekly
 
     if not args.dry_run:
         settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
@@ -215,7 +215,9 @@ def cmd_post_week(args, settings: Settings) -> int:
         time.sleep(seconds)
         return False
 
-    deadline = time.monotonic() + 60
+    # Another process posting this week (the scheduler in `run`) may wait out a rate limit of up to
+    # MAX_RATE_LIMIT_WAIT and a Slack timeout on either side: wait for its outcome as long as that.
+    deadline = time.monotonic() + delivery.MAX_RATE_LIMIT_WAIT + 60
     while True:
         outcome = weekly.post_week(
             store,
@@ -259,6 +261,8 @@ def cmd_remind(args, settings: Settings) -> int:
         r = s.reminder
         if s.result.delivered:
             print(f"Reminded {r.presenter} about #{r.paper.number} {r.paper.title} ({r.week.key}).")
+        elif s.result.status == "busy":  # the scheduler in `run`, or another `remind`: not a failure of ours
+            print(f"Not reminding {r.presenter} about {r.week.key} from here: {s.result.detail}.")
         else:
             failed += 1
             print(f"Could not remind {r.presenter} about {r.week.key}: {s.result.detail}", file=sys.stderr)

@@ -1227,3 +1227,18 @@ def test_remind_sends_a_due_reminder_once(procs, tmp_path, slack):
     assert again.returncode == 0, again.stderr
     assert "No reminders are due" in again.stdout, again.stdout
     assert len(slack.messages("DU1")) == 1
+
+
+def test_remind_run_twice_at_once_reminds_once_and_neither_fails(procs, tmp_path, slack):
+    """`remind` from cron while another sends the same reminder (Slack slow to answer): not a failure."""
+    env = env_for_process(tmp_path, slack.api_url)
+    week = monday(3)
+    assert "You're signed up" in procs.run("console", "--user", "U1", env=env, input=f"signup 5 {week}\n").stdout
+    due = datetime.combine(week + timedelta(days=1), datetime.min.time().replace(hour=16))  # thu 16:00, 2 days ahead
+    slack.on_accept = lambda call: time.sleep(2)
+    started = [procs.start("remind", "--at", due.isoformat(timespec="minutes"), env=env) for _ in range(2)]
+    codes = [p.wait(60) for p in started]
+    logs = [p.log() for p in started]
+    assert codes == [0, 0], logs
+    assert len(slack.messages("DU1")) == 1
+    assert sum("Reminded U1" in log for log in logs) == 1, logs
