@@ -38,30 +38,44 @@ class Outcome:
         return self.status in ("sent", "found", "done", "skipped", "no-slot", "not-yet")
 
 
+#: A post planned but not sent counts as featured for this long after its first try (its week is
+#: over by then, and a post is never made for a week that is over but on an operator's request).
+PLANNED_POST_DAYS = 8
+
+
 def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: str | None) -> Paper | None:
     db = store.db
     focus_join, focus_args = "", []
     if focus_tag:
         focus_join = "JOIN paper_tags ft ON ft.paper = p.number AND ft.tag = (SELECT id FROM tags WHERE name = ?)"
         focus_args = [focus_tag]
-    # Featured: posted, or being posted for another week right now (two weeks posted at once, by
-    # `run` and an operator's `post-week`, must not show one paper), or chosen by a presenter.
-    posts = "kind = 'post' AND dest = ? AND (state = 'sent' OR (owner IS NOT NULL AND lease_until > ? AND key != ?))"
+    # Featured: posted, planned for another week whose post is still to come (being sent, or waiting
+    # to be tried again with that paper: two weeks posted at once, by `run` and an operator's
+    # `post-week`, must not show one paper), or chosen by a presenter.
+    planned = (
+        "SELECT key AS week, paper FROM deliveries WHERE kind = 'post' AND dest = ? AND state != 'sent' "
+        "AND paper IS NOT NULL AND key != ? AND claimed_at > ?"  # a week's post is tried within about a week
+    )
+    planned_args = [channel or "", week.key, time.time() - PLANNED_POST_DAYS * 86400]
     featured = f"""
-        SELECT key AS week, paper FROM deliveries WHERE {posts} AND paper IS NOT NULL
+        SELECT key AS week, paper FROM deliveries
+        WHERE kind = 'post' AND dest = ? AND state = 'sent' AND paper IS NOT NULL
+        UNION {planned}
         UNION
         SELECT week, paper FROM slots WHERE kind = 'presenter' AND week != ?
     """
-    under_way = [channel or "", time.time(), week.key]
-    args = [*under_way, week.key]
+    args = [channel or "", *planned_args, week.key]
     # Fast path: the lowest-numbered paper never featured at all, found by walking
-    # papers in order with two index probes each (slots_by_paper, deliveries_by_paper).
+    # papers in order with two index probes each (slots_by_paper, deliveries_by_paper),
+    # past the few papers planned for posts still to come.
     row = db.execute(
         f"SELECT p.number FROM papers p {focus_join} "
-        f"WHERE NOT EXISTS (SELECT 1 FROM deliveries WHERE paper = p.number AND {posts}) "
+        "WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = 'post' AND d.paper = p.number "
+        "                  AND d.state = 'sent' AND d.dest = ?) "
+        f"AND p.number NOT IN (SELECT paper FROM ({planned})) "
         "AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week != ?) "
         "ORDER BY p.number LIMIT 1",
-        [*focus_args, *args],
+        [*focus_args, channel or "", *planned_args, week.key],
     ).fetchone()
     if row is None:
         # A new round: the least featured first, but never one that someone will present later

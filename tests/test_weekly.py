@@ -112,6 +112,17 @@ def test_two_weeks_posted_at_once_do_not_show_one_paper(store, group, transport,
     assert post(store, group, transport, group.slot_of(Week(2026, 52))).post.paper.number == 3
 
 
+def test_a_post_waiting_to_be_tried_again_keeps_its_paper_from_other_weeks(store, group, transport, slack):
+    """`run`'s post was refused (the bot not invited yet) and waits; an operator posts the next week meanwhile."""
+    slack.fail_next("chat.postMessage", error="not_in_channel")
+    waiting = post(store, group, transport, group.slot_of(Week(2026, 50)))
+    assert waiting.status == "failed" and posts(slack) == []
+    following = post(store, group, transport, group.slot_of(Week(2026, 51)), force=True)
+    again = post(store, group, transport, group.slot_of(Week(2026, 50)), force=True)
+    assert (following.status, again.status) == ("sent", "sent")
+    assert (again.post.paper.number, following.post.paper.number) == (1, 2)
+
+
 def test_presenters_choice_wins_and_others_are_not_featured_before_their_week(store, group, transport):
     now = at("2026-12-02 10:00")
     signups.signup(store, group, now, Member("U1"), "streaming-diloco", "2026-12-07")  # W50
