@@ -569,17 +569,22 @@ def test_an_announcement_waits_out_any_number_of_rate_limits(h):
 def test_a_channel_that_refuses_an_announcement_is_told_to_the_admins_and_the_lines_follow_in_order(
     h, caplog, monkeypatch
 ):
-    monkeypatch.setattr(app_module, "REFUSED_ANNOUNCEMENT_WAIT", 0.5, raising=False)  # a minute, in the bot
-    h.slack.fail_next("chat.postMessage", error="not_in_channel")  # the bot is not invited yet
-    assert "You're signed up" in blocks_text(valid(h.command("signup 7 next", user="U1")))
-    assert "You're signed up" in blocks_text(valid(h.command("signup 8", user="U2")))
+    monkeypatch.setattr(app_module, "REFUSED_ANNOUNCEMENT_WAIT", 1.0, raising=False)  # a minute, in the bot
+    h.slack.members.discard(CHANNEL)  # the bot is not invited yet
+    for k, paper in enumerate((7, 8, 9)):
+        said = h.command(f"signup {paper}", user=f"U{k + 1}", drain=False)
+        assert "You're signed up" in blocks_text(valid(said))
+    assert h.slack.wait_for(lambda s: s.messages("DUADMIN"), timeout=10)
+    time.sleep(2.5)  # a try or two more while still refused
     assert "could not announce" in caplog.text and "not_in_channel" in caplog.text
-    [to_admin] = h.slack.messages("DUADMIN")  # one message for both lines
+    [to_admin] = h.slack.messages("DUADMIN")  # one message for all three lines
     assert "not_in_channel" in to_admin["text"] and "/invite @paperbot" in to_admin["text"]
-    # Invited (no refusal any more): the lines follow within the wait, in the order of the changes.
-    assert h.slack.wait_for(lambda s: len(s.messages(CHANNEL)) == 2, timeout=10)
-    first, second = channel_lines(h.slack)
-    assert "<@U1> will present" in first and "<@U2> will present" in second
+    assert h.slack.messages(CHANNEL) == []
+    # Invited: the lines follow within the wait, in the order of the changes.
+    h.slack.members.add(CHANNEL)
+    assert h.slack.wait_for(lambda s: len(s.messages(CHANNEL)) == 3, timeout=15)
+    lines = channel_lines(h.slack)
+    assert [f"<@U{k}> will present" in line for k, line in enumerate(lines, 1)] == [True] * 3
     assert len(h.slack.messages("DUADMIN")) == 1
 
 

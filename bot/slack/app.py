@@ -154,6 +154,7 @@ class SlackBot:
         self._outbox_sending = False  # a sender holds _outbox_lock and will look at _outbox_wanted again
         self._outbox_failures = 0  # rounds of the sender that failed in a row
         self._outbox_held_until = 0.0  # monotonic: Slack asked to hold off until then, for every item
+        self._refusing: set[str] = set()  # channels that refused an announcement, admins told, none posted since
         self._outbox_wake: float | None = None  # monotonic: when the sender is to go round again
         self._stopping = threading.Event()
         self.replies = Replies()
@@ -415,15 +416,19 @@ class SlackBot:
                 log.warning("could not %s: %s", what, e)
                 outbox.done(self.store, item)
                 return
-            # not_in_channel and the like: the admins are told in words, and it is tried again.
+            # not_in_channel and the like: it is tried again later, the lines after it waiting their
+            # turn (not each refused in turn), and the admins are told in words, once until a line gets through.
             error, wait = e, min(REFUSED_ANNOUNCEMENT_WAIT * 2**item.attempts, float(RETRY_AFTER_REFUSAL))
-            if item.attempts == 0:  # the lines after it wait their turn: one message for them all
+            self._outbox_held_until = time.monotonic() + wait
+            if channel not in self._refusing:
+                self._refusing.add(channel)
                 self.tell_admins(
-                    f"I couldn't announce a change to the schedule in <#{channel}>: {e}. "
-                    "It is saved, and its announcement (with any after it) follows once I can post there."
+                    f"I couldn't announce a change to the schedule in <#{channel}>: {e}. The change is saved; "
+                    "its announcement, and any after it, go out once I can post there (I keep trying for over an hour)."
                 )
         else:
             outbox.done(self.store, item)
+            self._refusing.discard(channel)
             return
         if outbox.retry(self.store, item, time.time() + wait, str(error)):
             log.warning("could not %s yet: %s", what, error)
