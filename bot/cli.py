@@ -215,9 +215,10 @@ def cmd_post_week(args, settings: Settings) -> int:
         time.sleep(seconds)
         return False
 
-    # Another process posting this week (the scheduler in `run`) may wait out a rate limit of up to
-    # MAX_RATE_LIMIT_WAIT and a Slack timeout on either side: wait for its outcome as long as that.
-    deadline = time.monotonic() + delivery.MAX_RATE_LIMIT_WAIT + 60
+    # Another process posting this week (the scheduler in `run`) may wait out rate limits and
+    # timeouts for minutes: wait for its outcome as long as its claim holds (then this one takes over).
+    deadline = time.monotonic() + delivery.LEASE_SECONDS
+    told = False
     while True:
         outcome = weekly.post_week(
             store,
@@ -232,6 +233,9 @@ def cmd_post_week(args, settings: Settings) -> int:
         )
         if outcome.status != "busy" or time.monotonic() > deadline:
             break
+        if not told and sys.stderr.isatty():
+            print(f"paperbot: another process is posting {week.key}; waiting for it", file=sys.stderr)
+            told = True
         time.sleep(1)  # another process is posting this week right now: wait for its result
     title = f"#{outcome.post.paper.number} {outcome.post.paper.title}" if outcome.post else ""
     messages = {
