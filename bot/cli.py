@@ -265,6 +265,8 @@ def cmd_remind(args, settings: Settings) -> int:
         r = s.reminder
         if s.result.delivered:
             print(f"Reminded {r.presenter} about #{r.paper.number} {r.paper.title} ({r.week.key}).")
+        elif s.result.status == "unreachable":  # signed up from the console, as its operator
+            print(f"No reminder for {r.presenter} about {r.week.key}: not a Slack user.")
         elif s.result.status == "busy":  # the scheduler in `run`, or another `remind`: not a failure of ours
             print(f"Not reminding {r.presenter} about {r.week.key} from here: {s.result.detail}.")
         else:

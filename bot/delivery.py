@@ -94,6 +94,10 @@ class Sent:
 class Transport(Protocol):
     def send(self, delivery: Delivery, message: Any) -> Sent: ...
 
+    def reaches(self, user: str) -> bool:
+        """Can `user` be sent a direct message at all (a reminder)?"""
+        ...
+
     def find(self, delivery: Delivery, since: float) -> Sent | None:
         """The message of an earlier attempt, sent no earlier than unix time `since`."""
         ...
@@ -101,7 +105,7 @@ class Transport(Protocol):
 
 @dataclass(frozen=True)
 class Result:
-    status: str  # 'sent' | 'found' | 'done' | 'busy' | 'waiting' | 'failed' | 'stopped'
+    status: str  # 'sent' | 'found' | 'done' | 'busy' | 'waiting' | 'failed' | 'stopped' | 'unreachable'
     detail: str = ""
     sent: Sent | None = None
     new_error: bool = False  # a failure whose reason differs from the last one recorded

@@ -55,6 +55,9 @@ def send_due(
     """Send what is due. `force` (`paperbot remind`: an operator asks now) skips the wait after a refusal."""
     out: list[Sending] = []
     for reminder in due(store, group, now):
+        if not transport.reaches(reminder.presenter):  # the console's operator: no one to message, no failure
+            out.append(Sending(reminder, Result("unreachable", f"{reminder.presenter} cannot get a direct message")))
+            continue
         d = Delivery("reminder", reminder.presenter, reminder.week.key)
         kwargs = {"sleep": sleep} if sleep else {}
         result = delivery.deliver(store, d, lambda r=reminder: (r, r.paper.number), transport, force=force, **kwargs)

@@ -1229,6 +1229,18 @@ def test_remind_sends_a_due_reminder_once(procs, tmp_path, slack):
     assert len(slack.messages("DU1")) == 1
 
 
+def test_the_console_operators_own_slot_gets_no_reminder_and_no_failure(procs, tmp_path, slack):
+    """The README's session: the operator signs up from the console, as `console`, whom Slack does not know."""
+    env = env_for_process(tmp_path, slack.api_url)
+    week = monday(3)
+    assert "You're signed up" in procs.run("console", env=env, input=f"signup 5 {week}\n").stdout
+    due = datetime.combine(week + timedelta(days=1), datetime.min.time().replace(hour=16))  # thu 16:00, 2 days ahead
+    done = procs.run("remind", "--at", due.isoformat(timespec="minutes"), env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"No reminder for console about {iso_week(week)}: not a Slack user." in done.stdout
+    assert slack.calls_to("chat.postMessage") == [] and slack.calls_to("conversations.open") == []
+
+
 def test_remind_run_twice_at_once_reminds_once_and_neither_fails(procs, tmp_path, slack):
     """`remind` from cron while another sends the same reminder (Slack slow to answer): not a failure."""
     env = env_for_process(tmp_path, slack.api_url)

@@ -66,10 +66,15 @@ def escape(raw: str) -> str:
 _SLACK_USER = re.compile(r"[UW][A-Z0-9]+")
 
 
+def is_slack_user(user: str) -> bool:
+    """A Slack user ID, not a name such as the console operator's `console`."""
+    return _SLACK_USER.fullmatch(user) is not None
+
+
 @lru_cache(maxsize=4096)  # the same presenters, week after week, in every schedule
 def who(user: str) -> str:
     """A mention of a Slack user; anyone else (the console's operator, `console`) by name."""
-    return f"<@{user}>" if _SLACK_USER.fullmatch(user) else f"@{escape(user)}"
+    return f"<@{user}>" if is_slack_user(user) else f"@{escape(user)}"
 
 
 def clip(raw: str, limit: int) -> str:

@@ -149,6 +149,10 @@ class SlackTransport:
         self.client = client
         self._bot_id: str | None = None
 
+    def reaches(self, user: str) -> bool:
+        """Can `user` get a direct message? Not the console's operator (`console`), signed up from a terminal."""
+        return blocks.is_slack_user(user)
+
     def _payload(self, message: Any) -> dict:
         if isinstance(message, WeeklyPost):
             return blocks.weekly_post(message)
