@@ -132,6 +132,11 @@ def test_show_tells_who_presented_from_who_will_present(h, clock):
     assert "*Presented*" in presented and "<@U1>" in presented and "<@U2>" in coming
 
 
+def test_a_number_typed_with_a_space_after_the_hash_names_the_paper(h):
+    assert blocks_text(valid(h.command("show # 29"))) == blocks_text(valid(h.command("show 29")))
+    assert valid(h.command("signup ＃ 29", user="U1"))["text"].startswith("You're signed up: you present #29")
+
+
 @pytest.mark.parametrize("space", ["\u00a0", "\t", "\n", "\u3000"])
 def test_any_space_after_the_verb_will_do(h, space):
     assert blocks_text(valid(h.command(f"show{space}29"))) == blocks_text(valid(h.command("show 29")))
