@@ -411,6 +411,10 @@ def announcement(change: Change) -> Text:
     )
 
 
+#: `# 13` (or `＃ 13`) as typed, for the paper number #13.
+_LOOSE_NUMBER = re.compile(r"(?:(?<=\s)|^)[#＃]\s+(?=\d)")
+
+
 def split(line: str) -> tuple[str, str]:
     """`'/paper tag x'` -> `('tag', 'x')`; the `/paper` prefix is optional."""
     line = line.strip()
@@ -420,10 +424,6 @@ def split(line: str) -> tuple[str, str]:
             line = rest.strip()
     verb, *rest = line.split(None, 1) or [""]  # any whitespace: a tab, a newline, a no-break space
     return verb.lower(), _LOOSE_NUMBER.sub("#", rest[0]).strip() if rest else ""
-
-
-#: `# 13` (or `＃ 13`) as typed, for the paper number #13.
-_LOOSE_NUMBER = re.compile(r"(?:(?<=\s)|^)[#＃]\s+(?=\d)")
 
 
 BUSY = "The catalog is busy just now, so nothing was changed. Try again in a moment."

@@ -181,12 +181,17 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
 
 def _update(store: Store, d: Delivery, sets: str, params: list, *, owned: bool = True) -> bool:
     with store.write() as db:
-        cur = db.execute(
-            f"UPDATE deliveries SET {sets}, updated_at = ? WHERE kind = ? AND dest = ? AND key = ?"
-            + (" AND owner = ?" if owned else ""),
-            [*params, _stamp(), d.kind, d.dest, d.key, *([OWNER] if owned else [])],
-        )
-        return cur.rowcount == 1
+        return _update_in(db, d, sets, params, owned=owned)
+
+
+def _update_in(db, d: Delivery, sets: str, params: list, *, owned: bool = True) -> bool:
+    """`_update` inside the caller's write transaction; False when the row is not (or no longer) ours."""
+    cur = db.execute(
+        f"UPDATE deliveries SET {sets}, updated_at = ? WHERE kind = ? AND dest = ? AND key = ?"
+        + (" AND owner = ?" if owned else ""),
+        [*params, _stamp(), d.kind, d.dest, d.key, *([OWNER] if owned else [])],
+    )
+    return cur.rowcount == 1
 
 
 def _record_sent(store: Store, d: Delivery, sent: Sent) -> None:
@@ -251,14 +256,15 @@ def deliver(
             # meanwhile sees this paper as under way (weekly.next_in_rotation), not free.
             with store.write() as db:
                 message, paper = build()
-                marked = db.execute(
-                    "UPDATE deliveries SET state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?, "
-                    "updated_at = ? WHERE kind = ? AND dest = ? AND key = ? AND owner = ?",
-                    [paper, _wall() + LEASE_SECONDS, _stamp(), d.kind, d.dest, d.key, OWNER],
-                ).rowcount
+                marked = _update_in(
+                    db,
+                    d,
+                    "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?",
+                    [paper, _wall() + LEASE_SECONDS],
+                )
         except NothingToSend as e:
             return _give_up(store, d, str(e), previous_error, state)
-        if marked != 1:
+        if not marked:
             return Result("busy", "another process took over")
         state = "sending"
         try:
