@@ -93,6 +93,19 @@ def test_a_button_whose_response_url_expired_answers_in_a_new_private_message(h)
     assert "You're signed up" in blocks_text(note)
 
 
+def test_a_buttons_answer_where_the_bot_cannot_post_comes_as_a_direct_message(h):
+    # A list shown in a private channel the bot is not in, clicked after its response_url expired:
+    # the sign-up is saved and announced, so the clicker must hear of it too.
+    reply = valid(h.command("show 7", user="U2"))
+    signup = next(b for b in buttons(reply) if b["value"].startswith("signup"))
+    h.slack.fail_next("response_url", status=404)
+    h.slack.fail_next("chat.postEphemeral", error="channel_not_found")
+    h.click(signup, user="U2")
+    [dm] = h.slack.messages("DU2")
+    assert "You're signed up" in blocks_text(dm)
+    assert "<@U2> will present" in channel_lines(h.slack)[0]
+
+
 def test_weekly_post_button_signs_up_for_that_week_and_updates_the_post(h, clock):
     outcome = weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     [post] = h.slack.messages(CHANNEL)

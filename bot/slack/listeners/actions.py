@@ -3,9 +3,10 @@
 Paging buttons replace the list they sit on; other buttons answer the clicker
 privately; buttons on App Home re-draw the Home tab with the answer on top.
 A button's response_url works for 30 minutes and 5 answers; on a list that
-was left open longer, the answer comes as a new private message instead. A
-sign-up from the weekly post is a plain `signup`, and `SlackBot.queue_change`
-then brings the post up to date, as it does for every change to that week.
+was left open longer, the answer comes as a new private message instead (a
+direct message where the bot cannot post). A sign-up from the weekly post is a
+plain `signup`, and `SlackBot.queue_change` then brings the post up to date, as
+it does for every change to that week.
 """
 
 from __future__ import annotations
@@ -89,11 +90,16 @@ def reply(response_url: str | None, payload: dict, *, replace: bool) -> bool:
 
 
 def tell_privately(bot, body: dict, user: str, payload: dict) -> None:
-    """The answer as a new message only the clicker sees, in the channel of the button."""
+    """The answer as a new message only the clicker sees, in the channel of the button; where the bot
+    cannot post (a private channel it is not in, a DM between two people), as a direct message."""
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
-    if not channel:
-        return
-    try:
-        call(bot.answers.chat_postEphemeral, channel=channel, user=user, **payload)
-    except (Rejected, Uncertain) as e:
-        log.warning("could not answer %s's button in %s: %s", user, channel, e)
+    if channel:
+        try:
+            call(bot.answers.chat_postEphemeral, channel=channel, user=user, **payload)
+            return
+        except Uncertain as e:  # it may have arrived: no second answer
+            log.warning("could not answer %s's button in %s: %s", user, channel, e)
+            return
+        except Rejected as e:
+            log.warning("could not answer %s's button in %s (%s): telling them directly", user, channel, e)
+    bot.tell_directly(user, payload)  # a click that was saved must never go unanswered
