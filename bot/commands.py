@@ -11,6 +11,7 @@ and their tests all read it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -137,7 +138,9 @@ TAGS_PAGE = 500
 
 
 def cmd_tags(ctx: Context, args: str) -> Answer:
-    _, page_no = _paged(args)
+    rest, page_no = _paged(args)
+    if rest:
+        return _takes_nothing("tags", ": it lists every tag. The papers of one: ", Code(f"/paper tag {rest[:50]}"), ".")
     counts = catalog.tag_counts(ctx.store)
     pages = max(1, -(-len(counts) // TAGS_PAGE))
     if page_no > pages:
@@ -207,7 +210,14 @@ def cmd_show(ctx: Context, args: str) -> Answer:
     return Answer(PaperCard(paper, presented, coming, button))
 
 
+def _takes_nothing(name: str, *instead) -> Answer:
+    """The answer to words after a command that takes none: they would be ignored without a word."""
+    return _notice(Code(f"/paper {name}"), " takes nothing after it", *instead, ok=False)
+
+
 def cmd_week(ctx: Context, args: str) -> Answer:
+    if args:
+        return _takes_nothing("week", ": it shows this week. The weeks after it: ", Code("/paper schedule"), ".")
     week = ctx.group.week_of(ctx.now)
     line = signups.line_for(ctx.store, ctx.group, week)
     if line.state == "skipped":
@@ -242,6 +252,8 @@ def post_button(ctx: Context, command: str) -> str:
 
 
 def cmd_schedule(ctx: Context, args: str) -> Answer:
+    if args:
+        return _takes_nothing("schedule", ": it lists the coming weeks, from this one.")
     lines = signups.schedule(ctx.store, ctx.group, ctx.now)
     return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", Code("/paper signup <paper> [<date>]"))))
 
@@ -281,6 +293,8 @@ def cmd_withdraw(ctx: Context, args: str) -> Answer:
 
 
 def cmd_mine(ctx: Context, args: str) -> Answer:
+    if args:
+        return _takes_nothing("mine", ": it shows your own slots. Everyone's: ", Code("/paper schedule"), ".")
     upcoming, past = signups.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
     return Answer(Mine(ctx.member.id, upcoming, past))
 
@@ -415,8 +429,15 @@ def announcement(change: Change) -> Text:
 _LOOSE_NUMBER = re.compile(r"(?:(?<=\s)|^)[#＃]\s+(?=\d)")
 
 
+#: Characters that show as nothing, pasted along with a paper's id or a date: never part of a command.
+_INVISIBLE = re.compile("[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
 def split(line: str) -> tuple[str, str]:
-    """`'/paper tag x'` -> `('tag', 'x')`; the `/paper` prefix is optional."""
+    """`'/paper tag x'` -> `('tag', 'x')`; the `/paper` prefix is optional. Full-width forms, as an
+    input method in full-width mode types them (`ｓｈｏｗ ＃７`, `２０２７－０２－０４`), read as ASCII."""
+    if not line.isascii():
+        line = _INVISIBLE.sub("", unicodedata.normalize("NFKC", line))
     line = line.strip()
     if line.lower().startswith("/paper"):
         rest = line[len("/paper") :]

@@ -137,6 +137,30 @@ def test_a_number_typed_with_a_space_after_the_hash_names_the_paper(h):
     assert valid(h.command("signup ＃ 29", user="U1"))["text"].startswith("You're signed up: you present #29")
 
 
+def test_a_command_typed_in_full_width_or_pasted_with_invisible_marks_reads_as_typed(h, clock):
+    # An input method in full-width mode types every letter, digit and hyphen full width.
+    assert blocks_text(valid(h.command("ｓｈｏｗ　＃２９"))) == blocks_text(valid(h.command("show 29")))
+    assert blocks_text(valid(h.command("show 29\u200b"))) == blocks_text(valid(h.command("show 29")))
+    reply = valid(h.command("signup 29 ２０２７－０１－１４", user="U1"))
+    assert reply["text"].startswith("You're signed up: you present #29") and "2027-01-14" in reply["text"]
+
+
+@pytest.mark.parametrize(
+    "line, instead",
+    [
+        ("week next", "/paper schedule"),
+        ("schedule 2027-06-01", "coming weeks"),
+        ("mine <@U2|bo>", "your own slots"),
+        ("tags parallelism-dp", "/paper tag parallelism-dp"),
+    ],
+)
+def test_words_after_a_command_that_takes_none_are_not_ignored_in_silence(h, line, instead):
+    reply = valid(h.command(line))
+    verb = line.split()[0]
+    assert f"/paper {verb} takes nothing after it" in reply["text"] and instead in reply["text"]
+    assert len(reply["blocks"]) == 1  # one line, not the week, schedule or slots it did not ask for
+
+
 @pytest.mark.parametrize("space", ["\u00a0", "\t", "\n", "\u3000"])
 def test_any_space_after_the_verb_will_do(h, space):
     assert blocks_text(valid(h.command(f"show{space}29"))) == blocks_text(valid(h.command("show 29")))
