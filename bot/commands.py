@@ -453,6 +453,8 @@ BUSY = "The catalog is busy just now, so nothing was changed. Try again in a mom
 def run(ctx: Context, line: str) -> Answer:
     """Answer one /paper command line. Never raises for anything a user typed."""
     verb, args = split(line)
+    if not ctx.member.id.strip():  # Slack always names the user; a request without one books no one
+        return _notice("This request did not say who sent it, so nothing was done. Try the command again.", ok=False)
     if not verb:
         return Answer(_help())
     command = BY_NAME.get(verb)

@@ -404,3 +404,9 @@ def test_what_cannot_be_seen_or_typed_never_reaches_the_catalog(h):
     assert sorted(paper.tags) == ["bell", "rtl"]
     assert "1 paper tagged" in blocks_text(h.command("tag rtl"))
     assert "#7" in blocks_text(h.command("show ＃７"))
+
+
+def test_a_request_that_names_no_user_books_nobody(h):
+    reply = valid(h.command("signup 20", user=""))
+    assert "did not say who sent it" in reply["text"]
+    assert h.slack.messages(CHANNEL) == [] and "#20" not in blocks_text(h.command("schedule"))
