@@ -94,6 +94,7 @@ def test_from_slack_never_fails(text):
     [
         ("assign <@U2|ada> 7 next", "assign @U2 7 next"),
         ("assign <@U2> 7", "assign @U2 7"),
+        ("assign <@U2|ada>13 next", "assign @U2 13 next"),  # no space typed after the mention
         ("search a &amp; b &lt;c&gt;", "search a & b <c>"),
         ("search <https://arxiv.org/abs/1|arxiv.org/abs/1>", "search https://arxiv.org/abs/1"),
         ("tag <#C1|papers>", "tag #papers"),

@@ -26,7 +26,8 @@ def from_slack(text: str) -> str:
     def plain(m: re.Match) -> str:
         sigil, target, label = m[1], m[2], m[3]
         if sigil == "@":
-            return f"@{target}"
+            glued = m.string[m.end() : m.end() + 1].isalnum()  # `<@U2|bo>13`: a mention, then 13, not @U213
+            return f"@{target} " if glued else f"@{target}"
         if sigil == "#":
             return f"#{label or target}"
         if sigil == "!":
