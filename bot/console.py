@@ -207,6 +207,8 @@ def _(reply: WeeklyPost) -> str:
     elif reply.signup_button:
         lines.append(reply.nobody)
         lines += _buttons([reply.signup_button])
+    elif reply.elsewhere:
+        lines.append(inline(reply.elsewhere_note()))
     return "\n".join(lines)
 
 

@@ -175,12 +175,15 @@ class WeeklyPost:
     presenter: str | None
     skipped: bool = False
     ahead: bool = True  # the meeting was still ahead when the post was planned
+    #: (presenter, meeting) of the paper in another week, the latest: a sign-up for it could only be refused.
+    elsewhere: tuple[str, datetime] | None = None
 
     @property
     def signup_button(self) -> Button | None:
         """While nobody presents: sign up for this week's meeting, or once it has begun (with the
-        default PAPERBOT_MEETING, the post's own time) for the first open meeting still ahead."""
-        if self.presenter or self.skipped:
+        default PAPERBOT_MEETING, the post's own time) for the first open meeting still ahead. None
+        when the paper has its presenter in another week."""
+        if self.presenter or self.skipped or self.elsewhere:
             return None
         week = f" {self.week.monday.isoformat()}" if self.ahead else ""
         return Button("Sign up to present", f"signup {self.paper.number}{week}", primary=True)
@@ -193,6 +196,16 @@ class WeeklyPost:
             if self.ahead
             else "Nobody presents it this week: present it at a coming meeting?"
         )
+
+    def elsewhere_note(self) -> Text:
+        """What a post that nobody presents says instead of a sign-up button when its paper has its
+        presenter in another week."""
+        if self.elsewhere is None:
+            return ()
+        presenter, meeting = self.elsewhere
+        if meeting > self.meeting:
+            return text(Mention(presenter), " presents it on ", When(meeting), ".")
+        return text("Presented by ", Mention(presenter), " on ", When(meeting, with_time=False), ".")
 
 
 @dataclass

@@ -116,7 +116,34 @@ def plan(
     paper = posted or next_in_rotation(store, week, focus_tag, channel)
     if paper is None:
         return None
-    return WeeklyPost(week, paper, meeting, None, skipped=slot is not None and slot.kind == "skipped", ahead=ahead)
+    skipped = slot is not None and slot.kind == "skipped"
+    return WeeklyPost(week, paper, meeting, None, skipped, ahead, _presented_elsewhere(store, group, week, paper))
+
+
+def _presented_elsewhere(store: Store, group: Group, week: Week, paper: Paper) -> tuple[str, datetime] | None:
+    """The paper's presenter and meeting in another week, the latest (a coming one before a past one)."""
+    row = store.db.execute(
+        "SELECT week, presenter FROM slots WHERE paper = ? AND kind = 'presenter' AND week != ? "
+        "ORDER BY week DESC LIMIT 1",
+        [paper.number, week.key],
+    ).fetchone()
+    return (row[1], group.meeting_of(Week.from_key(row[0]))) if row else None
+
+
+#: Posts of one paper brought up to date when its presenters change (it is seldom posted more often).
+POSTS_OF_A_PAPER = 5
+
+
+def posts_showing(store: Store, channel: str, papers: set[int]) -> list[Week]:
+    """The latest weeks whose post shows (or will show, once it is out) one of `papers`."""
+    if not papers:
+        return []
+    marks = ",".join("?" * len(papers))
+    rows = store.db.execute(
+        f"SELECT key FROM deliveries WHERE kind = 'post' AND dest = ? AND paper IN ({marks}) ORDER BY key DESC LIMIT ?",
+        [channel, *papers, POSTS_OF_A_PAPER],
+    ).fetchall()
+    return [Week.from_key(r[0]) for r in rows]
 
 
 def post_week(

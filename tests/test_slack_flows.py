@@ -106,6 +106,22 @@ def test_a_buttons_answer_where_the_bot_cannot_post_comes_as_a_direct_message(h)
     assert "<@U2> will present" in channel_lines(h.slack)[0]
 
 
+def test_the_posts_button_goes_while_its_paper_has_a_presenter_in_another_week(h, clock):
+    outcome = weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
+    number = outcome.post.paper.number
+    clock.set(at("2026-12-07 09:05"))
+    h.command(f"signup {number} 2027-01-14", user="U2")  # from the list, not the post: a later week
+    post = h.slack.messages(CHANNEL)[0]
+    check_message(post)
+    assert not buttons(post)  # pressed, it could only say "taken"
+    assert "<@U2> presents it on" in blocks_text(post) and "Nobody presents yet" not in blocks_text(post)
+    assert "<@U2> presents it on" in blocks_text(valid(h.command("week", user="U3")))
+    h.command("withdraw 2027-01-14", user="U2")
+    post = h.slack.messages(CHANNEL)[0]
+    [button] = buttons(post)  # free again: the post offers it again
+    assert button["value"] == f"signup {number} 2026-12-07" and "Nobody presents yet" in blocks_text(post)
+
+
 def test_weekly_post_button_signs_up_for_that_week_and_updates_the_post(h, clock):
     outcome = weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     [post] = h.slack.messages(CHANNEL)

@@ -143,6 +143,21 @@ def test_a_new_round_does_not_feature_a_paper_someone_will_present_later(store, 
     assert shown == ["moe-1", "moe-2", "moe-1", "moe-2", "moe-1"]  # moe-0 waits for U1's week
 
 
+def test_a_paper_featured_again_after_its_presentation_offers_no_sign_up_that_would_be_refused(
+    store, group, transport, slack
+):
+    catalog.upsert(store, [PaperInput(id="moe-0", title="MoE 0", tags=("moe",))])  # the focus tag's only paper
+    signups.signup(store, group, at("2026-12-02 10:00"), Member("U1"), "moe-0", "2026-12-07")
+    assert post(store, group, transport, at("2026-12-07 09:00"), focus_tag="moe").post.presenter == "U1"
+    again = post(store, group, transport, at("2026-12-14 09:00"), focus_tag="moe")  # a new round: moe-0 again
+    assert again.post.paper.id == "moe-0" and again.post.presenter is None
+    w51 = posts(slack)[1]
+    check_message(w51)
+    assert "Presented by <@U1> on" in json.dumps(w51["blocks"]) and "button" not in json.dumps(w51["blocks"])
+    with pytest.raises(signups.Refusal):  # what its button would have done
+        signups.signup(store, group, at("2026-12-14 09:05"), Member("U2"), "moe-0", None)
+
+
 def test_a_skipped_week_has_no_post_and_the_rotation_moves_on(store, group, transport, slack):
     signups.skip(store, group, at("2026-12-02 10:00"), Member("UADMIN", lambda: True), "2026-12-07")
     assert post(store, group, transport, at("2026-12-07 09:00")).status == "skipped"

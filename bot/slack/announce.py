@@ -17,10 +17,13 @@ from bot.store import Store
 
 def queue(store: Store, channel: str, change: Change) -> None:
     """Queue the change's one-line announcement, and an update of the week's post if that post is
-    out or on its way (a post made later is planned from the saved change)."""
+    out or on its way (a post made later is planned from the saved change); and of other weeks'
+    posts of the paper, whose sign-up button comes and goes with the paper's presenters."""
     week = change.line.week
     message = blocks.announcement(commands.announcement(change))
     items = [("announce", {"channel": channel, "message": message, "about": f"{change.action} of {week}"})]
     if weekly.post_begun(store, channel, week):
         items.append(("refresh", {"week": week.key}))
+    papers = {line.paper.number for line in (change.line, change.before) if line is not None and line.paper}
+    items += [("refresh", {"week": w.key}) for w in weekly.posts_showing(store, channel, papers) if w != week]
     outbox.queue(store.db, items)

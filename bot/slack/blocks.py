@@ -427,6 +427,10 @@ def weekly_post(post: WeeklyPost) -> dict:
     elif post.signup_button:
         blocks.append(section(f"{meeting}\n🙋 {post.nobody}", button(post.signup_button, f"{WEEKLY}:signup")))
         fallback += f" Meeting {_plain_date(post.meeting)}. {post.nobody}"
+    elif post.elsewhere:  # nobody presents it this week, and its presenter is another week's
+        note = post.elsewhere_note()
+        blocks.append(section(f"{meeting}\n🎤 {mrkdwn(note)}"))
+        fallback += f" Meeting {_plain_date(post.meeting)}. {plain(note)}"
     if p.summary:
         fallback += f"\n{escape(p.summary)}"
     return {
