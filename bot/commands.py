@@ -453,13 +453,13 @@ BUSY = "The catalog is busy just now, so nothing was changed. Try again in a mom
 def run(ctx: Context, line: str) -> Answer:
     """Answer one /paper command line. Never raises for anything a user typed."""
     verb, args = split(line)
-    if not ctx.member.id.strip():  # Slack always names the user; a request without one books no one
-        return _notice("This request did not say who sent it, so nothing was done. Try the command again.", ok=False)
     if not verb:
         return Answer(_help())
     command = BY_NAME.get(verb)
     if command is None:
         return Answer(_help(text("I don't know ", Code(verb[:30]), ". Here is what I can do:")))
+    if command.name != "help" and not ctx.member.id.strip():  # Slack always names the user; without one, no one
+        return _notice("This request did not say who sent it, so nothing was done. Try the command again.", ok=False)
     try:
         return command.run(ctx, args)
     except Refusal as refusal:
