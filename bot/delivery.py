@@ -132,8 +132,11 @@ def owner_is_dead(owner: str | None) -> bool:
         pid = int(pid_text)
     except ValueError:
         return False
-    if host != socket.gethostname() or pid == os.getpid():
+    if host != socket.gethostname():
         return False
+    if pid == os.getpid():
+        # This process, or an earlier one that had its ID: a container's PID 1, restarted after a crash.
+        return owner != OWNER
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import time
 from datetime import datetime
@@ -260,6 +261,19 @@ def test_crash_after_recording(store, group, transport, slack):
     assert post(store, group, transport, at(MONDAY)).status == "sent"
     assert post(store, group, transport, at(MONDAY)).status == "done"
     assert len(slack.calls_to("chat.postMessage")) == 1
+
+
+def test_an_owner_that_had_this_process_id_is_dead(store, group, transport, slack):
+    # A container's bot runs as PID 1: after a crash, the restarted bot has the dead one's ID too.
+    earlier_me = f"{socket.gethostname()}:{os.getpid()}:0ldrun00"
+    store.db.execute(
+        "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, paper, attempts, updated_at) "
+        "VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 1, 1, 'x')",
+        [CHANNEL, earlier_me],
+    )
+    outcome = post(store, group, transport, at(MONDAY))
+    assert outcome.status == "sent", outcome.detail  # at once: not after the dead one's 15-minute lease
+    assert len(posts(slack)) == 1 and slack.calls_to("conversations.history")  # looked first, then posted
 
 
 def test_a_live_owner_keeps_its_claim(store, group, transport, slack):
