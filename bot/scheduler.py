@@ -9,13 +9,15 @@ APScheduler only says *when to look*. Whether to post is decided by
 twice, late, or in two processes at once still posts once. Besides the
 crontab's own slots there is a check every 30 seconds (and one at start), which
 catches up a slot missed while the bot was down, retries a failed post later
-in the week, and sends reminders at their time.
+in the week, and sends reminders at their time. The post and the reminders are
+looked at apart: a post waiting out Slack's rate limits holds no reminder back.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 
@@ -33,7 +35,7 @@ CHECK_SECONDS = 30
 
 
 class Ticker:
-    """One look at what is due: the week's post, then reminders."""
+    """Looks at what is due: the week's post (`check_post`) and reminders (`check_reminders`)."""
 
     def __init__(
         self,
@@ -55,20 +57,39 @@ class Ticker:
         self.tell_admins = tell_admins
         self._sleep = (stop or threading.Event()).wait
         self.outbox = outbox
-        self._lock = threading.Lock()
+        self._posting = threading.Lock()
+        self._reminding = threading.Lock()
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait up to `timeout` seconds for a check under way to end; True if none is running."""
-        if not self._lock.acquire(timeout=max(timeout, 0.0)):
-            return False
-        self._lock.release()
+        """Wait up to `timeout` seconds for the checks under way to end; True if none is running."""
+        deadline = time.monotonic() + max(timeout, 0.0)
+        for lock in (self._posting, self._reminding):
+            if not lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+                return False
+            lock.release()
         return True
 
     def tick(self) -> None:
-        with self._lock:
-            now = self.clock()
-            self._post(now)
-            self._remind(now)
+        """Both checks, one after the other."""
+        self.check_post()
+        self.check_reminders()
+
+    def check_post(self) -> None:
+        """Post the week's paper if it is due. While a check is under way (waiting out a rate limit,
+        say), another returns at once: that one is seeing to the post."""
+        self._check(self._posting, self._post)
+
+    def check_reminders(self) -> None:
+        """Send the reminders that are due (as check_post, one check at a time)."""
+        self._check(self._reminding, self._remind)
+
+    def _check(self, lock: threading.Lock, look: Callable[[datetime], None]) -> None:
+        if not lock.acquire(blocking=False):
+            return
+        try:
+            look(self.clock())
+        finally:
+            lock.release()
         try:
             self.outbox()  # what a crash, a restart or a rate limit left unsent
         except Exception:
@@ -109,16 +130,15 @@ class Ticker:
 
 def create(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
     """The scheduler with its jobs, not started yet (`.start()`; `.shutdown()` once it `.running`)."""
+    # Two instances of a job may run: one waiting on Slack, and the next, which returns at once (the
+    # checks see to that), rather than APScheduler skipping it with a warning every 30 seconds.
     scheduler = BackgroundScheduler(
         timezone=settings.timezone,
-        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
+        job_defaults={"coalesce": True, "max_instances": 2, "misfire_grace_time": None},
     )
-    scheduler.add_job(ticker.tick, settings.schedule.trigger, id="weekly-post", name="weekly post slot")
-    scheduler.add_job(
-        ticker.tick,
-        IntervalTrigger(seconds=CHECK_SECONDS, timezone=settings.timezone),
-        id="check",
-        name="catch-up, retries and reminders",
-        next_run_time=datetime.now(settings.timezone),
-    )
+    scheduler.add_job(ticker.check_post, settings.schedule.trigger, id="weekly-post", name="weekly post slot")
+    every = IntervalTrigger(seconds=CHECK_SECONDS, timezone=settings.timezone)
+    start = datetime.now(settings.timezone)
+    scheduler.add_job(ticker.check_post, every, id="post-check", name="catch-up and retries", next_run_time=start)
+    scheduler.add_job(ticker.check_reminders, every, id="reminders", name="reminders", next_run_time=start)
     return scheduler

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import socket
+import threading
 import time
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -434,3 +436,24 @@ def test_a_slack_that_keeps_timing_out_is_also_tried_again_within_a_minute(store
     assert outcome.status == "failed"
     [(retry_at,)] = store.db.execute("SELECT retry_at FROM deliveries WHERE kind = 'post'").fetchall()
     assert 50 < retry_at - before < 70
+
+
+def test_a_post_waiting_out_a_rate_limit_holds_no_reminder_back(make_harness, slack):
+    clock = Clock(at("2026-12-08 16:00"))  # back on Tuesday: W50's post to catch up, and U1's reminder due
+    h = make_harness(clock)
+    signups.signup(h.bot.store, h.bot.group, at("2026-12-01 12:00"), Member("U1"), "7", "2026-12-10")
+    stopping = threading.Event()
+    ticker = Ticker(h.bot.store, h.bot.settings, h.bot.transport, clock=clock, stop=stopping)
+    slack.fail_next("chat.postMessage", status=429, retry_after=60)
+    posting = threading.Thread(target=ticker.check_post)
+    posting.start()
+    try:
+        assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=5)  # 429: the post waits a minute
+        ticker.check_post()  # the next look returns at once (a wait here would see the post out)
+        ticker.check_reminders()
+        [reminder] = slack.messages("DU1")
+        assert "Thu 10 Dec 2026 16:00" in html.unescape(reminder["text"]) and posts(slack) == []
+    finally:
+        stopping.set()  # the process stops: the post is left for the next start
+        posting.join(5)
+    assert not posting.is_alive() and posts(slack) == []
