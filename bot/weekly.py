@@ -49,33 +49,34 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: s
     if focus_tag:
         focus_join = "JOIN paper_tags ft ON ft.paper = p.number AND ft.tag = (SELECT id FROM tags WHERE name = ?)"
         focus_args = [focus_tag]
-    # Featured: posted, planned for another week whose post is still to come (being sent, or waiting
-    # to be tried again with that paper: two weeks posted at once, by `run` and an operator's
-    # `post-week`, must not show one paper), or chosen by a presenter.
+    # Featured: posted (to any channel: a group that moves to a new channel has still seen its papers),
+    # planned for another week whose post is still to come (being sent, or waiting to be tried again
+    # with that paper: two weeks posted at once, by `run` and an operator's `post-week`, must not
+    # show one paper), or chosen by a presenter.
     planned = (
-        "SELECT key AS week, paper FROM deliveries WHERE kind = 'post' AND dest = ? AND state != 'sent' "
-        "AND paper IS NOT NULL AND key != ? AND claimed_at > ?"  # a week's post is tried within about a week
+        "SELECT key AS week, paper FROM deliveries WHERE kind = 'post' AND state != 'sent' "
+        "AND paper IS NOT NULL AND (key != ? OR dest != ?) AND claimed_at > ?"  # tried within about a week
     )
-    planned_args = [channel or "", week.key, time.time() - PLANNED_POST_DAYS * 86400]
+    planned_args = [week.key, channel or "", time.time() - PLANNED_POST_DAYS * 86400]
     featured = f"""
         SELECT key AS week, paper FROM deliveries
-        WHERE kind = 'post' AND dest = ? AND state = 'sent' AND paper IS NOT NULL
+        WHERE kind = 'post' AND state = 'sent' AND paper IS NOT NULL
         UNION {planned}
         UNION
         SELECT week, paper FROM slots WHERE kind = 'presenter' AND week != ?
     """
-    args = [channel or "", *planned_args, week.key]
+    args = [*planned_args, week.key]
     # Fast path: the lowest-numbered paper never featured at all, found by walking
     # papers in order with two index probes each (slots_by_paper, deliveries_by_paper),
     # past the few papers planned for posts still to come.
     row = db.execute(
         f"SELECT p.number FROM papers p {focus_join} "
         "WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = 'post' AND d.paper = p.number "
-        "                  AND d.state = 'sent' AND d.dest = ?) "
+        "                  AND d.state = 'sent') "
         f"AND p.number NOT IN (SELECT paper FROM ({planned})) "
         "AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week != ?) "
         "ORDER BY p.number LIMIT 1",
-        [*focus_args, channel or "", *planned_args, week.key],
+        [*focus_args, *planned_args, week.key],
     ).fetchone()
     if row is None:
         # A new round: the least featured first, but never one that someone will present later
@@ -106,13 +107,14 @@ def plan(
         paper = catalog.by_number(store, slot.paper)
         if paper is not None:
             return WeeklyPost(week, paper, meeting, slot.presenter)
-    posted = None
-    if channel:
-        row = store.db.execute(
-            "SELECT paper FROM deliveries WHERE kind = 'post' AND dest = ? AND key = ? AND paper IS NOT NULL",
-            [channel, week.key],
-        ).fetchone()
-        posted = catalog.by_number(store, row[0]) if row else None
+    # The week's paper once its post is planned: this channel's, or the one another channel was
+    # sent before PAPERBOT_CHANNEL changed (the group has one paper a week).
+    row = store.db.execute(
+        "SELECT paper FROM deliveries WHERE kind = 'post' AND key = ? AND paper IS NOT NULL "
+        "AND (dest = ? OR state = 'sent') ORDER BY dest = ? DESC LIMIT 1",
+        [week.key, channel or "", channel or ""],
+    ).fetchone()
+    posted = catalog.by_number(store, row[0]) if row else None
     paper = posted or next_in_rotation(store, week, focus_tag, channel)
     if paper is None:
         return None

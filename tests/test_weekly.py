@@ -136,6 +136,18 @@ def test_presenters_choice_wins_and_others_are_not_featured_before_their_week(st
     assert post(store, group, transport, at("2027-01-11 09:00")).post.paper.number == 3  # not 2: U2 presents it
 
 
+def test_a_group_that_moves_to_a_new_channel_keeps_its_rotation(store, group, transport, slack):
+    def shown(when, channel):
+        return weekly.post_week(store, group, transport, channel, at(when), sleep=Naps()).post.paper.number
+
+    assert [shown("2026-12-07 09:00", CHANNEL), shown("2026-12-14 09:00", CHANNEL)] == [1, 2]
+    # PAPERBOT_CHANNEL changed on Wednesday: this week's paper stays the week's, and #1 and #2 do not repeat.
+    slack.members.add("C0OTHER")  # the bot was invited there
+    assert shown("2026-12-16 10:00", "C0OTHER") == 2
+    assert shown("2026-12-21 09:00", "C0OTHER") == 3
+    assert [m["metadata"]["event_payload"]["paper_number"] for m in slack.messages("C0OTHER")] == [2, 3]
+
+
 def test_a_new_round_does_not_feature_a_paper_someone_will_present_later(store, group, transport):
     catalog.upsert(store, [PaperInput(id=f"moe-{i}", title=f"MoE {i}", tags=("moe",)) for i in range(3)])
     signups.signup(store, group, at("2026-12-02 10:00"), Member("U1"), "moe-0", "2027-03-01")
