@@ -384,6 +384,29 @@ def test_run_serves_signed_requests_and_stops_on_sigterm(procs, tmp_path, slack)
     assert "Traceback" not in server.proc.log()
 
 
+@pytest.mark.parametrize("channel, said", [("C0NOPE", "no such channel"), ("C0OTHER", "/invite @paperbot")])
+def test_run_says_at_start_when_slack_will_refuse_the_channel(procs, tmp_path, slack, channel, said):
+    # A mistyped channel ID, or a channel the bot was never invited to: said now, not at Monday's post.
+    server = start_server(procs, tmp_path, slack, PAPERBOT_CHANNEL=channel, PAPERBOT_SCHEDULE="0 9 1 1 *")
+    assert slack.wait_for(lambda s: s.calls_to("conversations.history"), timeout=10), server.proc.log()
+    deadline = time.monotonic() + 10
+    while f"PAPERBOT_CHANNEL {channel}" not in server.proc.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [line] = [x for x in server.proc.log().splitlines() if f"PAPERBOT_CHANNEL {channel}" in x]
+    assert said in line and "Traceback" not in server.proc.log()
+    assert server.command("tags")[0] == 200  # still serving: the catalog and sign-ups work meanwhile
+    code, _ = server.proc.terminate_and_wait(timeout=10)
+    assert code == 0
+
+
+def test_run_with_a_channel_it_can_post_in_says_nothing_of_it(procs, tmp_path, slack):
+    server = start_server(procs, tmp_path, slack)
+    assert slack.wait_for(lambda s: s.calls_to("conversations.history"), timeout=10), server.proc.log()
+    server.command("tags")
+    server.proc.terminate_and_wait(timeout=10)
+    assert "PAPERBOT_CHANNEL" not in server.proc.log()
+
+
 def test_a_command_under_way_when_http_stops_is_still_answered(procs, tmp_path, slack):
     """A restart (deploy, SIGTERM) while a command is being answered: the member gets the reply, not
     Slack's "operation_timeout" for a change that was made."""

@@ -509,12 +509,32 @@ class SlackBot:
             log.warning("App Home for %s may not be up to date: %s", user, e)
         return True
 
+    def check_channel(self) -> None:
+        """Say at start, in the log, when Slack will refuse PAPERBOT_CHANNEL (a mistyped ID, a channel
+        the bot was not invited to): not at the first post. Anything else Slack answers says nothing."""
+        channel = self.settings.channel
+        if not channel:
+            return
+        try:
+            call(self.client.conversations_history, channel=channel, limit=1)
+        except Rejected as e:
+            if e.code in CHANNEL_REFUSALS:
+                log.warning(
+                    "PAPERBOT_CHANNEL %s: %s; the weekly post and announcements wait until it is fixed", channel, e
+                )
+        except Uncertain:
+            pass  # Slack did not answer now: the post will tell, if it comes to that
+
     def tell_directly(self, user: str, message: dict) -> None:
         """A direct message from the app (its Messages tab)."""
         try:
             call(self.answers.chat_postMessage, channel=user, **message)
         except (Rejected, Uncertain) as e:
             log.warning("could not tell %s directly: %s", user, e)
+
+
+#: Slack's refusals of PAPERBOT_CHANNEL itself, as opposed to its passing failures.
+CHANNEL_REFUSALS = ("channel_not_found", "not_in_channel", "is_archived")
 
 
 def _announcement_key(item: outbox.Item) -> dict:

@@ -185,6 +185,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 log.info("connected to Slack in Socket Mode; %s", _what_runs(settings))
                 if not stop.is_set():
                     jobs.start()
+                    bot.later(bot.check_channel)
                     stop.wait()
             finally:
                 # Commands under way are acked over the connection: it closes once they are (or in 3 s).
@@ -200,6 +201,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
             except OSError as e:
                 raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
             jobs.start()
+            bot.later(bot.check_channel)
             log.info(
                 "serving Slack requests on http://0.0.0.0:%s%s; %s", settings.port, EVENTS_PATH, _what_runs(settings)
             )
