@@ -59,6 +59,9 @@ class Ticker:
         self.outbox = outbox
         self._posting = threading.Lock()
         self._reminding = threading.Lock()
+        # The first look after a start tries at once what Slack refused before (not_in_channel,
+        # invalid_auth): a restart is how an operator says it is fixed.
+        self._post_looked = self._reminders_looked = False
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the checks under way to end; True if none is running."""
@@ -98,8 +101,16 @@ class Ticker:
     def _post(self, now: datetime) -> None:
         s = self.settings
         try:
+            retry_now, self._post_looked = not self._post_looked, True
             outcome = weekly.post_week(
-                self.store, self.group, self.transport, s.channel, now, focus_tag=s.focus_tag, sleep=self._sleep
+                self.store,
+                self.group,
+                self.transport,
+                s.channel,
+                now,
+                focus_tag=s.focus_tag,
+                retry_now=retry_now,
+                sleep=self._sleep,
             )
         except Exception:
             log.exception("weekly post check failed")
@@ -118,7 +129,9 @@ class Ticker:
 
     def _remind(self, now: datetime) -> None:
         try:
-            for sending in reminders.send_due(self.store, self.group, self.transport, now, sleep=self._sleep):
+            force, self._reminders_looked = not self._reminders_looked, True
+            due = reminders.send_due(self.store, self.group, self.transport, now, force=force, sleep=self._sleep)
+            for sending in due:
                 r, result = sending.reminder, sending.result
                 if result.status == "sent":
                     log.info("reminded %s about %s (%s)", r.presenter, r.paper.id, r.week)

@@ -157,12 +157,15 @@ def post_week(
     *,
     focus_tag: str | None = None,
     force: bool = False,
+    retry_now: bool = False,
     sleep=None,
     now: datetime | None = None,
 ) -> Outcome:
     """Post the paper of the week that contains `at`, unless it already has its post.
 
-    Without `force` (the scheduler), nothing happens before the week's slot.
+    Without `force` (the scheduler), nothing happens before the week's slot. Both `force` and
+    `retry_now` (the first check after a start: the operator may have fixed what Slack refused)
+    skip the wait after a refusal.
     Only the week that contains `at` is ever considered, so a slot missed while
     the bot was down is posted when it is back, unless that week is over.
     `now` (default `at`) decides whether the week's meeting is still ahead, for the sign-up button:
@@ -191,7 +194,7 @@ def post_week(
 
     d = Delivery("post", channel, week.key)
     kwargs = {"sleep": sleep} if sleep else {}
-    result = delivery.deliver(store, d, build, transport, force=force, **kwargs)
+    result = delivery.deliver(store, d, build, transport, force=force or retry_now, **kwargs)
     post = built[-1] if built else plan(store, group, week, focus_tag, channel, now)
     return Outcome(week, result.status, result.detail, post, result)
 

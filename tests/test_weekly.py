@@ -450,6 +450,18 @@ def test_a_slack_that_keeps_timing_out_is_also_tried_again_within_a_minute(store
     assert 50 < retry_at - before < 70
 
 
+def test_a_restart_tries_at_once_what_slack_refused_before(make_harness, slack):
+    clock = Clock(at("2026-12-07 09:00"))
+    h = make_harness(clock)
+    slack.fail_next("chat.postMessage", error="not_in_channel")
+    Ticker(h.bot.store, h.bot.settings, h.bot.transport, clock=clock).check_post()
+    assert posts(slack) == []
+    clock.set(at("2026-12-07 09:02"))  # the operator invites the bot and restarts `run`
+    restarted = Ticker(h.bot.store, h.bot.settings, h.bot.transport, clock=clock)
+    restarted.check_post()
+    assert len(posts(slack)) == 1  # now, not ten minutes after the refusal
+
+
 def test_a_post_waiting_out_a_rate_limit_holds_no_reminder_back(make_harness, slack):
     clock = Clock(at("2026-12-08 16:00"))  # back on Tuesday: W50's post to catch up, and U1's reminder due
     h = make_harness(clock)
