@@ -305,6 +305,18 @@ class Group:
             week = week.plus(1)
         return None
 
+    def weeks_without_post(self, now: datetime) -> str | None:
+        """What a crontab that leaves weeks without a slot means for the group (`0 9 * 1 mon`, mistyped
+        for `0 9 * * mon`, posts in January only), or None when every week of the coming year has one."""
+        week = self.week_of(now)
+        missing = [w for w in (week.plus(i) for i in range(52)) if self.slot_of(w) is None]
+        if not missing:
+            return None
+        return (
+            f"PAPERBOT_SCHEDULE ({self.schedule.expr}) has no slot in {len(missing)} of the next 52 weeks "
+            f"(the first: {missing[0].key}): those weeks get no paper of the week"
+        )
+
     def day_of(self, week: Week) -> date:
         """The date that names `week` in a hint to type: its meeting's, which the member sees."""
         return self.meeting_of(week).date()

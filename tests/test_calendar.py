@@ -195,3 +195,21 @@ def test_a_meeting_before_the_post_in_the_week_is_named(schedule, meeting, befor
     problem = group.meeting_before_post(datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
     assert (problem is not None) is before
     assert problem is None or "comes before the weekly post" in problem
+
+
+@pytest.mark.parametrize(
+    "schedule, without",
+    [
+        ("0 9 * * mon", 0),
+        ("0 9 * * mon,thu", 0),
+        ("0 9 * 1 mon", 48),  # mistyped for `0 9 * * mon`: Mondays of January only (4 in January 2027)
+        ("0 9 1 * *", 40),  # the first of each month: a monthly group, said so that it is not a surprise
+    ],
+)
+def test_a_schedule_that_leaves_weeks_without_a_post_is_named(schedule, without):
+    group = Group(BERLIN, Meeting.parse("thu 16:00"), PostSchedule(schedule, BERLIN))
+    problem = group.weeks_without_post(datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
+    if without:
+        assert f"no slot in {without} of the next 52 weeks" in problem and "PAPERBOT_SCHEDULE" in problem
+    else:
+        assert problem is None

@@ -147,8 +147,12 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
     Slack can reach the bot: a `run` that cannot listen or connect ends without having posted anything.
     """
     check_focus_tag(settings, store)
-    if problem := settings.group.meeting_before_post(settings.now()):
-        log.warning(problem)  # a choice the operator may mean, so said, not refused
+    for problem in (
+        settings.group.meeting_before_post(settings.now()),
+        settings.group.weeks_without_post(settings.now()),
+    ):
+        if problem:
+            log.warning(problem)  # a choice the operator may mean, so said, not refused
     bot = SlackBot(settings, store)
     jobs = ticker = None
     try:
