@@ -25,14 +25,18 @@ this module never sees a Slack payload.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
 import os
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from bot.store import Store
@@ -123,20 +127,86 @@ def _stamp() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def owner_is_dead(owner: str | None) -> bool:
-    """True when `owner` was a process on this host that no longer runs."""
+# -- which owners are alive ------------------------------------------------------
+#
+# Each process that claims rows holds a lock (flock) on a file of its own, `<db>-owners/<its id>`,
+# for as long as it runs; the kernel lets go of it when the process ends, however it ends. So
+# a claim's owner is dead when its file can be locked: across containers that share the database's
+# folder, and for a container's PID 1 restarted with the dead one's process ID, where host and
+# process ID tell nothing. Where the folder cannot be written (a read-only copy), the host and
+# process ID decide, as for owners from before these files.
+
+#: owners folder -> (our locked file's descriptor or -1, the stores of this process that use it)
+_held: dict[Path, tuple[int, set[int]]] = {}
+_held_lock = threading.Lock()
+
+
+def _owners(store: Store) -> Path | None:
+    return None if str(store.path) == ":memory:" else store.path.with_name(store.path.name + "-owners")
+
+
+def hold(store: Store) -> None:
+    """Lock this process's owner file for `store` before its rows name OWNER; held until the last
+    Store of this process on that database closes (or the process ends)."""
+    folder = _owners(store)
+    if folder is None or id(store) in _held.get(folder, (-1, ()))[1]:
+        return
+    with _held_lock:
+        if folder not in _held:
+            try:
+                folder.mkdir(exist_ok=True)
+                fd = os.open(folder / OWNER.rsplit(":", 1)[1], os.O_RDWR | os.O_CREAT, 0o644)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                log.debug("no owner file in %s (%s): liveness by host and process ID", folder, e)
+                fd = -1
+            _held[folder] = (fd, set())
+        _held[folder][1].add(id(store))
+    store.on_close.append(lambda: _let_go(folder, id(store)))
+
+
+def _let_go(folder: Path, store: int) -> None:
+    with _held_lock:
+        fd, stores = _held.get(folder, (-1, set()))
+        stores.discard(store)
+        if stores or folder not in _held:
+            return
+        del _held[folder]
+    if fd >= 0:
+        with contextlib.suppress(OSError):
+            os.unlink(folder / OWNER.rsplit(":", 1)[1])  # gone with us: nobody need look at it
+        os.close(fd)
+
+
+def owner_is_dead(store: Store, owner: str | None) -> bool:
+    """True when `owner` is a process that no longer runs: its owner file is not locked, or
+    (without one) it was a process on this host that is gone."""
     if not owner or os.name != "posix":
         return False
     try:
-        host, pid_text, _ = owner.split(":", 2)
+        host, pid_text, ident = owner.split(":", 2)
         pid = int(pid_text)
     except ValueError:
         return False
-    if host != socket.gethostname():
+    folder = _owners(store)
+    if folder is not None and ident.isalnum():
+        try:
+            fd = os.open(folder / ident, os.O_RDWR)
+        except OSError:
+            pass  # no file: an owner from before these files, or one that could not write it
+        else:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return False  # locked: it runs
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / ident)  # the dead one's file, not needed again
+                return True
+            finally:
+                os.close(fd)
+    if host != socket.gethostname() or pid == os.getpid():
         return False
-    if pid == os.getpid():
-        # This process, or an earlier one that had its ID: a container's PID 1, restarted after a crash.
-        return owner != OWNER
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -154,6 +224,7 @@ class _Claim:
 
 
 def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
+    hold(store)
     wall = _wall()
     with store.write() as db:
         row = db.execute(
@@ -171,7 +242,7 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
         state, owner, lease_until, retry_at, claimed_at, channel, ts, last_error = row
         if state == "sent":
             return Result("done", "already sent", Sent(channel, ts))
-        if owner != OWNER and lease_until > wall and not owner_is_dead(owner):
+        if owner != OWNER and lease_until > wall and not owner_is_dead(store, owner):
             return Result("busy", f"another process ({owner}) is sending it")
         if not force and retry_at > wall:
             return Result("waiting", f"waiting to retry after: {last_error}")
@@ -344,7 +415,7 @@ def in_flight(store: Store, kind: str, dest: str, key: str) -> bool:
         "SELECT lease_until, owner FROM deliveries WHERE kind = ? AND dest = ? AND key = ? AND state != 'sent'",
         [kind, dest, key],
     ).fetchone()
-    return row is not None and row[0] > _wall() and not owner_is_dead(row[1])
+    return row is not None and row[0] > _wall() and not owner_is_dead(store, row[1])
 
 
 def sent_ts(store: Store, kind: str, dest: str, key: str) -> Sent | None:

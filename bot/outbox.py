@@ -20,7 +20,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from bot.delivery import OWNER, owner_is_dead
+from bot.delivery import OWNER, hold, owner_is_dead
 from bot.store import Store
 
 LEASE_SECONDS = 120
@@ -58,6 +58,7 @@ def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
     planned afresh from the database when sent, so they need no order.
     """
     now = now or time.time()
+    hold(store)
     with store.write() as db:
         rows = db.execute(
             "SELECT id, kind, payload, attempts, owner, lease_until, next_try, created_at FROM outbox ORDER BY id"
@@ -65,7 +66,7 @@ def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
         taken, blocked = [], False
         for r in rows:
             # Free, or leased by a process of this host that is gone (killed mid-send): no need to wait out its lease.
-            free = r[5] < now or (r[4] != OWNER and owner_is_dead(r[4]))
+            free = r[5] < now or (r[4] != OWNER and owner_is_dead(store, r[4]))
             ready = free and r[6] <= now
             if r[1] == "announce":
                 if blocked or not ready:

@@ -19,7 +19,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -273,6 +273,8 @@ class Store:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
+        #: Called by close(), for what other modules hold for this database (delivery's owner file).
+        self.on_close: list[Callable[[], None]] = []
         self._prepare(seed)
 
     # -- connections -------------------------------------------------------
@@ -325,7 +327,10 @@ class Store:
             for conn in self._all:
                 conn.close()
             self._all.clear()
+            closing, self.on_close = self.on_close, []
         self._local = threading.local()
+        for fn in closing:
+            fn()
 
     # -- first use -----------------------------------------------------------
 

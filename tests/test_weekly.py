@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import html
 import json
 import os
@@ -277,17 +278,32 @@ def test_crash_after_recording(store, group, transport, slack):
     assert len(slack.calls_to("chat.postMessage")) == 1
 
 
-def test_an_owner_that_had_this_process_id_is_dead(store, group, transport, slack):
-    # A container's bot runs as PID 1: after a crash, the restarted bot has the dead one's ID too.
-    earlier_me = f"{socket.gethostname()}:{os.getpid()}:0ldrun00"
-    store.db.execute(
-        "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, paper, attempts, updated_at) "
-        "VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 1, 1, 'x')",
-        [CHANNEL, earlier_me],
-    )
-    outcome = post(store, group, transport, at(MONDAY))
-    assert outcome.status == "sent", outcome.detail  # at once: not after the dead one's 15-minute lease
-    assert len(posts(slack)) == 1 and slack.calls_to("conversations.history")  # looked first, then posted
+@pytest.mark.parametrize("alive", [False, True])
+def test_an_owner_with_this_host_and_process_id_is_told_by_its_owner_file(store, group, transport, slack, alive):
+    # Containers run the bot as PID 1: a restarted one has its dead predecessor's host and process ID,
+    # and two that share the database's folder (and a host name) have each other's. Their owner files,
+    # locked for as long as each runs, tell them apart.
+    other = f"{socket.gethostname()}:{os.getpid()}:0ther000"
+    folder = store.path.with_name(store.path.name + "-owners")
+    folder.mkdir(exist_ok=True)
+    fd = os.open(folder / "0ther000", os.O_RDWR | os.O_CREAT)
+    if alive:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as the other process holds it while it runs
+    try:
+        store.db.execute(
+            "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, paper, attempts, "
+            "updated_at) VALUES ('post', ?, '2026-W50', 'sending', ?, 9e18, 0, 1, 1, 'x')",
+            [CHANNEL, other],
+        )
+        outcome = post(store, group, transport, at(MONDAY))
+    finally:
+        os.close(fd)
+    if alive:
+        assert outcome.status == "busy" and posts(slack) == []  # it may be posting this moment
+    else:
+        assert outcome.status == "sent", outcome.detail  # at once: not after the dead one's 15-minute lease
+        assert len(posts(slack)) == 1 and slack.calls_to("conversations.history")  # looked first, then posted
+        assert not (folder / "0ther000").exists()
 
 
 def test_a_live_owner_keeps_its_claim(store, group, transport, slack):
