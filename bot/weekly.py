@@ -55,9 +55,9 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: s
     # show one paper), or chosen by a presenter.
     planned = (
         "SELECT key AS week, paper FROM deliveries WHERE kind = 'post' AND state != 'sent' "
-        "AND paper IS NOT NULL AND (key != ? OR dest != ?) AND claimed_at > ?"  # tried within about a week
+        "AND paper IS NOT NULL AND key != ? AND claimed_at > ?"  # a week's post is tried within about a week
     )
-    planned_args = [week.key, channel or "", time.time() - PLANNED_POST_DAYS * 86400]
+    planned_args = [week.key, time.time() - PLANNED_POST_DAYS * 86400]
     featured = f"""
         SELECT key AS week, paper FROM deliveries
         WHERE kind = 'post' AND state = 'sent' AND paper IS NOT NULL

@@ -146,7 +146,14 @@ def test_a_group_that_moves_to_a_new_channel_keeps_its_rotation(store, group, tr
     slack.members.add("C0OTHER")  # the bot was invited there
     assert shown("2026-12-16 10:00", "C0OTHER") == 2
     assert shown("2026-12-21 09:00", "C0OTHER") == 3
+    # The next week's post is refused where it was planned (the bot was removed from the channel),
+    # and the group moves back: the week's planned paper is not skipped for it.
+    slack.fail_next("chat.postMessage", error="not_in_channel")
+    assert shown("2026-12-28 09:00", "C0OTHER") == 4
+    assert shown("2026-12-28 10:00", CHANNEL) == 4
+    assert shown("2027-01-04 09:00", CHANNEL) == 5
     assert [m["metadata"]["event_payload"]["paper_number"] for m in slack.messages("C0OTHER")] == [2, 3]
+    assert [m["metadata"]["event_payload"]["paper_number"] for m in posts(slack)] == [1, 2, 4, 5]
 
 
 def test_a_new_round_does_not_feature_a_paper_someone_will_present_later(store, group, transport):
