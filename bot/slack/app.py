@@ -511,7 +511,8 @@ class SlackBot:
 
     def check_channel(self) -> None:
         """Say at start, in the log, when Slack will refuse PAPERBOT_CHANNEL (a mistyped ID, a channel
-        the bot was not invited to): not at the first post. Anything else Slack answers says nothing."""
+        the bot was not invited to): not at the first post. Anything else Slack answers says nothing
+        (an archived channel's history can still be read: the first post says that one)."""
         channel = self.settings.channel
         if not channel:
             return
@@ -534,7 +535,7 @@ class SlackBot:
 
 
 #: Slack's refusals of PAPERBOT_CHANNEL itself, as opposed to its passing failures.
-CHANNEL_REFUSALS = ("channel_not_found", "not_in_channel", "is_archived")
+CHANNEL_REFUSALS = ("channel_not_found", "not_in_channel")
 
 
 def _announcement_key(item: outbox.Item) -> dict:

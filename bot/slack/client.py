@@ -47,7 +47,7 @@ _UNCERTAIN_ERRORS = {"internal_error", "fatal_error", "service_unavailable", "re
 #: What an operator should do about Slack's refusals, in words.
 ADVICE = {
     "not_in_channel": "the bot is not in the channel: invite it with /invite @paperbot",
-    "channel_not_found": "no such channel, or the bot cannot see it: check PAPERBOT_CHANNEL",
+    "channel_not_found": "no such channel, or a private one the bot was not invited to: check PAPERBOT_CHANNEL",
     "is_archived": "the channel is archived",
     "invalid_auth": "Slack refused the token: check SLACK_BOT_TOKEN",
     "not_authed": "no token was sent: check SLACK_BOT_TOKEN",
