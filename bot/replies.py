@@ -175,8 +175,9 @@ class WeeklyPost:
     presenter: str | None
     skipped: bool = False
     ahead: bool = True  # the meeting was still ahead when the post was planned
-    #: (presenter, meeting) of the paper in another week, the latest: a sign-up for it could only be refused.
-    elsewhere: tuple[str, datetime] | None = None
+    #: (presenter, meeting) of the paper in another week, the latest: a sign-up for it could only be
+    #: refused. The presenter is None when that meeting was over when the post was planned.
+    elsewhere: tuple[str | None, datetime] | None = None
 
     @property
     def signup_button(self) -> Button | None:
@@ -203,9 +204,11 @@ class WeeklyPost:
         if self.elsewhere is None:
             return ()
         presenter, meeting = self.elsewhere
-        if meeting > self.meeting:
+        if presenter is not None:
             return text(Mention(presenter), " presents it on ", When(meeting), ".")
-        return text("Presented by ", Mention(presenter), " on ", When(meeting, with_time=False), ".")
+        # No mention: a new post would ping the past presenter about a talk long given.
+        show = Code(f"/paper show {self.paper.number}")
+        return text("Presented on ", When(meeting, with_time=False), " (", show, ").")
 
 
 @dataclass

@@ -119,17 +119,23 @@ def plan(
     if paper is None:
         return None
     skipped = slot is not None and slot.kind == "skipped"
-    return WeeklyPost(week, paper, meeting, None, skipped, ahead, _presented_elsewhere(store, group, week, paper))
+    elsewhere = _presented_elsewhere(store, group, week, paper, now)
+    return WeeklyPost(week, paper, meeting, None, skipped, ahead, elsewhere)
 
 
-def _presented_elsewhere(store: Store, group: Group, week: Week, paper: Paper) -> tuple[str, datetime] | None:
-    """The paper's presenter and meeting in another week, the latest (a coming one before a past one)."""
+def _presented_elsewhere(
+    store: Store, group: Group, week: Week, paper: Paper, now: datetime
+) -> tuple[str | None, datetime] | None:
+    """The paper's presenter (None once it was presented) and meeting in another week, the latest."""
     row = store.db.execute(
         "SELECT week, presenter FROM slots WHERE paper = ? AND kind = 'presenter' AND week != ? "
         "ORDER BY week DESC LIMIT 1",
         [paper.number, week.key],
     ).fetchone()
-    return (row[1], group.meeting_of(Week.from_key(row[0]))) if row else None
+    if row is None:
+        return None
+    meeting = group.meeting_of(Week.from_key(row[0]))
+    return (row[1] if meeting > now else None), meeting
 
 
 #: Posts of one paper brought up to date when its presenters change (it is seldom posted more often).
