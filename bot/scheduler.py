@@ -72,11 +72,6 @@ class Ticker:
             lock.release()
         return True
 
-    def tick(self) -> None:
-        """Both checks, one after the other."""
-        self.check_post()
-        self.check_reminders()
-
     def check_post(self) -> None:
         """Post the week's paper if it is due. While a check is under way (waiting out a rate limit,
         say), another returns at once: that one is seeing to the post."""
@@ -101,7 +96,6 @@ class Ticker:
     def _post(self, now: datetime) -> None:
         s = self.settings
         try:
-            retry_now, self._post_looked = not self._post_looked, True
             outcome = weekly.post_week(
                 self.store,
                 self.group,
@@ -109,12 +103,14 @@ class Ticker:
                 s.channel,
                 now,
                 focus_tag=s.focus_tag,
-                retry_now=retry_now,
+                retry_now=not self._post_looked,
                 sleep=self._sleep,
             )
         except Exception:
             log.exception("weekly post check failed")
             return
+        if outcome.status != "busy":  # another process was at it: the retry at once is still to come
+            self._post_looked = True
         if outcome.status == "sent":
             log.info("posted the paper of the week %s: #%s", outcome.week, outcome.post.paper.number)
         elif outcome.status == "found":
@@ -129,8 +125,9 @@ class Ticker:
 
     def _remind(self, now: datetime) -> None:
         try:
-            force, self._reminders_looked = not self._reminders_looked, True
+            force = not self._reminders_looked
             due = reminders.send_due(self.store, self.group, self.transport, now, force=force, sleep=self._sleep)
+            self._reminders_looked = True
             for sending in due:
                 r, result = sending.reminder, sending.result
                 if result.status == "sent":

@@ -423,17 +423,17 @@ def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
     h = make_harness(clock, PAPERBOT_ADMINS="UADMIN,U2")
     ticker = Ticker(h.bot.store, h.bot.settings, h.bot.transport, clock=clock, tell_admins=h.bot.tell_admins)
     slack.fail_next("chat.postMessage", error="not_in_channel")
-    ticker.tick()
+    ticker.check_post()
     assert posts(slack) == []
     [to_admin] = slack.messages("DUADMIN")
     assert "not_in_channel" in to_admin["text"] and "/invite" in to_admin["text"] and len(slack.messages("DU2")) == 1
     for minutes in (1, 5):  # checks within the next minutes: no hammering, no second alarm
         clock.set(at(f"2026-12-07 09:{minutes:02d}"))
-        ticker.tick()
+        ticker.check_post()
     assert posts(slack) == [] and len(slack.messages("DUADMIN")) == 1
     clock.set(at("2026-12-07 09:20"))  # after the wait, the next check posts
     h.bot.store.db.execute("UPDATE deliveries SET retry_at = 0")  # the 10-minute wait is wall-clock time
-    ticker.tick()
+    ticker.check_post()
     assert len(posts(slack)) == 1 and len(slack.messages("DUADMIN")) == 1
     assert delivery.sent_ts(h.bot.store, "post", CHANNEL, "2026-W50") is not None
 
