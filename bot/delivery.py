@@ -161,8 +161,32 @@ def hold(store: Store) -> None:
                 log.debug("no owner file in %s (%s): liveness by host and process ID", folder, e)
                 fd = -1
             _held[folder] = (fd, set())
+            _sweep(folder)
         _held[folder][1].add(id(store))
     store.on_close.append(lambda: _let_go(folder, id(store)))
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the files of owners that died (a crash leaves its file behind, unlocked), unless they
+    are new: a starting process creates its file a moment before it locks it."""
+    try:
+        names = [p for p in folder.iterdir() if p.name != OWNER.rsplit(":", 1)[1]]
+    except OSError:
+        return
+    for path in names:
+        try:
+            if time.time() - path.stat().st_mtime < 60:
+                continue
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            path.unlink()
+        except OSError:
+            pass  # locked: its process runs
+        finally:
+            os.close(fd)
 
 
 def _let_go(folder: Path, store: int) -> None:

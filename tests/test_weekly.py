@@ -25,6 +25,7 @@ from bot.scheduler import Ticker
 from bot.signups import Member
 from bot.slack import blocks
 from bot.slack.client import SlackTransport
+from bot.store import Store
 
 
 @pytest.fixture
@@ -313,6 +314,27 @@ def test_an_owner_with_this_host_and_process_id_is_told_by_its_owner_file(store,
         assert outcome.status == "sent", outcome.detail  # at once: not after the dead one's 15-minute lease
         assert len(posts(slack)) == 1 and slack.calls_to("conversations.history")  # looked first, then posted
         assert not (folder / "0ther000").exists()
+
+
+def test_owner_files_of_processes_that_died_are_swept_and_ours_goes_with_us(tmp_path):
+    folder = tmp_path / "p.db-owners"
+    folder.mkdir()
+    an_hour_ago = time.time() - 3600
+    for name in ("deadbeef", "11ve1111"):
+        (folder / name).touch()
+        os.utime(folder / name, (an_hour_ago, an_hour_ago))
+    (folder / "n3w00000").touch()  # a process starting this moment: created, not locked yet
+    live = os.open(folder / "11ve1111", os.O_RDWR)
+    fcntl.flock(live, fcntl.LOCK_EX)  # a process that runs
+    try:
+        store = Store(tmp_path / "p.db")
+        delivery.hold(store)
+        mine = delivery.OWNER.rsplit(":", 1)[1]
+        assert sorted(p.name for p in folder.iterdir()) == sorted(["11ve1111", "n3w00000", mine])
+        store.close()
+        assert sorted(p.name for p in folder.iterdir()) == ["11ve1111", "n3w00000"]
+    finally:
+        os.close(live)
 
 
 def test_a_live_owner_keeps_its_claim(store, group, transport, slack):
