@@ -82,6 +82,11 @@ class NothingToSend(Exception):
     """There is no message to send (e.g. the catalog is empty); str() says why."""
 
 
+class Moot(NothingToSend):
+    """The message is no longer wanted (the week was skipped, the presenter withdrew while an
+    attempt waited): not a failure, and nothing is left planned."""
+
+
 @dataclass(frozen=True)
 class Delivery:
     kind: str  # 'post' | 'reminder'
@@ -109,7 +114,7 @@ class Transport(Protocol):
 
 @dataclass(frozen=True)
 class Result:
-    status: str  # 'sent' | 'found' | 'done' | 'busy' | 'waiting' | 'failed' | 'stopped' | 'unreachable'
+    status: str  # 'sent' | 'found' | 'done' | 'busy' | 'waiting' | 'failed' | 'stopped' | 'unreachable' | 'moot'
     detail: str = ""
     sent: Sent | None = None
     new_error: bool = False  # a failure whose reason differs from the last one recorded
@@ -360,6 +365,12 @@ def deliver(
                     "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?",
                     [paper, _wall() + LEASE_SECONDS],
                 )
+        except Moot as e:
+            # Made moot by a change while it waited: let go, with no paper planned and no wait, so
+            # that it goes at once if it is wanted again (the presenter signs up again).
+            _update(store, d, "owner = NULL, lease_until = 0, retry_at = 0, paper = NULL, last_error = ?", [str(e)])
+            log.info("%s %s for %s is not sent after all: %s", d.kind, d.key, d.dest, e)
+            return Result("moot", str(e))
         except NothingToSend as e:
             return _give_up(store, d, str(e), previous_error, state)
         if not marked:

@@ -10,12 +10,13 @@ once across restarts and processes, and a new presenter gets their own.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, delivery
+from bot import catalog, delivery, signups
 from bot.calendar import Group, Week
-from bot.delivery import Delivery, Result, Transport
+from bot.delivery import Delivery, Moot, NothingToSend, Result, Transport
 from bot.replies import Reminder
 from bot.store import Store
 
@@ -60,6 +61,19 @@ def send_due(
             continue
         d = Delivery("reminder", reminder.presenter, reminder.week.key)
         kwargs = {"sleep": sleep} if sleep else {}
-        result = delivery.deliver(store, d, lambda r=reminder: (r, r.paper.number), transport, force=force, **kwargs)
+        build = functools.partial(_as_it_stands, store, reminder)
+        result = delivery.deliver(store, d, build, transport, force=force, **kwargs)
         out.append(Sending(reminder, result))
     return out
+
+
+def _as_it_stands(store: Store, reminder: Reminder) -> tuple[Reminder, int]:
+    """The reminder as the week stands at this attempt: one retried after a rate limit must not
+    tell someone who withdrew meanwhile that they present, nor name a paper they changed."""
+    slot = signups.slot(store, reminder.week)
+    if slot is None or slot.kind != "presenter" or slot.presenter != reminder.presenter:
+        raise Moot(f"{reminder.presenter} no longer presents in {reminder.week}")
+    paper = reminder.paper if slot.paper == reminder.paper.number else catalog.by_number(store, slot.paper)
+    if paper is None:
+        raise NothingToSend(f"the paper of {reminder.week} was removed")
+    return Reminder(reminder.week, paper, reminder.meeting, reminder.presenter), paper.number

@@ -19,7 +19,7 @@ from datetime import datetime
 from bot import catalog, delivery, signups
 from bot.calendar import Group, Week
 from bot.catalog import Paper
-from bot.delivery import Delivery, NothingToSend, Result, Transport
+from bot.delivery import Delivery, Moot, NothingToSend, Result, Transport
 from bot.replies import WeeklyPost
 from bot.store import Store
 
@@ -191,6 +191,9 @@ def post_week(
     built: list[WeeklyPost] = []
 
     def build():
+        now_slot = signups.slot(store, week)  # again at each attempt: an admin may skip it while one waits
+        if now_slot is not None and now_slot.kind == "skipped":
+            raise Moot(f"{week.key} was skipped meanwhile: no meeting, no post")
         post = plan(store, group, week, focus_tag, channel, now)
         if post is None:
             where = f" tagged {focus_tag}" if focus_tag else ""
@@ -202,7 +205,7 @@ def post_week(
     kwargs = {"sleep": sleep} if sleep else {}
     result = delivery.deliver(store, d, build, transport, force=force or retry_now, **kwargs)
     post = built[-1] if built else plan(store, group, week, focus_tag, channel, now)
-    return Outcome(week, result.status, result.detail, post, result)
+    return Outcome(week, "skipped" if result.status == "moot" else result.status, result.detail, post, result)
 
 
 def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:

@@ -98,3 +98,24 @@ def test_a_presenter_who_left_the_workspace_is_named_not_the_channel(store, grou
     assert sent.result.status == "failed"
     assert "cannot send U9GONE a direct message" in sent.result.detail
     assert "PAPERBOT_CHANNEL" not in sent.result.detail
+
+
+def test_a_presenter_who_withdraws_while_their_reminder_waits_out_a_rate_limit_is_not_reminded(
+    store, group, transport, slack
+):
+    signups.signup(store, group, at("2026-12-01 12:00"), Member("U1"), "7", "2026-12-10")
+    slack.fail_next("chat.postMessage", status=429, retry_after=6)
+
+    def meanwhile(seconds):  # during Slack's Retry-After, U1 gives the week up and U2 takes it
+        signups.withdraw(store, group, at("2026-12-08 16:00"), Member("U1"), "7")
+        signups.signup(store, group, at("2026-12-08 16:00"), Member("U2"), "8", "2026-12-10")
+
+    [sending] = reminders.send_due(store, group, transport, at("2026-12-08 16:00"), sleep=meanwhile)
+    assert sending.result.status == "moot" and dms(slack, "U1") == []
+    [u2] = reminders.send_due(store, group, transport, at("2026-12-08 16:01"))
+    assert u2.result.status == "sent" and "#8" in html.unescape(dms(slack, "U2")[0]["text"])
+    # U1 takes the week back: reminded at once, since nothing was sent to them.
+    signups.withdraw(store, group, at("2026-12-08 16:02"), Member("U2"), "8")
+    signups.signup(store, group, at("2026-12-08 16:02"), Member("U1"), "7", "2026-12-10")
+    [again] = reminders.send_due(store, group, transport, at("2026-12-08 16:03"))
+    assert again.result.status == "sent" and len(dms(slack, "U1")) == 1

@@ -370,6 +370,17 @@ def test_rate_limited_waits_retry_after_then_one_post(store, group, transport, s
     assert [c.status for c in slack.calls_to("chat.postMessage")] == [429, 200]
 
 
+def test_a_week_skipped_while_its_post_waits_out_a_rate_limit_is_not_posted(store, group, transport, slack):
+    slack.fail_next("chat.postMessage", status=429, retry_after=5)
+
+    def meanwhile(seconds):  # an admin skips the week during Slack's Retry-After
+        signups.skip(store, group, at("2026-12-07 09:00"), Member("UADMIN", lambda: True), "2026-12-07")
+
+    outcome = post(store, group, transport, at(MONDAY), sleep=meanwhile)
+    assert outcome.status == "skipped" and outcome.ok and posts(slack) == []
+    assert post(store, group, transport, at("2026-12-14 09:00")).post.paper.number == 1  # not featured
+
+
 def test_not_in_channel_is_reported_in_words_and_retried_later(store, group, transport, slack):
     slack.fail_next("chat.postMessage", error="not_in_channel")
     outcome = post(store, group, transport, at(MONDAY))
