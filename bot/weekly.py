@@ -43,7 +43,7 @@ class Outcome:
 PLANNED_POST_DAYS = 8
 
 
-def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: str | None) -> Paper | None:
+def next_in_rotation(store: Store, week: Week, focus_tag: str | None, this_week: Week) -> Paper | None:
     db = store.db
     focus_join, focus_args = "", []
     if focus_tag:
@@ -52,12 +52,13 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, channel: s
     # Featured: posted (to any channel: a group that moves to a new channel has still seen its papers),
     # planned for another week whose post is still to come (being sent, or waiting to be tried again
     # with that paper: two weeks posted at once, by `run` and an operator's `post-week`, must not
-    # show one paper), or chosen by a presenter.
+    # show one paper; not a week that is over, whose refused post will not be tried again), or
+    # chosen by a presenter.
     planned = (
         "SELECT key AS week, paper FROM deliveries WHERE kind = 'post' AND state != 'sent' "
-        "AND paper IS NOT NULL AND key != ? AND claimed_at > ?"  # a week's post is tried within about a week
+        "AND paper IS NOT NULL AND key != ? AND key >= ? AND claimed_at > ?"  # tried within about a week
     )
-    planned_args = [week.key, time.time() - PLANNED_POST_DAYS * 86400]
+    planned_args = [week.key, this_week.key, time.time() - PLANNED_POST_DAYS * 86400]
     featured = f"""
         SELECT key AS week, paper FROM deliveries
         WHERE kind = 'post' AND state = 'sent' AND paper IS NOT NULL
@@ -115,7 +116,9 @@ def plan(
         [week.key, channel or "", channel or ""],
     ).fetchone()
     posted = catalog.by_number(store, row[0]) if row else None
-    paper = posted or next_in_rotation(store, week, focus_tag, channel)
+    # The week it is (not a later `--at`'s): posts planned for weeks before it will not be tried again.
+    this_week = group.week_of(min(now, datetime.now(group.tz)))
+    paper = posted or next_in_rotation(store, week, focus_tag, this_week)
     if paper is None:
         return None
     skipped = slot is not None and slot.kind == "skipped"

@@ -105,10 +105,12 @@ def test_two_weeks_posted_at_once_do_not_show_one_paper(store, group, transport,
 
     def meanwhile(call):  # week 50's post is in Slack's hands, not yet recorded as sent
         slack.on_accept = None
-        nexts.append(post(store, group, transport, group.slot_of(Week(2026, 51)), force=True))
+        # `post-week --at` next week, run during this one: its now is this week's, as the CLI's is
+        nexts.append(post(store, group, transport, group.slot_of(Week(2026, 51)), force=True, now=this_monday))
 
+    this_monday = group.slot_of(Week(2026, 50))
     slack.on_accept = meanwhile
-    first = post(store, group, transport, group.slot_of(Week(2026, 50)))
+    first = post(store, group, transport, this_monday)
     assert (first.status, nexts[0].status) == ("sent", "sent")
     assert first.post.paper.number == 1 and nexts[0].post.paper.number == 2
     shown = {m["metadata"]["event_payload"]["week"]: m["metadata"]["event_payload"]["paper_id"] for m in posts(slack)}
@@ -122,8 +124,9 @@ def test_a_post_waiting_to_be_tried_again_keeps_its_paper_from_other_weeks(store
     slack.fail_next("chat.postMessage", error="not_in_channel")
     waiting = post(store, group, transport, group.slot_of(Week(2026, 50)))
     assert waiting.status == "failed" and posts(slack) == []
-    following = post(store, group, transport, group.slot_of(Week(2026, 51)), force=True)
-    again = post(store, group, transport, group.slot_of(Week(2026, 50)), force=True)
+    monday = group.slot_of(Week(2026, 50))
+    following = post(store, group, transport, group.slot_of(Week(2026, 51)), force=True, now=monday)
+    again = post(store, group, transport, monday, force=True)
     assert (following.status, again.status) == ("sent", "sent")
     assert (again.post.paper.number, following.post.paper.number) == (1, 2)
 
@@ -136,6 +139,15 @@ def test_presenters_choice_wins_and_others_are_not_featured_before_their_week(st
     assert (w50.post.paper.id, w50.post.presenter) == ("streaming-diloco", "U1")
     assert post(store, group, transport, at("2027-01-04 09:00")).post.paper.number == 1
     assert post(store, group, transport, at("2027-01-11 09:00")).post.paper.number == 3  # not 2: U2 presents it
+
+
+def test_a_post_refused_for_a_week_that_is_over_holds_no_paper_back(store, group, transport, slack):
+    """`post-week --at` a past week, refused (the bot not invited yet): that post will not be tried
+    again, so its paper is not kept from the weeks after it."""
+    slack.fail_next("chat.postMessage", error="not_in_channel")
+    monday = group.slot_of(Week(2026, 50))
+    assert post(store, group, transport, group.slot_of(Week(2026, 48)), force=True, now=monday).status == "failed"
+    assert post(store, group, transport, monday).post.paper.number == 1
 
 
 def test_a_group_that_moves_to_a_new_channel_keeps_its_rotation(store, group, transport, slack):
