@@ -115,6 +115,14 @@ def postpone(store: Store, item: Item, at: float, why: str) -> None:
         )
 
 
+def due_now(store: Store) -> None:
+    """Make every waiting item due (`run` starting): what Slack refused before (the bot not in the
+    channel) is tried at once, since a restart is how an operator says it is fixed."""
+    now = time.time()
+    with store.write() as db:
+        db.execute("UPDATE outbox SET next_try = ? WHERE next_try > ?", [now, now])
+
+
 def next_due(store: Store) -> float | None:
     """Unix time when the next item is due (now or later), or None when the outbox is empty."""
     return store.db.execute("SELECT min(next_try) FROM outbox").fetchone()[0]

@@ -909,6 +909,21 @@ def test_a_change_made_in_the_console_is_announced_by_run(procs, tmp_path, slack
     assert "<@console>" not in json.dumps(slack.messages(CHANNEL))
 
 
+def test_announcements_refused_before_a_restart_go_out_at_the_restart(procs, tmp_path, slack):
+    slack.members.discard(CHANNEL)  # the bot was not invited yet
+    server = start_server(procs, tmp_path, slack)
+    status, reply, _ = server.command(f"signup 5 {monday(4).isoformat()}", user="U1")
+    assert status == 200 and "You're signed up" in reply["text"]
+    assert slack.wait_for(lambda s: [c for c in s.calls_to("chat.postMessage") if c.params.get("channel") == CHANNEL])
+    server.proc.terminate_and_wait(timeout=30)
+    slack.members.add(CHANNEL)  # /invite @paperbot, then a restart
+    start_server(procs, tmp_path, slack)
+    # At once, not after the minute (up to ten) that a refused line waits before its next try.
+    assert slack.wait_for(
+        lambda s: [m for m in s.messages(CHANNEL) if "<@U1> will present #5" in m.get("text", "")], timeout=15
+    )
+
+
 def test_a_stop_does_not_wait_for_a_slack_call_that_hangs_and_loses_nothing(procs, tmp_path, slack):
     server = start_server(procs, tmp_path, slack)
     time.sleep(2)  # the scheduler's first check goes first

@@ -22,7 +22,7 @@ from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.task import WSGITask
 
-from bot import scheduler
+from bot import outbox, scheduler
 from bot.delivery import Rejected
 from bot.settings import Settings, check_focus_tag
 from bot.slack.app import SlackBot, arrived_at, build_app
@@ -173,6 +173,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
             raise StartError(
                 f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(error)})"
             )
+        outbox.due_now(store)
         ticker = scheduler.Ticker(
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
         )
