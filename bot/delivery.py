@@ -158,24 +158,35 @@ def hold(store: Store) -> None:
         return
     with _held_lock:
         if folder not in _held:
+            fd = -1
             try:
                 folder.mkdir(exist_ok=True)
                 fd = os.open(folder / OWNER.rsplit(":", 1)[1], os.O_RDWR | os.O_CREAT, 0o644)
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as e:
                 log.debug("no owner file in %s (%s): liveness by host and process ID", folder, e)
+                if fd >= 0:
+                    os.close(fd)
                 fd = -1
             _held[folder] = (fd, set())
-            _sweep(folder)
+            _sweep(store, folder)
         _held[folder][1].add(id(store))
     store.on_close.append(lambda: _let_go(folder, id(store)))
 
 
-def _sweep(folder: Path) -> None:
-    """Remove the files of owners that died (a crash leaves its file behind, unlocked), unless they
-    are new: a starting process creates its file a moment before it locks it."""
+def _sweep(store: Store, folder: Path) -> None:
+    """Remove the files of owners that died (a crash leaves its file behind, unlocked), unless a row
+    still names the owner (its file is how the next look knows it dead, not a lease to wait out) or
+    the file is new (a starting process creates its file a moment before it locks it)."""
+    named = {
+        str(r[0]).rsplit(":", 1)[-1]
+        for r in store.db.execute(
+            "SELECT owner FROM deliveries WHERE owner IS NOT NULL "
+            "UNION SELECT owner FROM outbox WHERE owner IS NOT NULL"
+        )
+    }
     try:
-        names = [p for p in folder.iterdir() if p.name != OWNER.rsplit(":", 1)[1]]
+        names = [p for p in folder.iterdir() if p.name != OWNER.rsplit(":", 1)[1] and p.name not in named]
     except OSError:
         return
     for path in names:
@@ -229,9 +240,7 @@ def owner_is_dead(store: Store, owner: str | None) -> bool:
             except OSError:
                 return False  # locked: it runs
             else:
-                with contextlib.suppress(OSError):
-                    os.unlink(folder / ident)  # the dead one's file, not needed again
-                return True
+                return True  # kept: other rows may name it (the next start's sweep removes it)
             finally:
                 os.close(fd)
     if host != socket.gethostname() or pid == os.getpid():

@@ -56,7 +56,8 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, this_week:
     # chosen by a presenter.
     planned = (
         "SELECT key AS week, paper FROM deliveries WHERE kind = 'post' AND state != 'sent' "
-        "AND paper IS NOT NULL AND key != ? AND key >= ? AND claimed_at > ?"  # tried within about a week
+        "AND paper IS NOT NULL AND key != ? AND (key >= ? OR state = 'sending') "  # 'sending': it may be out
+        "AND claimed_at > ?"  # a week's post is tried within about a week
     )
     planned_args = [week.key, this_week.key, time.time() - PLANNED_POST_DAYS * 86400]
     featured = f"""
@@ -108,16 +109,17 @@ def plan(
         paper = catalog.by_number(store, slot.paper)
         if paper is not None:
             return WeeklyPost(week, paper, meeting, slot.presenter)
-    # The week's paper once its post is planned: this channel's, or the one another channel was
-    # sent before PAPERBOT_CHANNEL changed (the group has one paper a week).
-    row = store.db.execute(
-        "SELECT paper FROM deliveries WHERE kind = 'post' AND key = ? AND paper IS NOT NULL "
-        "AND (dest = ? OR state = 'sent') ORDER BY dest = ? DESC LIMIT 1",
-        [week.key, channel or "", channel or ""],
-    ).fetchone()
-    posted = catalog.by_number(store, row[0]) if row else None
     # The week it is (not a later `--at`'s): posts planned for weeks before it will not be tried again.
     this_week = group.week_of(min(now, datetime.now(group.tz)))
+    # The week's paper once its post is planned: this channel's (unless it was refused and its week
+    # is over: the rotation has moved on, and may have shown that paper since), or the one another
+    # channel was sent before PAPERBOT_CHANNEL changed (the group has one paper a week).
+    row = store.db.execute(
+        "SELECT paper FROM deliveries WHERE kind = 'post' AND key = ? AND paper IS NOT NULL "
+        "AND (state = 'sent' OR (dest = ? AND (state = 'sending' OR key >= ?))) ORDER BY dest = ? DESC LIMIT 1",
+        [week.key, channel or "", this_week.key, channel or ""],
+    ).fetchone()
+    posted = catalog.by_number(store, row[0]) if row else None
     paper = posted or next_in_rotation(store, week, focus_tag, this_week)
     if paper is None:
         return None

@@ -150,6 +150,27 @@ def test_a_post_refused_for_a_week_that_is_over_holds_no_paper_back(store, group
     assert post(store, group, transport, monday).post.paper.number == 1
 
 
+def test_a_past_weeks_post_that_may_be_out_still_holds_its_paper(store, group, transport, slack):
+    """`post-week --at` a past week: Slack takes it, the answer is lost and the channel cannot be read
+    back: that post may be out, so its paper is not shown again."""
+    monday = group.slot_of(Week(2026, 50))
+    slack.fail_next("chat.postMessage", accept_then="drop")
+    for _ in range(6):
+        slack.fail_next("conversations.history", status=500)
+    assert post(store, group, transport, group.slot_of(Week(2026, 48)), force=True, now=monday).status == "failed"
+    assert post(store, group, transport, monday).post.paper.number == 2
+    assert [m["metadata"]["event_payload"]["paper_number"] for m in posts(slack)] == [1, 2]
+
+
+def test_a_past_weeks_refused_post_asked_for_again_gets_a_paper_not_shown_since(store, group, transport, slack):
+    slack.fail_next("chat.postMessage", error="not_in_channel")
+    monday = group.slot_of(Week(2026, 50))
+    assert post(store, group, transport, group.slot_of(Week(2026, 48)), force=True, now=monday).status == "failed"
+    assert post(store, group, transport, monday).post.paper.number == 1
+    assert post(store, group, transport, group.slot_of(Week(2026, 48)), force=True, now=monday).status == "sent"
+    assert [m["metadata"]["event_payload"]["paper_number"] for m in posts(slack)] == [1, 2]
+
+
 def test_a_group_that_moves_to_a_new_channel_keeps_its_rotation(store, group, transport, slack):
     def shown(when, channel):
         return weekly.post_week(store, group, transport, channel, at(when), sleep=Naps()).post.paper.number
@@ -309,6 +330,8 @@ def test_an_owner_with_this_host_and_process_id_is_told_by_its_owner_file(store,
     folder = store.path.with_name(store.path.name + "-owners")
     folder.mkdir(exist_ok=True)
     fd = os.open(folder / "0ther000", os.O_RDWR | os.O_CREAT)
+    an_hour_ago = time.time() - 3600  # it ran a while: its file is old
+    os.utime(folder / "0ther000", (an_hour_ago, an_hour_ago))
     if alive:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as the other process holds it while it runs
     try:
@@ -325,14 +348,14 @@ def test_an_owner_with_this_host_and_process_id_is_told_by_its_owner_file(store,
     else:
         assert outcome.status == "sent", outcome.detail  # at once: not after the dead one's 15-minute lease
         assert len(posts(slack)) == 1 and slack.calls_to("conversations.history")  # looked first, then posted
-        assert not (folder / "0ther000").exists()
+        assert delivery.owner_is_dead(store, other)  # still so for its other rows (a reminder, a line)
 
 
 def test_owner_files_of_processes_that_died_are_swept_and_ours_goes_with_us(tmp_path):
     folder = tmp_path / "p.db-owners"
     folder.mkdir()
     an_hour_ago = time.time() - 3600
-    for name in ("deadbeef", "11ve1111"):
+    for name in ("deadbeef", "11ve1111", "d3adr0w0"):
         (folder / name).touch()
         os.utime(folder / name, (an_hour_ago, an_hour_ago))
     (folder / "n3w00000").touch()  # a process starting this moment: created, not locked yet
@@ -340,11 +363,16 @@ def test_owner_files_of_processes_that_died_are_swept_and_ours_goes_with_us(tmp_
     fcntl.flock(live, fcntl.LOCK_EX)  # a process that runs
     try:
         store = Store(tmp_path / "p.db")
+        store.db.execute(  # a dead owner still named by a row: its file tells the next look it is dead
+            "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "
+            "VALUES ('post', 'C1', '2026-W50', 'sending', 'elsewhere:7:d3adr0w0', 9e18, 0, 'x')"
+        )
         delivery.hold(store)
         mine = delivery.OWNER.rsplit(":", 1)[1]
-        assert sorted(p.name for p in folder.iterdir()) == sorted(["11ve1111", "n3w00000", mine])
+        assert sorted(p.name for p in folder.iterdir()) == sorted(["11ve1111", "d3adr0w0", "n3w00000", mine])
+        assert delivery.owner_is_dead(store, "elsewhere:7:d3adr0w0")
         store.close()
-        assert sorted(p.name for p in folder.iterdir()) == ["11ve1111", "n3w00000"]
+        assert sorted(p.name for p in folder.iterdir()) == ["11ve1111", "d3adr0w0", "n3w00000"]
     finally:
         os.close(live)
 
