@@ -24,8 +24,10 @@ from bot.delivery import OWNER, hold, owner_is_dead
 from bot.store import Store
 
 LEASE_SECONDS = 120
-#: After this many tries an item is dropped (and logged by its sender).
+#: After this many tries, and this long, an item is dropped (and logged by its sender): by tries
+#: alone, restarts (each of which tries everything at once) would use a refused line's tries up.
 MAX_ATTEMPTS = 12
+GIVE_UP_AFTER = 90 * 60
 
 
 @dataclass(frozen=True)
@@ -93,9 +95,10 @@ def done(store: Store, item: Item) -> None:
 
 
 def retry(store: Store, item: Item, at: float, error: str) -> bool:
-    """Put `item` back, due at unix time `at`; False (and dropped) once it has had MAX_ATTEMPTS tries."""
+    """Put `item` back, due at unix time `at`; False (and dropped) once it has had MAX_ATTEMPTS tries
+    over GIVE_UP_AFTER seconds."""
     with store.write() as db:
-        if item.attempts + 1 >= MAX_ATTEMPTS:
+        if item.attempts + 1 >= MAX_ATTEMPTS and time.time() - item.created_at >= GIVE_UP_AFTER:
             db.execute("DELETE FROM outbox WHERE id = ?", [item.id])
             return False
         db.execute(

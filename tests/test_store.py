@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sqlite3
 import threading
+import time
 
 import pytest
 import sqlite_utils
@@ -176,6 +177,10 @@ def test_the_outbox_hands_an_item_to_one_sender_and_keeps_it_until_done(store):
     for attempt in range(taken.attempts, outbox.MAX_ATTEMPTS - 1):
         assert outbox.retry(store, taken, at=0, error="x")
         [taken] = outbox.take(store, now=2000.0 + attempt)
+    # Twelve tries within the hour and a half (restarts try every line at once): kept.
+    assert outbox.retry(store, taken, at=0, error="x")
+    store.db.execute("UPDATE outbox SET created_at = ?", [time.time() - outbox.GIVE_UP_AFTER - 1])
+    [taken] = outbox.take(store, now=3000.0)
     assert not outbox.retry(store, taken, at=0, error="x")  # the last try: dropped, and said so by the sender
     assert outbox.take(store, now=9999.0) == []
 
