@@ -269,6 +269,8 @@ def cmd_remind(args, settings: Settings) -> int:
             print(f"No reminder for {r.presenter} about {r.week.key}: not a Slack user.")
         elif s.result.status == "busy":  # the scheduler in `run`, or another `remind`: not a failure of ours
             print(f"Not reminding {r.presenter} about {r.week.key} from here: {s.result.detail}.")
+        elif s.result.status == "moot":  # the week changed while it waited: nothing to send, not a failure
+            print(f"No reminder for {r.presenter} about {r.week.key} after all: {s.result.detail}.")
         else:
             failed += 1
             print(f"Could not remind {r.presenter} about {r.week.key}: {s.result.detail}", file=sys.stderr)

@@ -1292,3 +1292,20 @@ def test_remind_run_twice_at_once_reminds_once_and_neither_fails(procs, tmp_path
     assert codes == [0, 0], logs
     assert len(slack.messages("DU1")) == 1
     assert sum("Reminded U1" in log for log in logs) == 1, logs
+
+
+def test_remind_waiting_out_a_rate_limit_while_the_presenter_withdraws_sends_nothing_and_succeeds(
+    procs, tmp_path, slack
+):
+    env = env_for_process(tmp_path, slack.api_url)
+    week = monday(3)
+    assert "You're signed up" in procs.run("console", "--user", "U1", env=env, input=f"signup 5 {week}\n").stdout
+    due = datetime.combine(week + timedelta(days=1), datetime.min.time().replace(hour=16))  # thu 16:00, 2 days ahead
+    slack.fail_next("chat.postMessage", status=429, retry_after=3)
+    reminding = procs.start("remind", "--at", due.isoformat(timespec="minutes"), env=env)
+    assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=20), reminding.log()
+    withdrawn = procs.run("console", "--user", "U1", env=env, input=f"withdraw {week}\n")  # during Retry-After
+    assert "You gave up" in withdrawn.stdout, withdrawn.stdout + withdrawn.stderr
+    assert reminding.wait(60) == 0, reminding.log()
+    assert f"No reminder for U1 about {iso_week(week)} after all" in reminding.log()
+    assert slack.messages("DU1") == []
