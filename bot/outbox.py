@@ -20,7 +20,7 @@ import json
 import time
 from dataclasses import dataclass
 
-from bot.delivery import OWNER, hold, owner_is_dead
+from bot.owners import OWNER, hold, owner_is_dead
 from bot.store import Store
 
 LEASE_SECONDS = 120

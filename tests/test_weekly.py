@@ -17,7 +17,7 @@ from conftest import CHANNEL, TZ, Clock, at
 from slack_sdk import WebClient
 from slack_standin import check_message
 
-from bot import catalog, delivery, signups, weekly
+from bot import catalog, delivery, owners, signups, weekly
 from bot.calendar import Group, Meeting, PostSchedule, Week
 from bot.catalog import PaperInput
 from bot.replies import WeeklyPost
@@ -348,7 +348,7 @@ def test_an_owner_with_this_host_and_process_id_is_told_by_its_owner_file(store,
     else:
         assert outcome.status == "sent", outcome.detail  # at once: not after the dead one's 15-minute lease
         assert len(posts(slack)) == 1 and slack.calls_to("conversations.history")  # looked first, then posted
-        assert delivery.owner_is_dead(store, other)  # still so for its other rows (a reminder, a line)
+        assert owners.owner_is_dead(store, other)  # still so for its other rows (a reminder, a line)
 
 
 def test_owner_files_of_processes_that_died_are_swept_and_ours_goes_with_us(tmp_path):
@@ -367,10 +367,10 @@ def test_owner_files_of_processes_that_died_are_swept_and_ours_goes_with_us(tmp_
             "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "
             "VALUES ('post', 'C1', '2026-W50', 'sending', 'elsewhere:7:d3adr0w0', 9e18, 0, 'x')"
         )
-        delivery.hold(store)
-        mine = delivery.OWNER.rsplit(":", 1)[1]
+        owners.hold(store)
+        mine = owners.OWNER.rsplit(":", 1)[1]
         assert sorted(p.name for p in folder.iterdir()) == sorted(["11ve1111", "d3adr0w0", "n3w00000", mine])
-        assert delivery.owner_is_dead(store, "elsewhere:7:d3adr0w0")
+        assert owners.owner_is_dead(store, "elsewhere:7:d3adr0w0")
         store.close()
         assert sorted(p.name for p in folder.iterdir()) == ["11ve1111", "d3adr0w0", "n3w00000"]
     finally:
