@@ -305,14 +305,21 @@ def _check_bookable(
     )
 
 
-def _check_not_presented(store: Store, group: Group, now: datetime, paper: Paper, member: str) -> None:
+def latest_presenter(store: Store, paper: Paper, besides: Week | None = None) -> tuple[Week, str] | None:
+    """The paper's latest presenter slot (a coming one before a past one), in a week other than `besides`."""
     row = store.db.execute(
-        "SELECT week, presenter FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week DESC LIMIT 1",
-        [paper.number],
+        "SELECT week, presenter FROM slots WHERE paper = ? AND kind = 'presenter' AND week != ? "
+        "ORDER BY week DESC LIMIT 1",
+        [paper.number, besides.key if besides else ""],
     ).fetchone()
-    if row is None:
+    return (Week.from_key(row[0]), row[1]) if row else None
+
+
+def _check_not_presented(store: Store, group: Group, now: datetime, paper: Paper, member: str) -> None:
+    latest = latest_presenter(store, paper)
+    if latest is None:
         return
-    week, presenter = Week.from_key(row[0]), row[1]
+    week, presenter = latest
     meeting = group.meeting_of(week)
     if meeting > now:  # coming up
         if presenter == member:

@@ -131,16 +131,13 @@ def plan(
 def _presented_elsewhere(
     store: Store, group: Group, week: Week, paper: Paper, now: datetime
 ) -> tuple[str | None, datetime] | None:
-    """The paper's presenter (None once it was presented) and meeting in another week, the latest."""
-    row = store.db.execute(
-        "SELECT week, presenter FROM slots WHERE paper = ? AND kind = 'presenter' AND week != ? "
-        "ORDER BY week DESC LIMIT 1",
-        [paper.number, week.key],
-    ).fetchone()
-    if row is None:
+    """The paper's presenter (None once it was presented) and meeting in another week, the latest:
+    the slot that a sign-up for it would be refused for (signups._check_not_presented)."""
+    latest = signups.latest_presenter(store, paper, besides=week)
+    if latest is None:
         return None
-    meeting = group.meeting_of(Week.from_key(row[0]))
-    return (row[1] if meeting > now else None), meeting
+    meeting = group.meeting_of(latest[0])
+    return (latest[1] if meeting > now else None), meeting
 
 
 #: Posts of one paper brought up to date when its presenters change (it is seldom posted more often).
