@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from datetime import datetime
@@ -71,8 +72,17 @@ def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env
     return Settings.load({k: v for k, v in values.items() if v is not None}, dotenv=None)
 
 
+@pytest.fixture(scope="session")
+def seeded_file(tmp_path_factory) -> Path:
+    """A database as first use leaves it, made once a session: a copy costs far less than seeding."""
+    path = tmp_path_factory.mktemp("template") / "paperbot.db"
+    Store(path).close()
+    return path
+
+
 @pytest.fixture
-def store(tmp_path) -> Store:
+def store(tmp_path, seeded_file) -> Store:
+    shutil.copyfile(seeded_file, tmp_path / "paperbot.db")
     s = Store(tmp_path / "paperbot.db")
     yield s
     s.close()

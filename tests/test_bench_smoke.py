@@ -7,7 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+
+#: The benchmark builds a catalog and starts servers: about a minute, left out of the development loop.
+pytestmark = pytest.mark.slow
 
 
 def test_bench_quick_run_reports_every_figure(tmp_path):

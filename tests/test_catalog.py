@@ -124,6 +124,7 @@ def test_search_pages(store):
     assert len(seen) == len(set(seen)) == 90 and not third.has_more
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=200))
 def test_any_text_is_a_safe_query(store, query):
@@ -314,6 +315,7 @@ def spelled_out(text: str) -> tuple[str, set[str]]:
     return " ".join(out), words
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab Z9_-.é ＧＰＵ１数据并行训练の학습ﬁß\n")) | st.text())
 def test_index_form_is_words_and_bigrams(text):

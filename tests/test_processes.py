@@ -32,6 +32,9 @@ from conftest import CHANNEL, env_for_process, sign, slash_form
 
 from bot.store import Store
 
+#: Real processes, each started and stopped: the development loop leaves them out (-m 'not slow').
+pytestmark = pytest.mark.slow
+
 BOT = [sys.executable, "-m", "bot"]
 TZ = ZoneInfo("Europe/Berlin")  # env_for_process's PAPERBOT_TIMEZONE
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")

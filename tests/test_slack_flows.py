@@ -70,6 +70,7 @@ def test_a_slack_hiccup_on_a_buttons_answer_is_retried(h):
     assert [c.status for c in h.slack.calls_to("response_url")] == [500, 200]
 
 
+@pytest.mark.slow
 def test_a_buttons_answer_does_not_wait_behind_announcements_held_by_rate_limits(h):
     [button] = buttons(valid(h.command("show 7")))
     for _ in range(8):
@@ -564,6 +565,7 @@ def test_a_slack_hiccup_when_announcing_is_retried_and_announces_once(h):
     assert line.startswith("📅 <@U1> will present #7")
 
 
+@pytest.mark.slow
 def test_every_change_is_announced_once_however_long_slack_rate_limits(h):
     for _ in range(8):  # more than any client's retries: each announcement meets a few
         h.slack.fail_next("chat.postMessage", status=429, retry_after=1)
@@ -587,6 +589,7 @@ def test_announcements_held_by_a_rate_limit_keep_their_order_and_wait_their_turn
     assert [line.split(" will present")[0] for line in channel_lines(h.slack)] == ["📅 <@U1>", "📅 <@U2>"]
 
 
+@pytest.mark.slow
 def test_an_announcement_waits_out_any_number_of_rate_limits(h):
     for _ in range(12):  # as many as the tries a failing line gets: a rate limit is not a failure
         h.slack.fail_next("chat.postMessage", status=429, retry_after=1)

@@ -5,10 +5,14 @@ from __future__ import annotations
 import html
 from contextlib import closing, contextmanager
 
+import pytest
 from conftest import CHANNEL, Clock, at
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_standin import check_message
 from test_slack_commands import blocks_text, buttons
+
+#: Socket Mode over a real websocket, with waits for reconnects: slow, left out of the development loop.
+pytestmark = pytest.mark.slow
 
 
 @contextmanager
