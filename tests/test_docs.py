@@ -195,3 +195,53 @@ def test_the_readme_session_is_what_the_console_prints(tmp_path):
     context = lambda: commands.Context(store, settings.group, Member("console", lambda: True), now)  # noqa: E731
     console.serve(context, io.StringIO(typed.replace("\\n", "\n")), out)
     assert out.getvalue().rstrip() == shown.rstrip()
+
+
+def test_slack_setup_says_why_for_every_scope_the_manifest_asks_for():
+    page = (ROOT / "docs" / "slack-setup.md").read_text()
+    for scope in MANIFEST["oauth_config"]["scopes"]["bot"]:
+        assert f"`{scope}`" in page, f"docs/slack-setup.md does not say why the app asks for {scope}"
+
+
+def test_the_docker_image_runs_the_bot_as_a_user_with_the_database_on_a_volume():
+    dockerfile = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")  # continued lines as one
+    steps: dict[str, list[str]] = {}
+    for line in dockerfile.splitlines():
+        if line[:1].isupper():
+            instruction, rest = line.split(None, 1)
+            steps.setdefault(instruction, []).append(rest)
+    assert re.fullmatch(r"PYTHON_IMAGE=python:3\.1[1-9]-slim", steps["ARG"][0])
+    assert any(re.search(r"pip install \.(\s|$)", run) for run in steps["RUN"]), "pip install . (no test extras)"
+    assert steps["USER"][-1] not in ("root", "0")
+    assert json.loads(steps["VOLUME"][-1]) == ["/data"]
+    assert any("PAPERBOT_DB=/data/paperbot.db" in env.split() for env in steps["ENV"])
+    assert json.loads(steps["ENTRYPOINT"][-1]) == ["paperbot"] and json.loads(steps["CMD"][-1]) == ["run"]
+    ignored = (ROOT / ".dockerignore").read_text().splitlines()
+    assert "**" in ignored
+    assert not any(line.startswith("!") and (".env" in line or ".db" in line) for line in ignored)
+
+
+def test_compose_runs_the_bot_with_env_and_the_database_on_its_volume():
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    [service] = compose["services"].values()
+    assert service["command"] == ["run"] and service["env_file"] == ".env"
+    [volume] = service["volumes"]
+    name, target = volume.split(":")[:2]
+    assert name in compose["volumes"]
+    assert service["environment"]["PAPERBOT_DB"].startswith(target + "/")
+
+
+def test_the_systemd_unit_runs_the_bot_as_its_own_user_writing_only_the_database_folder():
+    unit: dict[str, list[str]] = {}
+    for line in (ROOT / "docs" / "paperbot.service").read_text().splitlines():
+        if "=" in line and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            unit.setdefault(key, []).append(value)
+    assert unit["ExecStart"][0].endswith("/paperbot run")
+    assert unit["User"][0] not in ("root", "0") and unit["EnvironmentFile"] and unit["WorkingDirectory"]
+    assert unit["Restart"] == ["on-failure"] and unit["NoNewPrivileges"] == ["yes"]
+    assert unit["ProtectSystem"] == ["strict"]
+    [db] = [v.split("=", 1)[1] for e in unit["Environment"] for v in e.split() if v.startswith("PAPERBOT_DB=")]
+    assert str(Path(db).parent) in unit["ReadWritePaths"][0].split()
