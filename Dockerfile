@@ -1,6 +1,6 @@
 # paperbot: `docker build -t paperbot .`, then `docker run --env-file .env -v paperbot-data:/data paperbot`
 # (docs/operations.md). Any verb works: `docker run ... paperbot console`.
-ARG PYTHON_IMAGE=python:3.12-slim
+ARG PYTHON_IMAGE=python:3.11-slim
 
 # Build the virtualenv in a stage of its own, so that pip's caches and the source stay out of the image.
 FROM ${PYTHON_IMAGE} AS build
