@@ -23,7 +23,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bot.settings import SettingError, Settings, check_focus_tag
+from bot.settings import SettingError, check_focus_tag
+from bot.slack.settings import Settings
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot import catalog, search_terms, signups, weekly
-from bot.calendar import BadDate, Group
+from bot.calendar import BadDate, MeetingCalendar
 from bot.catalog import PAGE_SIZE
 from bot.replies import (
     AddForm,
@@ -49,7 +49,7 @@ class Context:
     """Everything a command may use: the catalog, the group's calendar, who asks, and when."""
 
     store: Store
-    group: Group
+    group: MeetingCalendar
     member: Member
     now: datetime
     focus_tag: str | None = None

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot import catalog, delivery, signups
-from bot.calendar import Group, Week
+from bot.calendar import MeetingCalendar, Week
 from bot.delivery import Delivery, Moot, NothingToSend, Result, Transport
 from bot.replies import Reminder
 from bot.store import Store
@@ -27,7 +27,7 @@ class Sending:
     result: Result
 
 
-def due(store: Store, group: Group, now: datetime) -> list[Reminder]:
+def due(store: Store, group: MeetingCalendar, now: datetime) -> list[Reminder]:
     """Reminders whose time has come and whose meeting has not started, not yet sent."""
     # Due window [meeting - N days, meeting): only weeks from last week to N+1 weeks ahead can qualify.
     this = group.week_of(now)
@@ -51,7 +51,7 @@ def due(store: Store, group: Group, now: datetime) -> list[Reminder]:
 
 
 def send_due(
-    store: Store, group: Group, transport: Transport, now: datetime, *, force: bool = False, sleep=None
+    store: Store, group: MeetingCalendar, transport: Transport, now: datetime, *, force: bool = False, sleep=None
 ) -> list[Sending]:
     """Send what is due. `force` (`paperbot remind`: an operator asks now) skips the wait after a refusal."""
     out: list[Sending] = []

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import NamedTuple
 
 from bot import catalog
-from bot.calendar import BadDate, Group, Week
+from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.catalog import Paper
 from bot.replies import Code, Mention, PaperRef, SlotLine, Text, When, text
 from bot.store import Store
@@ -94,7 +94,9 @@ def _papers_for(store: Store, slots: Iterable[Slot]) -> dict[int, Paper]:
     return catalog.many(store, {s.paper for s in slots if s.paper is not None})
 
 
-def line_for(store: Store, group: Group, week: Week, slot: Slot | None = None, papers: dict | None = None) -> SlotLine:
+def line_for(
+    store: Store, group: MeetingCalendar, week: Week, slot: Slot | None = None, papers: dict | None = None
+) -> SlotLine:
     if slot is None:
         slot = _slot(store.db, week)
     meeting = group.meeting_of(week)
@@ -106,18 +108,18 @@ def line_for(store: Store, group: Group, week: Week, slot: Slot | None = None, p
     return SlotLine(week, meeting, "presenter", paper, slot.presenter)
 
 
-def _lines(store: Store, group: Group, slots: list[Slot]) -> list[SlotLine]:
+def _lines(store: Store, group: MeetingCalendar, slots: list[Slot]) -> list[SlotLine]:
     papers = _papers_for(store, slots)
     return [line_for(store, group, s.week, s, papers) for s in slots]
 
 
-def first_week_ahead(group: Group, now: datetime) -> Week:
+def first_week_ahead(group: MeetingCalendar, now: datetime) -> Week:
     """This week if its meeting is still ahead, else next week."""
     week = group.week_of(now)
     return week if group.meeting_of(week) > now else week.plus(1)
 
 
-def open_weeks(store: Store, group: Group, now: datetime, n: int) -> list[Week]:
+def open_weeks(store: Store, group: MeetingCalendar, now: datetime, n: int) -> list[Week]:
     """The next `n` weeks with no presenter and no skip whose meeting is still ahead."""
     week = first_week_ahead(group, now)
     horizon = week.plus(HORIZON_WEEKS)
@@ -135,7 +137,7 @@ def open_weeks(store: Store, group: Group, now: datetime, n: int) -> list[Week]:
     return found
 
 
-def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
+def schedule(store: Store, group: MeetingCalendar, now: datetime) -> list[SlotLine]:
     """The coming weeks: the next presenters, the next open weeks, and skips among them (papers by
     their titles: no summaries).
 
@@ -198,7 +200,7 @@ def schedule(store: Store, group: Group, now: datetime) -> list[SlotLine]:
     return lines
 
 
-def mine(store: Store, group: Group, now: datetime, member: str) -> tuple[list[SlotLine], list[SlotLine]]:
+def mine(store: Store, group: MeetingCalendar, now: datetime, member: str) -> tuple[list[SlotLine], list[SlotLine]]:
     """A member's upcoming and past slots (past: most recent first)."""
     slots = _slots(
         store.db,
@@ -211,7 +213,7 @@ def mine(store: Store, group: Group, now: datetime, member: str) -> tuple[list[S
     return upcoming, past
 
 
-def history(store: Store, group: Group, paper: Paper) -> list[SlotLine]:
+def history(store: Store, group: MeetingCalendar, paper: Paper) -> list[SlotLine]:
     """Every week that paper was or will be presented."""
     slots = _slots(
         store.db,
@@ -235,7 +237,7 @@ def find_paper(store: Store, ref: str, *, with_tags: bool = False) -> Paper:
     raise Refusal("There is no paper ", Code(ref[:60]), ".", *hint)
 
 
-def _week(group: Group, arg: str, now: datetime, *, booking: bool = True) -> Week:
+def _week(group: MeetingCalendar, arg: str, now: datetime, *, booking: bool = True) -> Week:
     """The week a <date> argument names; to book it, within the ten years that bookings may reach."""
     try:
         week = group.parse_week(arg, now)
@@ -251,7 +253,7 @@ def _week(group: Group, arg: str, now: datetime, *, booking: bool = True) -> Wee
     return week
 
 
-def _open_hint(store: Store, group: Group, now: datetime) -> tuple:
+def _open_hint(store: Store, group: MeetingCalendar, now: datetime) -> tuple:
     free = open_weeks(store, group, now, 3)
     if not free:
         return (" No week is open yet.",)
@@ -262,7 +264,13 @@ def _open_hint(store: Store, group: Group, now: datetime) -> tuple:
 
 
 def _check_bookable(
-    store: Store, group: Group, now: datetime, week: Week, *, admin_hint: bool = False, member: str | None = None
+    store: Store,
+    group: MeetingCalendar,
+    now: datetime,
+    week: Week,
+    *,
+    admin_hint: bool = False,
+    member: str | None = None,
 ) -> None:
     meeting = group.meeting_of(week)
     if meeting <= now:
@@ -315,7 +323,7 @@ def latest_presenter(store: Store, paper: Paper, besides: Week | None = None) ->
     return (Week.from_key(row[0]), row[1]) if row else None
 
 
-def _check_not_presented(store: Store, group: Group, now: datetime, paper: Paper, member: str) -> None:
+def _check_not_presented(store: Store, group: MeetingCalendar, now: datetime, paper: Paper, member: str) -> None:
     latest = latest_presenter(store, paper)
     if latest is None:
         return
@@ -361,7 +369,9 @@ def require_admin(member: Member, what: str) -> None:
         raise AdminOnly(f"Only admins can {what}. Ask one of the group's admins.")
 
 
-def _book(store: Store, group: Group, now: datetime, week: Week, presenter: str, paper: Paper, by: str) -> SlotLine:
+def _book(
+    store: Store, group: MeetingCalendar, now: datetime, week: Week, presenter: str, paper: Paper, by: str
+) -> SlotLine:
     try:
         store.db.execute(
             "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) "
@@ -377,7 +387,7 @@ def _book(store: Store, group: Group, now: datetime, week: Week, presenter: str,
 
 def _target_week(
     store: Store,
-    group: Group,
+    group: MeetingCalendar,
     now: datetime,
     week_arg: str | None,
     *,
@@ -396,7 +406,7 @@ def _target_week(
 
 
 def _coming_week(
-    group: Group, week_arg: str, now: datetime, over: str = ".", *, booking: bool = True
+    group: MeetingCalendar, week_arg: str, now: datetime, over: str = ".", *, booking: bool = True
 ) -> tuple[Week, datetime]:
     """The week that `week_arg` names and its meeting, refused if the meeting is over."""
     week = _week(group, week_arg, now, booking=booking)
@@ -408,7 +418,7 @@ def _coming_week(
 
 def signup(
     store: Store,
-    group: Group,
+    group: MeetingCalendar,
     now: datetime,
     member: Member,
     paper_ref: str,
@@ -425,7 +435,7 @@ def signup(
         return _made(Change("signup", line, member.id), then)
 
 
-def _own_upcoming(store: Store, group: Group, now: datetime, member: Member, ref: str) -> Slot:
+def _own_upcoming(store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str) -> Slot:
     try:
         week = group.parse_week(ref, now)
     except BadDate:
@@ -460,7 +470,9 @@ def _own_upcoming(store: Store, group: Group, now: datetime, member: Member, ref
     return ahead[0]
 
 
-def withdraw(store: Store, group: Group, now: datetime, member: Member, ref: str, *, then: Then = None) -> Change:
+def withdraw(
+    store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, *, then: Then = None
+) -> Change:
     """Give up one of `member`'s own coming slots, named by its paper or its date."""
     with store.write():
         found = _own_upcoming(store, group, now, member, ref)
@@ -471,7 +483,7 @@ def withdraw(store: Store, group: Group, now: datetime, member: Member, ref: str
 
 def assign(
     store: Store,
-    group: Group,
+    group: MeetingCalendar,
     now: datetime,
     admin: Member,
     user: str,
@@ -489,7 +501,9 @@ def assign(
         return _made(Change("assign", line, admin.id), then)
 
 
-def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg: str, *, then: Then = None) -> Change:
+def unassign(
+    store: Store, group: MeetingCalendar, now: datetime, admin: Member, week_arg: str, *, then: Then = None
+) -> Change:
     """Admin: clear a week's presenter or skip."""
     require_admin(admin, "clear weeks")
     with store.write():
@@ -503,7 +517,9 @@ def unassign(store: Store, group: Group, now: datetime, admin: Member, week_arg:
         return _made(Change("unassign", SlotLine(week, meeting, "open"), admin.id, before), then)
 
 
-def skip(store: Store, group: Group, now: datetime, admin: Member, week_arg: str, *, then: Then = None) -> Change:
+def skip(
+    store: Store, group: MeetingCalendar, now: datetime, admin: Member, week_arg: str, *, then: Then = None
+) -> Change:
     """Admin: no meeting that week: no post, no presenter."""
     require_admin(admin, "skip weeks")
     with store.write():

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot import catalog, delivery, signups
-from bot.calendar import Group, Week
+from bot.calendar import MeetingCalendar, Week
 from bot.catalog import Paper
 from bot.delivery import Delivery, Moot, NothingToSend, Result, Transport
 from bot.replies import WeeklyPost
@@ -94,7 +94,7 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, this_week:
 
 
 def plan(
-    store: Store, group: Group, week: Week, focus_tag: str | None, channel: str | None, now: datetime
+    store: Store, group: MeetingCalendar, week: Week, focus_tag: str | None, channel: str | None, now: datetime
 ) -> WeeklyPost | None:
     """The post as it stands for `week` at `now`: presenter's paper, the paper already posted, or the next in rotation.
 
@@ -129,7 +129,7 @@ def plan(
 
 
 def _presented_elsewhere(
-    store: Store, group: Group, week: Week, paper: Paper, now: datetime
+    store: Store, group: MeetingCalendar, week: Week, paper: Paper, now: datetime
 ) -> tuple[str | None, datetime] | None:
     """The paper's presenter (None once it was presented) and meeting in another week, the latest:
     the slot that a sign-up for it would be refused for (signups._check_not_presented)."""
@@ -158,7 +158,7 @@ def posts_showing(store: Store, channel: str, papers: set[int]) -> list[Week]:
 
 def post_week(
     store: Store,
-    group: Group,
+    group: MeetingCalendar,
     transport: Transport,
     channel: str,
     at: datetime,

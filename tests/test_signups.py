@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot import commands, signups
-from bot.calendar import Group, Meeting, PostSchedule, Week
+from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.commands import Context
 from bot.console import inline, render
 from bot.signups import Member
@@ -19,7 +19,7 @@ from bot.signups import Member
 
 @pytest.fixture
 def group():
-    return Group(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ), remind_days=2)
+    return MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ), remind_days=2)
 
 
 class Room:

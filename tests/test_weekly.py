@@ -18,7 +18,7 @@ from slack_sdk import WebClient
 from slack_standin import check_message
 
 from bot import catalog, delivery, owners, signups, weekly
-from bot.calendar import Group, Meeting, PostSchedule, Week
+from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.catalog import PaperInput
 from bot.replies import WeeklyPost
 from bot.scheduler import Ticker
@@ -30,7 +30,7 @@ from bot.store import Store
 
 @pytest.fixture
 def group():
-    return Group(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
+    return MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_nothing_before_the_slot_then_one_post_then_nothing(store, group, transp
 def test_a_post_whose_meeting_has_begun_offers_a_coming_meeting(store, transport, slack):
     """With no PAPERBOT_MEETING the meeting is the post's own time: its button books the first open week."""
     schedule = PostSchedule("0 9 * * mon", TZ)
-    group = Group(TZ, schedule.default_meeting(), schedule)
+    group = MeetingCalendar(TZ, schedule.default_meeting(), schedule)
     outcome = post(store, group, transport, at("2026-12-07 09:00"))
     [message] = posts(slack)
     check_message(message)
@@ -245,7 +245,7 @@ def test_catch_up_after_downtime_but_not_for_a_week_that_is_over(store, group, t
 
 def test_shanghai_post_carries_the_week_of_the_slot_in_the_groups_zone(store, transport, slack):
     shanghai = ZoneInfo("Asia/Shanghai")
-    group = Group(shanghai, Meeting.parse("mon 09:00"), PostSchedule("0 9 * * mon", shanghai))
+    group = MeetingCalendar(shanghai, Meeting.parse("mon 09:00"), PostSchedule("0 9 * * mon", shanghai))
     sunday_utc = datetime(2026, 12, 7, 1, 0, tzinfo=ZoneInfo("UTC"))  # Monday 09:00 in Shanghai
     assert post(store, group, transport, sunday_utc).status == "sent"
     assert posts(slack)[0]["metadata"]["event_payload"]["week"] == "2026-W50"

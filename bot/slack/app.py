@@ -27,10 +27,10 @@ from bot.calendar import Week
 from bot.commands import Context
 from bot.delivery import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain, Unreachable
 from bot.replies import Button, Code, Home, Mention, Notice, PaperEntry
-from bot.settings import Settings
 from bot.signups import Change, Member, Refusal
 from bot.slack import announce, blocks
 from bot.slack.client import SlackTransport, answer_client, call, make_client
+from bot.slack.settings import Settings
 from bot.store import Store
 
 log = logging.getLogger(__name__)
