@@ -1,4 +1,4 @@
-"""The /paper commands: text in, a reply out, the same in Slack and in the console.
+"""The /paper commands: text in, a reply out, the same on every platform and in the console.
 
     answer = commands.run(ctx, "tag Parallelism_DP")
     answer.reply          # a bot.replies value, for a renderer
@@ -20,6 +20,7 @@ from bot import catalog, search_terms, signups, weekly
 from bot.calendar import BadDate, MeetingCalendar
 from bot.catalog import PAGE_SIZE
 from bot.replies import (
+    COMMAND,
     AddForm,
     Bold,
     Button,
@@ -38,10 +39,33 @@ from bot.replies import (
     Text,
     WeekCard,
     When,
+    command_code,
     text,
 )
 from bot.signups import Change, Member, Refusal
 from bot.store import Busy, Store
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What the commands need to know of the platform they answer on: how it writes a member in a
+    command, and how much one reply may hold. Each adapter makes its own."""
+
+    #: The member a word names (`@ada`, a pasted mention): their id, or None when it names none.
+    read_member: Callable[[str], str | None]
+    #: A member's id as the platform shows one, for the hint when no member was named.
+    member_example: str = "ada"
+    #: Tags one reply lists.
+    tags_page: int = 500
+
+
+def _member_id(word: str) -> str | None:
+    """A member's id typed as it is: where no adapter said how its platform writes a member."""
+    return word if re.fullmatch(r"[A-Za-z0-9._-]{1,80}", word) else None
+
+
+#: Members named by their ids alone: the reading of a context no adapter made.
+IDS_ONLY = Platform(_member_id)
 
 
 @dataclass
@@ -58,6 +82,7 @@ class Context:
     on_change: Callable[[Change], None] | None = None
     #: Raises Refusal for a user who cannot present (a bot); the console has no such users.
     vet_presenter: Callable[[str], None] | None = None
+    platform: Platform = IDS_ONLY
 
 
 @dataclass
@@ -81,7 +106,6 @@ class Command:
 
 
 _PAGE = re.compile(r"\s+--page\s+(\d{1,6})\s*$")
-_USER = re.compile(r"^<?@?([UW][A-Z0-9]+)(?:\|[^>]*)?>?$")  # U012AB, @U012AB, or <@U012AB> as help writes it
 
 
 def _paged(args: str) -> tuple[str, int]:
@@ -98,13 +122,13 @@ def _notice(*segments, ok: bool = True, buttons=None) -> Answer:
 def _usage(name: str) -> Answer:
     cmd = BY_NAME[name]
     return _notice(
-        "Usage: ", Code(f"/paper {cmd.usage}"), ", for example ", Code(f"/paper {cmd.example}"), ".", ok=False
+        "Usage: ", command_code(f"{cmd.usage}"), ", for example ", command_code(f"{cmd.example}"), ".", ok=False
     )
 
 
 #: Lists are compact, two lines a paper; the sign-up button is on `show`, the weekly post and App Home.
 LIST_FOOTER = text(
-    "Sign up: ", Code("/paper signup <number> [<date>]"), "  ·  a paper in full: ", Code("/paper show <number>")
+    "Sign up: ", command_code("signup <number> [<date>]"), "  ·  a paper in full: ", command_code("show <number>")
 )
 
 
@@ -133,21 +157,20 @@ def _help(intro: Text = ()) -> Help:
     return Help([HelpLine(c.usage, c.summary, c.example, c.admin) for c in COMMANDS], intro)
 
 
-#: Tags a reply lists: well within Slack's 50 blocks even for 50-character tags.
-TAGS_PAGE = 500
-
-
 def cmd_tags(ctx: Context, args: str) -> Answer:
     rest, page_no = _paged(args)
     if rest:
-        return _takes_nothing("tags", ": it lists every tag. The papers of one: ", Code(f"/paper tag {rest[:50]}"), ".")
+        return _takes_nothing(
+            "tags", ": it lists every tag. The papers of one: ", command_code(f"tag {rest[:50]}"), "."
+        )
     counts = catalog.tag_counts(ctx.store)
-    pages = max(1, -(-len(counts) // TAGS_PAGE))
+    size = ctx.platform.tags_page
+    pages = max(1, -(-len(counts) // size))
     if page_no > pages:
         return _notice(f"There are {len(counts)} tags; there is no page {page_no}.", ok=False)
-    first = (page_no - 1) * TAGS_PAGE
-    pager = _pager("tags", page_no, page_no < pages, TAGS_PAGE)
-    return Answer(TagCounts(counts[first : first + TAGS_PAGE], len(counts), first, pager))
+    first = (page_no - 1) * size
+    pager = _pager("tags", page_no, page_no < pages, size)
+    return Answer(TagCounts(counts[first : first + size], len(counts), first, pager))
 
 
 def cmd_tag(ctx: Context, args: str) -> Answer:
@@ -163,7 +186,7 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
             for i, tag in enumerate(close):
                 hint += [" or " if i else "", Code(tag)]
             hint.append("?")
-        return _notice("No paper is tagged ", Code(name), ".", *hint, " All tags: ", Code("/paper tags"), ok=False)
+        return _notice("No paper is tagged ", Code(name), ".", *hint, " All tags: ", command_code("tags"), ok=False)
     if not page.papers:
         return _notice("Tag ", Code(name), f" has {page.total} papers; there is no page {page_no}.", ok=False)
     many = page.total > PAGE_SIZE
@@ -178,7 +201,7 @@ def cmd_search(ctx: Context, args: str) -> Answer:
     page = catalog.search(ctx.store, words, page_no)
     shown = words.strip()[:100]
     if page is None:
-        example = (Code("/paper search diloco"), " or ", Code("/paper search 数据并行"), ".")
+        example = (command_code("search diloco"), " or ", command_code("search 数据并行"), ".")
         if shown:  # only symbols, emoji, punctuation: nothing a paper could match
             return _notice("No paper matches “", shown, "”: search looks for words, for example ", *example, ok=False)
         return _notice("Give me a word to look for, for example ", *example, ok=False)
@@ -186,7 +209,12 @@ def cmd_search(ctx: Context, args: str) -> Answer:
         if page_no > 1:
             return _notice(f"There is no page {page_no} of results for “", shown, "”.", ok=False)
         return _notice(
-            "No paper matches “", shown, "”. Try fewer or shorter words, or browse ", Code("/paper tags"), ".", ok=False
+            "No paper matches “",
+            shown,
+            "”. Try fewer or shorter words, or browse ",
+            command_code("tags"),
+            ".",
+            ok=False,
         )
     more = page.has_more or page_no > 1
     heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page)})" if more else "")
@@ -212,12 +240,12 @@ def cmd_show(ctx: Context, args: str) -> Answer:
 
 def _takes_nothing(name: str, *instead) -> Answer:
     """The answer to words after a command that takes none: they would be ignored without a word."""
-    return _notice(Code(f"/paper {name}"), " takes nothing after it", *instead, ok=False)
+    return _notice(command_code(f"{name}"), " takes nothing after it", *instead, ok=False)
 
 
 def cmd_week(ctx: Context, args: str) -> Answer:
     if args:
-        return _takes_nothing("week", ": it shows this week. The weeks after it: ", Code("/paper schedule"), ".")
+        return _takes_nothing("week", ": it shows this week. The weeks after it: ", command_code("schedule"), ".")
     week = ctx.group.week_of(ctx.now)
     line = signups.line_for(ctx.store, ctx.group, week)
     if line.state == "skipped":
@@ -255,7 +283,7 @@ def cmd_schedule(ctx: Context, args: str) -> Answer:
     if args:
         return _takes_nothing("schedule", ": it lists the coming weeks, from this one.")
     lines = signups.schedule(ctx.store, ctx.group, ctx.now)
-    return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", Code("/paper signup <paper> [<date>]"))))
+    return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", command_code("signup <paper> [<date>]"))))
 
 
 def cmd_signup(ctx: Context, args: str) -> Answer:
@@ -274,7 +302,7 @@ def cmd_signup(ctx: Context, args: str) -> Answer:
                 " on ",
                 When(line.meeting),
                 ". Changed your mind? ",
-                Code(f"/paper withdraw {line.meeting.date().isoformat()}"),
+                command_code(f"withdraw {line.meeting.date().isoformat()}"),
             )
         ),
         change,
@@ -294,7 +322,7 @@ def cmd_withdraw(ctx: Context, args: str) -> Answer:
 
 def cmd_mine(ctx: Context, args: str) -> Answer:
     if args:
-        return _takes_nothing("mine", ": it shows your own slots. Everyone's: ", Code("/paper schedule"), ".")
+        return _takes_nothing("mine", ": it shows your own slots. Everyone's: ", command_code("schedule"), ".")
     upcoming, past = signups.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
     return Answer(Mine(ctx.member.id, upcoming, past))
 
@@ -304,25 +332,25 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
     parts = args.split()
     if not 2 <= len(parts) <= 3:
         return _usage("assign")
-    m = _USER.match(parts[0])
-    if not m:
+    presenter = ctx.platform.read_member(parts[0])
+    if presenter is None:
         return _notice(
             "Name the presenter first, with a mention (",
             Code("@someone"),
             ") or a user ID such as ",
-            Code("U012ABCDEF"),
+            Code(ctx.platform.member_example),
             ": ",
-            Code(f"/paper {BY_NAME['assign'].example}"),
+            command_code(BY_NAME["assign"].example),
             ok=False,
         )
     if ctx.vet_presenter is not None:
-        ctx.vet_presenter(m[1])
+        ctx.vet_presenter(presenter)
     change = signups.assign(
         ctx.store,
         ctx.group,
         ctx.now,
         ctx.member,
-        m[1],
+        presenter,
         parts[1],
         parts[2] if len(parts) > 2 else None,
         then=ctx.on_change,
@@ -421,7 +449,7 @@ def announcement(change: Change) -> Text:
     if before is not None and before.state == "presenter":
         was = (" (", Mention(before.presenter), " was to present ", PaperRef(before.paper), ")")
     return text(
-        "🔓 ", day, " is open again", *was, ": ", Code(f"/paper signup <paper> {line.meeting.date().isoformat()}"), *by
+        "🔓 ", day, " is open again", *was, ": ", command_code(f"signup <paper> {line.meeting.date().isoformat()}"), *by
     )
 
 
@@ -439,8 +467,8 @@ def split(line: str) -> tuple[str, str]:
     if not line.isascii():
         line = _INVISIBLE.sub("", unicodedata.normalize("NFKC", line))
     line = line.strip()
-    if line.lower().startswith("/paper"):
-        rest = line[len("/paper") :]
+    if line.lower().startswith(COMMAND):
+        rest = line[len(COMMAND) :]
         if not rest or rest[0].isspace():
             line = rest.strip()
     verb, *rest = line.split(None, 1) or [""]  # any whitespace: a tab, a newline, a no-break space
@@ -458,7 +486,7 @@ def run(ctx: Context, line: str) -> Answer:
     command = BY_NAME.get(verb)
     if command is None:
         return Answer(_help(text("I don't know ", Code(verb[:30]), ". Here is what I can do:")))
-    if command.name != "help" and not ctx.member.id.strip():  # Slack always names the user; without one, no one
+    if command.name != "help" and not ctx.member.id.strip():  # a platform always names the user; without one, no one
         return _notice("This request did not say who sent it, so nothing was done. Try the command again.", ok=False)
     try:
         return command.run(ctx, args)

@@ -2,8 +2,8 @@
 
     Notice(text("Signed up: ", Mention("U1"), " presents ", PaperRef(paper), " on ", When(t)))
 
-A command returns one of these; `bot.slack.blocks` turns it into Block Kit and
-`bot.console` into plain text. Text is a tuple of segments, so a renderer can
+A command returns one of these; each platform's adapter draws it (a chat message, or
+plain text in the console). Text is a tuple of segments, so a renderer can
 escape what a user wrote (titles, summaries, tags) and still draw mentions,
 dates in each reader's own zone, and code spans of its own.
 """
@@ -15,6 +15,9 @@ from datetime import datetime
 
 from bot.calendar import Week
 from bot.catalog import Paper
+
+#: The command people type, in every platform's help, hint and reply.
+COMMAND = "/paper"
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,11 @@ class PaperRef:
     """`#7 Title`, linked when the paper has a url."""
 
     paper: Paper
+
+
+def command_code(words: str) -> Code:
+    """`/paper <words>` as a code span: a command to type."""
+    return Code(f"{COMMAND} {words}")
 
 
 Segment = str | Mention | When | Code | Bold | PaperRef
@@ -207,7 +215,7 @@ class WeeklyPost:
         if presenter is not None:
             return text(Mention(presenter), " presents it on ", When(meeting), ".")
         # No mention: a new post would ping the past presenter about a talk long given.
-        show = Code(f"/paper show {self.paper.number}")
+        show = command_code(f"show {self.paper.number}")
         return text("Presented on ", When(meeting, with_time=False), " (", show, ").")
 
 

@@ -21,7 +21,7 @@ from typing import NamedTuple
 from bot import catalog
 from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.catalog import Paper
-from bot.replies import Code, Mention, PaperRef, SlotLine, Text, When, text
+from bot.replies import Code, Mention, PaperRef, SlotLine, Text, When, command_code, text
 from bot.store import Store
 
 SCHEDULE_PRESENTERS = 26
@@ -232,7 +232,9 @@ def find_paper(store: Store, ref: str, *, with_tags: bool = False) -> Paper:
         return paper
     similar = catalog.similar_ids(store, ref)
     hint: tuple = (
-        (" Did you mean ", Code(similar[0]), "?") if similar else (" Find it with ", Code("/paper search <words>"), ".")
+        (" Did you mean ", Code(similar[0]), "?")
+        if similar
+        else (" Find it with ", command_code("search <words>"), ".")
     )
     raise Refusal("There is no paper ", Code(ref[:60]), ".", *hint)
 
@@ -284,7 +286,7 @@ def _check_bookable(
             When(meeting, with_time=False),
             ": it is skipped.",
             *(
-                (" Clear the skip with ", Code(f"/paper unassign {group.day_of(week)}"), " first.")
+                (" Clear the skip with ", command_code(f"unassign {group.day_of(week)}"), " first.")
                 if admin_hint
                 else ()
             ),
@@ -298,7 +300,7 @@ def _check_bookable(
             ": you present ",
             *((PaperRef(paper),) if paper else ("a paper",)),
             ". Your slots: ",
-            Code("/paper mine"),
+            command_code("mine"),
         )
     raise Refusal(
         "The week of ",
@@ -308,7 +310,7 @@ def _check_bookable(
         " presents ",
         *((PaperRef(paper),) if paper else ("a paper",)),
         ".",
-        *((" Clear it with ", Code(f"/paper unassign {group.day_of(week)}"), " first.") if admin_hint else ()),
+        *((" Clear it with ", command_code(f"unassign {group.day_of(week)}"), " first.") if admin_hint else ()),
         *_open_hint(store, group, now),
     )
 
@@ -332,7 +334,7 @@ def _check_not_presented(store: Store, group: MeetingCalendar, now: datetime, pa
     if meeting > now:  # coming up
         if presenter == member:
             raise Refusal(
-                "You already present ", PaperRef(paper), " on ", When(meeting), ". Your slots: ", Code("/paper mine")
+                "You already present ", PaperRef(paper), " on ", When(meeting), ". Your slots: ", command_code("mine")
             )
         raise Refusal(
             PaperRef(paper),
@@ -445,7 +447,10 @@ def _own_upcoming(store: Store, group: MeetingCalendar, now: datetime, member: M
         meeting = group.meeting_of(week)
         if found is None or found.kind != "presenter":
             raise Refusal(
-                "Nobody presents in the week of ", When(meeting, with_time=False), ". Your slots: ", Code("/paper mine")
+                "Nobody presents in the week of ",
+                When(meeting, with_time=False),
+                ". Your slots: ",
+                command_code("mine"),
             )
         if found.presenter != member.id:
             raise Refusal(
@@ -466,7 +471,7 @@ def _own_upcoming(store: Store, group: MeetingCalendar, now: datetime, member: M
     )
     ahead = [s for s in rows if group.meeting_of(s.week) > now]
     if not ahead:
-        raise Refusal("You have no coming slot for ", PaperRef(paper), ". Your slots: ", Code("/paper mine"))
+        raise Refusal("You have no coming slot for ", PaperRef(paper), ". Your slots: ", command_code("mine"))
     return ahead[0]
 
 
@@ -534,7 +539,7 @@ def skip(
                 " has a presenter (",
                 Mention(found.presenter),
                 "). Clear it with ",
-                Code(f"/paper unassign {group.day_of(week)}"),
+                command_code(f"unassign {group.day_of(week)}"),
                 " first.",
             )
         store.db.execute(

@@ -10,7 +10,8 @@ from conftest import TZ, at
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot import commands, signups
+from bot import commands, console, signups
+from bot.slack.members import PLATFORM as SLACK
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.commands import Context
 from bot.console import inline, render
@@ -29,7 +30,7 @@ class Room:
         self.store, self.group, self.now = store, group, now
 
     def run(self, user: str, line: str, admin: bool = False):
-        ctx = Context(self.store, self.group, Member(user, lambda: admin), self.now)
+        ctx = Context(self.store, self.group, Member(user, lambda: admin), self.now, platform=SLACK)
         return commands.run(ctx, line)
 
     def say(self, user: str, line: str, admin: bool = False) -> str:
@@ -319,3 +320,15 @@ def test_the_console_says_when_a_command_failed_and_reads_the_next(room):
     assert "Something went wrong on my side (OperationalError: attempt to write a readonly database)" in said
     assert "#7 " in said and "nobody has presented it yet" in said
     assert room.slots() == []
+
+
+def test_the_helps_assign_example_works_in_the_console(room):
+    """`assign @ada 7 next`, as help writes it: the console names a member `@ada` or `ada`."""
+    import io
+
+    out = io.StringIO()
+    context = lambda: Context(room.store, room.group, Member("console", lambda: True), room.now)  # noqa: E731
+    console.serve(context, stdin=io.StringIO("assign @ada 7 next\nassign bob 8 2026-12-17\n"), stdout=out)
+    said = out.getvalue()
+    assert "@ada presents #7 " in said and "@bob presents #8 " in said, said
+    assert [(kind, presenter) for _, kind, presenter, _ in room.slots()] == [("presenter", "ada"), ("presenter", "bob")]

@@ -30,6 +30,7 @@ from bot.replies import Button, Code, Home, Mention, Notice, PaperEntry
 from bot.signups import Change, Member, Refusal
 from bot.slack import announce, blocks
 from bot.slack.client import SlackTransport, answer_client, call, make_client
+from bot.slack.members import PLATFORM
 from bot.slack.settings import Settings
 from bot.store import Store
 
@@ -246,6 +247,7 @@ class SlackBot:
             s.channel,
             self.queue_change,
             lambda presenter: self.vet_presenter(presenter, bot_user),
+            PLATFORM,
         )
 
     # -- after the reply ---------------------------------------------------------
