@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot import commands, console, signups
-from bot.slack.members import PLATFORM as SLACK
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.commands import Context
 from bot.console import inline, render
 from bot.signups import Member
+from bot.slack.members import PLATFORM as SLACK
 
 
 @pytest.fixture
