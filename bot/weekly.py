@@ -211,7 +211,7 @@ def post_week(
 
 
 def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:
-    return delivery.sent_ts(store, "post", channel, week.key)
+    return delivery.sent_message(store, "post", channel, week.key)
 
 
 def features(store: Store, channel: str, week: Week, paper: Paper) -> None:

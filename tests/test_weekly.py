@@ -261,7 +261,7 @@ DEAD = f"{socket.gethostname()}:999999:deadbeef"  # a process of this host that 
 
 
 def row(store):
-    return store.db.execute("SELECT state, owner, ts, attempts FROM deliveries WHERE kind = 'post'").fetchone()
+    return store.db.execute("SELECT state, owner, message_ref, attempts FROM deliveries WHERE kind = 'post'").fetchone()
 
 
 def test_crash_before_the_claim(store, group, transport, slack):
@@ -486,7 +486,7 @@ def test_empty_catalog_says_why(tmp_path, group, transport, slack):
 
 def test_delivery_rows_survive_for_the_rotation(store, group, transport):
     post(store, group, transport, at(MONDAY))
-    assert delivery.sent_ts(store, "post", CHANNEL, "2026-W50") is not None
+    assert delivery.sent_message(store, "post", CHANNEL, "2026-W50") is not None
 
 
 def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
@@ -508,7 +508,7 @@ def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
     h.bot.store.db.execute("UPDATE deliveries SET retry_at = 0")  # the 10-minute wait is wall-clock time
     ticker.check_post()
     assert len(posts(slack)) == 1 and len(slack.messages("DUADMIN")) == 1
-    assert delivery.sent_ts(h.bot.store, "post", CHANNEL, "2026-W50") is not None
+    assert delivery.sent_message(h.bot.store, "post", CHANNEL, "2026-W50") is not None
 
 
 def test_week_names_the_focus_tag_when_no_paper_has_it_any_more(store, group):
