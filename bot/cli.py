@@ -86,8 +86,8 @@ def cmd_console(args, settings: Settings) -> int:
     admin = args.user is None or args.user in settings.admins
     member = Member(user, lambda: admin)
     on_change = None
-    if settings.channel:  # announced as from Slack: the outbox, which `run` sends
-        from bot.slack import announce
+    if settings.channel:  # announced in the channel: the outbox, which `run` sends
+        from bot import announce
 
         def on_change(change):
             announce.queue(store, settings.channel, change)

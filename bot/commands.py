@@ -27,10 +27,12 @@ from bot.replies import (
     Code,
     Help,
     HelpLine,
+    Home,
     Mention,
     Mine,
     Notice,
     PaperCard,
+    PaperEntry,
     PaperList,
     PaperRef,
     Reply,
@@ -494,3 +496,20 @@ def run(ctx: Context, line: str) -> Answer:
         return Answer(Notice(refusal.text, ok=False))
     except Busy:  # another writer (an import's batch, a second process) held the catalog too long
         return Answer(Notice(text(BUSY), ok=False))
+
+
+#: What App Home lists: the coming weeks, and papers waiting for a presenter.
+HOME_WEEKS = 12
+HOME_WAITING = 20
+
+
+def home(ctx: Context, notice: Notice | None = None) -> Home:
+    """A member's own page (a platform's home tab): the coming weeks, their own slots, papers nobody has
+    presented with a sign-up button, and `notice` on top."""
+    coming = signups.schedule(ctx.store, ctx.group, ctx.now)[:HOME_WEEKS]
+    upcoming, _ = signups.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
+    waiting = [
+        PaperEntry(p, Button("Sign up", f"signup {p.number}"))
+        for p in signups.waiting_papers(ctx.store, HOME_WAITING, ctx.focus_tag)
+    ]
+    return Home(ctx.member.id, coming, upcoming, waiting, notice)
