@@ -170,7 +170,7 @@ class Help:
 
 @dataclass
 class AddForm:
-    """Ask for a new paper's fields (a modal in Slack)."""
+    """Ask for a new paper's fields (a form, where the platform has them)."""
 
 
 @dataclass

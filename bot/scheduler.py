@@ -10,7 +10,7 @@ twice, late, or in two processes at once still posts once. Besides the
 crontab's own slots there is a check every 30 seconds (and one at start), which
 catches up a slot missed while the bot was down, retries a failed post later
 in the week, and sends reminders at their time. The post and the reminders are
-looked at apart: a post waiting out Slack's rate limits holds no reminder back.
+looked at apart: a post waiting out the platform's rate limits holds no reminder back.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ class Ticker:
         self.outbox = outbox
         self._posting = threading.Lock()
         self._reminding = threading.Lock()
-        # The first look after a start tries at once what Slack refused before (not_in_channel,
-        # invalid_auth): a restart is how an operator says it is fixed.
+        # The first look after a start tries at once what the platform refused before (the bot not
+        # in the channel, a bad token): a restart is how an operator says it is fixed.
         self._post_looked = self._reminders_looked = False
 
     def wait_idle(self, timeout: float) -> bool:
@@ -140,7 +140,7 @@ class Ticker:
 
 def create(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
     """The scheduler with its jobs, not started yet (`.start()`; `.shutdown()` once it `.running`)."""
-    # Two instances of a job may run: one waiting on Slack, and the next, which returns at once (the
+    # Two instances of a job may run: one waiting on the platform, and the next, which returns at once (the
     # checks see to that), rather than APScheduler skipping it with a warning every 30 seconds.
     scheduler = BackgroundScheduler(
         timezone=settings.timezone,

@@ -1,7 +1,7 @@
 """Settings, read once at start and checked before anything runs.
 
-    settings = SlackSettings.load(os.environ, dotenv=".env")   # a platform's settings class
-    settings.require("PAPERBOT_CHANNEL")                        # per verb
+    settings = Settings.load(os.environ, dotenv=".env")   # or a platform adapter's subclass
+    settings.require("PAPERBOT_CHANNEL")                   # per verb
 
 `Settings` holds what any group has, whatever its platform; a platform adapter subclasses it
 with its own names (`NAMES`) and fields (`_fields`). A missing or malformed value raises

@@ -355,7 +355,7 @@ def _check_not_presented(store: Store, group: MeetingCalendar, now: datetime, pa
     )
 
 
-#: Called with each change inside its write transaction: what it writes (the Slack layer's
+#: Called with each change inside its write transaction: what it writes (the change's
 #: announcement in the outbox) is saved with the change or not at all.
 Then = Callable[[Change], None] | None
 

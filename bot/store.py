@@ -209,8 +209,8 @@ def m006_outbox(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m007_message_ref(db: sqlite_utils.Database) -> None:
-    # A delivered message is known by its platform's own reference (a Slack ts, a Discord message
-    # id): the column says what it holds for any platform. RENAME COLUMN keeps every row.
+    # A delivered message is known by its platform's own reference (a message's timestamp or id):
+    # the column says what it holds for any platform. RENAME COLUMN keeps every row.
     db.execute("ALTER TABLE deliveries RENAME COLUMN ts TO message_ref")
 
 

@@ -172,7 +172,7 @@ def post_week(
     """Post the paper of the week that contains `at`, unless it already has its post.
 
     Without `force` (the scheduler), nothing happens before the week's slot. Both `force` and
-    `retry_now` (the first check after a start: the operator may have fixed what Slack refused)
+    `retry_now` (the first check after a start: the operator may have fixed what the platform refused)
     skip the wait after a refusal.
     Only the week that contains `at` is ever considered, so a slot missed while
     the bot was down is posted when it is back, unless that week is over.
