@@ -2,7 +2,7 @@
 
     signups.signup(..., then=lambda change: announce.queue(store, "C0PAPERS", change))
 
-Called inside the change's write transaction (signups.ThenCall), by the running bot and by the
+Called inside the change's write transaction (signups.OnChange), by the running bot and by the
 console alike: the rows are saved with the change or not at all, and whichever `run` has the
 outbox sends them. The outbox keeps what happened (`record`), not a platform's message: the
 platform's adapter draws the line when it sends it (`change_of`, then commands.announcement).

@@ -80,7 +80,7 @@ class Context:
     now: datetime
     focus_tag: str | None = None
     channel: str | None = None
-    #: Called with a change to the schedule inside its transaction (signups.Then).
+    #: Called with a change to the schedule inside its transaction (signups.OnChange).
     on_change: Callable[[Change], None] | None = None
     #: Raises Refusal for a user who cannot present (a bot); the console has no such users.
     vet_presenter: Callable[[str], None] | None = None
@@ -362,8 +362,16 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
     also = [s for s in signups.history(ctx.store, ctx.group, line.paper) if s.meeting > ctx.now and s.week != line.week]
     note: list = []
     if also:
-        others = f" and {len(also) - 1} more week{'s' if len(also) > 2 else ''}" if len(also) > 1 else ""
-        note = [" It is also coming up on ", When(also[0].meeting), " (", Mention(also[0].presenter), ")", others, "."]
+        more_weeks = f" and {len(also) - 1} more week{'s' if len(also) > 2 else ''}" if len(also) > 1 else ""
+        note = [
+            " It is also coming up on ",
+            When(also[0].meeting),
+            " (",
+            Mention(also[0].presenter),
+            ")",
+            more_weeks,
+            ".",
+        ]
     return Answer(
         Notice(
             text(Mention(line.presenter), " presents ", PaperRef(line.paper), " on ", When(line.meeting), ".", *note)

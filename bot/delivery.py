@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from bot.owners import OWNER, hold, owner_is_dead
+from bot.liveness import OWNER, hold, owner_is_dead
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -75,14 +75,24 @@ class NothingToSend(Exception):
     """There is no message to send (e.g. the catalog is empty); str() says why."""
 
 
-class Moot(NothingToSend):
+class NoLongerWanted(NothingToSend):
     """The message is no longer wanted (the week was skipped, the presenter withdrew while an
     attempt waited): not a failure, and nothing is left planned."""
 
 
+#: What is delivered: the week's post to the channel, or a presenter's reminder to them.
+Kind = Literal["post", "reminder"]
+#: What became of one call of `deliver`: delivered ('sent' now; 'found', an earlier try had
+#: arrived; 'done', sent before), or not ('busy': another process has it; 'waiting' after a
+#: refusal; 'failed'; 'stopped' with the process; 'unreachable': no one to send it to; 'moot').
+Status = Literal["sent", "found", "done", "busy", "waiting", "failed", "stopped", "unreachable", "moot"]
+#: A delivery row: claimed by a process, an attempt under way (maybe arrived), or sent.
+RowState = Literal["claimed", "sending", "sent"]
+
+
 @dataclass(frozen=True)
 class Delivery:
-    kind: str  # 'post' | 'reminder'
+    kind: Kind
     dest: str  # channel ID, or user ID for a direct message
     key: str  # what makes it unique within kind and dest: the week
 
@@ -109,7 +119,7 @@ class Transport(Protocol):
 
 @dataclass(frozen=True)
 class Result:
-    status: str  # 'sent' | 'found' | 'done' | 'busy' | 'waiting' | 'failed' | 'stopped' | 'unreachable' | 'moot'
+    status: Status
     detail: str = ""
     sent: Sent | None = None
     new_error: bool = False  # a failure whose reason differs from the last one recorded
@@ -129,7 +139,7 @@ def _stamp() -> str:
 
 @dataclass
 class _Claim:
-    state: str
+    state: RowState
     claimed_at: float
     last_error: str | None
 
@@ -247,7 +257,7 @@ def deliver(
                     "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?",
                     [paper, _wall() + LEASE_SECONDS],
                 )
-        except Moot as e:
+        except NoLongerWanted as e:
             # Made moot by a change while it waited: let go, with no paper planned and no wait, so
             # that it goes at once if it is wanted again (the presenter signs up again).
             _update(store, d, "owner = NULL, lease_until = 0, retry_at = 0, paper = NULL, last_error = ?", [str(e)])

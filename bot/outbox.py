@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 
-from bot.owners import OWNER, hold, owner_is_dead
+from bot.liveness import OWNER, hold, owner_is_dead
 from bot.store import Store
 
 LEASE_SECONDS = 120

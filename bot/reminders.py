@@ -16,7 +16,7 @@ from datetime import datetime
 
 from bot import catalog, delivery, signups
 from bot.calendar import MeetingCalendar, Week
-from bot.delivery import Delivery, Moot, NothingToSend, Result, Transport
+from bot.delivery import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.replies import Reminder
 from bot.store import Store
 
@@ -72,7 +72,7 @@ def _as_it_stands(store: Store, reminder: Reminder) -> tuple[Reminder, int]:
     tell someone who withdrew meanwhile that they present, nor name a paper they changed."""
     slot = signups.slot(store, reminder.week)
     if slot is None or slot.kind != "presenter" or slot.presenter != reminder.presenter:
-        raise Moot(f"{reminder.presenter} no longer presents in {reminder.week}")
+        raise NoLongerWanted(f"{reminder.presenter} no longer presents in {reminder.week}")
     paper = reminder.paper if slot.paper == reminder.paper.number else catalog.by_number(store, slot.paper)
     if paper is None:
         raise NothingToSend(f"the paper of {reminder.week} was removed")

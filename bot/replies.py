@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 from bot.calendar import Week
 from bot.catalog import Paper
@@ -97,13 +98,18 @@ class PaperList:
     pager: list[Button] = field(default_factory=list)
 
 
+#: What a week of the schedule holds.
+SlotState = Literal["presenter", "open", "skipped", "booked"]
+
+
 @dataclass
 class SlotLine:
     """One week of the schedule: what happens and who presents."""
 
     week: Week
     meeting: datetime
-    state: str  # 'presenter' | 'open' | 'skipped' | 'booked' (`weeks` with presenters, from this one, not listed)
+    #: 'booked': `weeks` weeks with presenters, from this one, not listed one by one.
+    state: SlotState
     paper: Paper | None = None
     presenter: str | None = None
     weeks: int = 1

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 CHECK_SECONDS = 30
 
 
-class Ticker:
+class ScheduledChecks:
     """Looks at what is due: the week's post (`check_post`) and reminders (`check_reminders`)."""
 
     def __init__(
@@ -138,7 +138,7 @@ class Ticker:
             log.exception("reminder check failed")
 
 
-def create(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
+def create(ticker: ScheduledChecks, settings: Settings) -> BackgroundScheduler:
     """The scheduler with its jobs, not started yet (`.start()`; `.shutdown()` once it `.running`)."""
     # Two instances of a job may run: one waiting on the platform, and the next, which returns at once (the
     # checks see to that), rather than APScheduler skipping it with a warning every 30 seconds.
@@ -152,3 +152,7 @@ def create(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
     scheduler.add_job(ticker.check_post, every, id="post-check", name="catch-up and retries", next_run_time=start)
     scheduler.add_job(ticker.check_reminders, every, id="reminders", name="reminders", next_run_time=start)
     return scheduler
+
+
+#: Its name before it said what it is (bot/slack/serve.py uses it).
+Ticker = ScheduledChecks

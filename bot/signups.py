@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from bot import catalog
 from bot.calendar import BadDate, MeetingCalendar, Week
@@ -49,9 +49,15 @@ class Member:
     is_admin: Callable[[], bool] = lambda: False
 
 
+#: A row of `slots`: a week with a presenter, or a week without a meeting.
+SlotKind = Literal["presenter", "skipped"]
+#: What a change to the schedule did.
+Action = Literal["signup", "withdraw", "assign", "unassign", "skip"]
+
+
 class Slot(NamedTuple):
     week: Week
-    kind: str  # 'presenter' | 'skipped'
+    kind: SlotKind
     presenter: str | None
     paper: int | None
 
@@ -60,7 +66,7 @@ class Slot(NamedTuple):
 class Change:
     """A change to the schedule, to confirm to its author and announce to the group."""
 
-    action: str  # signup | withdraw | assign | unassign | skip
+    action: Action
     line: SlotLine  # the week as it is now
     by: str
     before: SlotLine | None = None  # the week as it was, for withdraw/unassign
@@ -357,10 +363,10 @@ def _check_not_presented(store: Store, group: MeetingCalendar, now: datetime, pa
 
 #: Called with each change inside its write transaction: what it writes (the change's
 #: announcement in the outbox) is saved with the change or not at all.
-Then = Callable[[Change], None] | None
+OnChange = Callable[[Change], None] | None
 
 
-def _made(change: Change, then: Then) -> Change:
+def _made(change: Change, then: OnChange) -> Change:
     if then is not None:
         then(change)
     return change
@@ -426,7 +432,7 @@ def signup(
     paper_ref: str,
     week_arg: str | None = None,
     *,
-    then: Then = None,
+    then: OnChange = None,
 ) -> Change:
     """Sign `member` up to present a paper, in the week of `week_arg` or the first open one."""
     with store.write():
@@ -476,7 +482,7 @@ def _own_upcoming(store: Store, group: MeetingCalendar, now: datetime, member: M
 
 
 def withdraw(
-    store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, *, then: Then = None
+    store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, *, then: OnChange = None
 ) -> Change:
     """Give up one of `member`'s own coming slots, named by its paper or its date."""
     with store.write():
@@ -495,7 +501,7 @@ def assign(
     paper_ref: str,
     week_arg: str | None = None,
     *,
-    then: Then = None,
+    then: OnChange = None,
 ) -> Change:
     """Admin: put `user` in a week (default: the first open one) with a paper; papers may repeat."""
     require_admin(admin, "assign weeks")
@@ -507,7 +513,7 @@ def assign(
 
 
 def unassign(
-    store: Store, group: MeetingCalendar, now: datetime, admin: Member, week_arg: str, *, then: Then = None
+    store: Store, group: MeetingCalendar, now: datetime, admin: Member, week_arg: str, *, then: OnChange = None
 ) -> Change:
     """Admin: clear a week's presenter or skip."""
     require_admin(admin, "clear weeks")
@@ -523,7 +529,7 @@ def unassign(
 
 
 def skip(
-    store: Store, group: MeetingCalendar, now: datetime, admin: Member, week_arg: str, *, then: Then = None
+    store: Store, group: MeetingCalendar, now: datetime, admin: Member, week_arg: str, *, then: OnChange = None
 ) -> Change:
     """Admin: no meeting that week: no post, no presenter."""
     require_admin(admin, "skip weeks")

@@ -19,7 +19,7 @@ from datetime import datetime
 from bot import catalog, delivery, signups
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import Paper
-from bot.delivery import Delivery, Moot, NothingToSend, Result, Transport
+from bot.delivery import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.replies import WeeklyPost
 from bot.store import Store
 
@@ -195,7 +195,7 @@ def post_week(
     def build():
         now_slot = signups.slot(store, week)  # again at each attempt: an admin may skip it while one waits
         if now_slot is not None and now_slot.kind == "skipped":
-            raise Moot(f"{week.key} was skipped meanwhile: no meeting, no post")
+            raise NoLongerWanted(f"{week.key} was skipped meanwhile: no meeting, no post")
         post = plan(store, group, week, focus_tag, channel, now)
         if post is None:
             where = f" tagged {focus_tag}" if focus_tag else ""

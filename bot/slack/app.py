@@ -291,7 +291,7 @@ CHANNEL_REFUSALS = ("channel_not_found", "not_in_channel")
 
 def build_app(bot: SlackBot) -> App:
     """The Bolt app with every listener registered."""
-    from bot.slack.listeners import actions, events, others, views
+    from bot.slack.listeners import actions, events, fallbacks, views
     from bot.slack.listeners import commands as command_listeners
 
     settings = bot.settings
@@ -320,7 +320,7 @@ def build_app(bot: SlackBot) -> App:
     actions.register(app, bot)
     views.register(app, bot)
     events.register(app, bot)
-    others.register(app, bot)  # last: the first listener that matches runs
+    fallbacks.register(app, bot)  # last: the first listener that matches runs
 
     @app.error
     def on_error(error, body, logger):  # Bolt calls this for anything a listener did not catch
