@@ -175,7 +175,7 @@ def _transport(settings: Settings):
 
 
 def cmd_post_week(args, settings: Settings) -> int:
-    from bot import console, delivery, signups, weekly
+    from bot import console, delivery, slots, weekly
 
     if not args.dry_run:
         settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
@@ -191,7 +191,7 @@ def cmd_post_week(args, settings: Settings) -> int:
         if group.slot_of(week) is None:
             print(f"{week.key} needs no post: the schedule ({settings.schedule.expr}) has no slot that week.")
             return 0
-        slot = signups.slot(store, week)
+        slot = slots.slot(store, week)
         if slot is not None and slot.kind == "skipped":
             print(f"{week.key} is skipped: no meeting, no post.")
             return 0

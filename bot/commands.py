@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, search_terms, signups, weekly
+from bot import catalog, search_terms, signups, slots, weekly
 from bot.calendar import BadDate, MeetingCalendar
 from bot.catalog import PAGE_SIZE
 from bot.replies import (
@@ -233,7 +233,7 @@ def cmd_show(ctx: Context, args: str) -> Answer:
     if not args.strip():
         return _usage("show")
     paper = signups.find_paper(ctx.store, args.strip(), with_tags=True)
-    history = signups.history(ctx.store, ctx.group, paper)
+    history = slots.history(ctx.store, ctx.group, paper)
     presented = [s for s in history if s.meeting <= ctx.now]
     coming = [s for s in history if s.meeting > ctx.now]
     button = None if history else Button("Sign up to present", f"signup {paper.number}", primary=True)
@@ -249,7 +249,7 @@ def cmd_week(ctx: Context, args: str) -> Answer:
     if args:
         return _takes_nothing("week", ": it shows this week. The weeks after it: ", command_code("schedule"), ".")
     week = ctx.group.week_of(ctx.now)
-    line = signups.line_for(ctx.store, ctx.group, week)
+    line = slots.line_for(ctx.store, ctx.group, week)
     if line.state == "skipped":
         return Answer(WeekCard(line, featured=False, posted=False, note=text("No meeting this week.")))
     posted = ctx.channel is not None and weekly.posted(ctx.store, ctx.channel, week) is not None
@@ -284,7 +284,7 @@ def post_button(ctx: Context, command: str) -> str:
 def cmd_schedule(ctx: Context, args: str) -> Answer:
     if args:
         return _takes_nothing("schedule", ": it lists the coming weeks, from this one.")
-    lines = signups.schedule(ctx.store, ctx.group, ctx.now)
+    lines = slots.schedule(ctx.store, ctx.group, ctx.now)
     return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", command_code("signup <paper> [<date>]"))))
 
 
@@ -325,7 +325,7 @@ def cmd_withdraw(ctx: Context, args: str) -> Answer:
 def cmd_mine(ctx: Context, args: str) -> Answer:
     if args:
         return _takes_nothing("mine", ": it shows your own slots. Everyone's: ", command_code("schedule"), ".")
-    upcoming, past = signups.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
+    upcoming, past = slots.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
     return Answer(Mine(ctx.member.id, upcoming, past))
 
 
@@ -359,7 +359,7 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
     )
     line = change.line
     # Papers may repeat, but an admin who books one that is coming up already should know.
-    also = [s for s in signups.history(ctx.store, ctx.group, line.paper) if s.meeting > ctx.now and s.week != line.week]
+    also = [s for s in slots.history(ctx.store, ctx.group, line.paper) if s.meeting > ctx.now and s.week != line.week]
     note: list = []
     if also:
         more_weeks = f" and {len(also) - 1} more week{'s' if len(also) > 2 else ''}" if len(also) > 1 else ""
@@ -514,10 +514,10 @@ HOME_WAITING = 20
 def home(ctx: Context, notice: Notice | None = None) -> Home:
     """A member's own page (a platform's home tab): the coming weeks, their own slots, papers nobody has
     presented with a sign-up button, and `notice` on top."""
-    coming = signups.schedule(ctx.store, ctx.group, ctx.now)[:HOME_WEEKS]
-    upcoming, _ = signups.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
+    coming = slots.schedule(ctx.store, ctx.group, ctx.now)[:HOME_WEEKS]
+    upcoming, _ = slots.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
     waiting = [
         PaperEntry(p, Button("Sign up", f"signup {p.number}"))
-        for p in signups.waiting_papers(ctx.store, HOME_WAITING, ctx.focus_tag)
+        for p in slots.waiting_papers(ctx.store, HOME_WAITING, ctx.focus_tag)
     ]
     return Home(ctx.member.id, coming, upcoming, waiting, notice)

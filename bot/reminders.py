@@ -14,7 +14,7 @@ import functools
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, delivery, signups
+from bot import catalog, delivery, slots
 from bot.calendar import MeetingCalendar, Week
 from bot.delivery import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.replies import Reminder
@@ -70,7 +70,7 @@ def send_due(
 def _as_it_stands(store: Store, reminder: Reminder) -> tuple[Reminder, int]:
     """The reminder as the week stands at this attempt: one retried after a rate limit must not
     tell someone who withdrew meanwhile that they present, nor name a paper they changed."""
-    slot = signups.slot(store, reminder.week)
+    slot = slots.slot(store, reminder.week)
     if slot is None or slot.kind != "presenter" or slot.presenter != reminder.presenter:
         raise NoLongerWanted(f"{reminder.presenter} no longer presents in {reminder.week}")
     paper = reminder.paper if slot.paper == reminder.paper.number else catalog.by_number(store, slot.paper)

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, delivery, signups
+from bot import catalog, delivery, slots
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import Paper
 from bot.delivery import Delivery, NoLongerWanted, NothingToSend, Result, Transport
@@ -102,7 +102,7 @@ def plan(
     open week (with the default PAPERBOT_MEETING, the post's own time, the meeting is under way
     when the post goes out).
     """
-    slot = signups.slot(store, week)
+    slot = slots.slot(store, week)
     meeting = group.meeting_of(week)
     ahead = meeting > now
     if slot is not None and slot.kind == "presenter":
@@ -133,7 +133,7 @@ def _presented_elsewhere(
 ) -> tuple[str | None, datetime] | None:
     """The paper's presenter (None once it was presented) and meeting in another week, the latest:
     the slot that a sign-up for it would be refused for (signups._check_not_presented)."""
-    latest = signups.latest_presenter(store, paper, besides=week)
+    latest = slots.latest_presenter(store, paper, besides=week)
     if latest is None:
         return None
     meeting = group.meeting_of(latest[0])
@@ -186,14 +186,14 @@ def post_week(
         return Outcome(week, "no-slot", f"the schedule ({group.schedule.expr}) has no slot in {week.key}")
     if not force and at < slot:
         return Outcome(week, "not-yet", f"the post is due at {slot.isoformat()}")
-    existing = signups.slot(store, week)
+    existing = slots.slot(store, week)
     if existing is not None and existing.kind == "skipped":
         return Outcome(week, "skipped", f"{week.key} is skipped: no meeting, no post")
 
     built: list[WeeklyPost] = []
 
     def build():
-        now_slot = signups.slot(store, week)  # again at each attempt: an admin may skip it while one waits
+        now_slot = slots.slot(store, week)  # again at each attempt: an admin may skip it while one waits
         if now_slot is not None and now_slot.kind == "skipped":
             raise NoLongerWanted(f"{week.key} was skipped meanwhile: no meeting, no post")
         post = plan(store, group, week, focus_tag, channel, now)

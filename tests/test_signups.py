@@ -10,7 +10,7 @@ from conftest import TZ, at
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot import commands, console, signups
+from bot import commands, console, slots
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.commands import Context
 from bot.console import inline, render
@@ -201,7 +201,7 @@ def test_schedule_shows_presenters_open_weeks_and_skips(room):
     room.run("U1", "signup 7 2026-12-10")
     room.run("UADMIN", "skip 2026-12-24", admin=True)
     room.run("U2", "signup 8 2027-03-04")
-    lines = signups.schedule(room.store, room.group, room.now)
+    lines = slots.schedule(room.store, room.group, room.now)
     states = [(line.week.key, line.state) for line in lines]
     assert states[:5] == [
         ("2026-W49", "open"),
@@ -217,7 +217,7 @@ def test_schedule_shows_presenters_open_weeks_and_skips(room):
 def test_schedule_shows_the_next_26_presenters_and_how_many_more_weeks_are_booked(room):
     for i in range(30):
         room.run(f"U{i}", f"signup {i + 1} {Week(2026, 50).plus(i).monday}")
-    lines = signups.schedule(room.store, room.group, room.now)
+    lines = slots.schedule(room.store, room.group, room.now)
     assert [(line.week, line.state) for line in lines[:27]] == [(Week(2026, 49), "open")] + [
         (Week(2026, 50).plus(i), "presenter") for i in range(26)
     ]
@@ -233,7 +233,7 @@ def test_schedule_shows_the_next_26_presenters_and_how_many_more_weeks_are_booke
 def reference_schedule(room) -> list[tuple[str, str]]:
     """The schedule's rule spelled out plainly: the first 26 presenters from the first week ahead, the first 4
     open weeks, and the skips up to the last of those."""
-    start = signups.first_week_ahead(room.group, room.now)
+    start = slots.first_week_ahead(room.group, room.now)
     booked = {Week.from_key(w): kind for w, kind, _, _ in room.slots()}
     presenters = sorted(w for w, kind in booked.items() if kind == "presenter" and w >= start)[:26]
     free, week = [], start
@@ -267,7 +267,7 @@ def test_schedule_is_the_first_26_presenters_4_open_weeks_and_skips_among_them(r
             "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) VALUES (?, ?, ?, ?, 'UADMIN', '')",
             [week.key, kind, presenter, paper],
         )
-    lines = signups.schedule(room.store, room.group, room.now)
+    lines = slots.schedule(room.store, room.group, room.now)
     assert [(line.week.key, line.state, line.weeks) for line in lines] == reference_schedule(room)
     for line in lines:
         assert line.meeting == room.group.meeting_of(line.week)
