@@ -10,6 +10,7 @@ and their tests all read it.
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from collections.abc import Callable
@@ -485,6 +486,9 @@ def split(line: str) -> tuple[str, str]:
     return verb.lower(), _LOOSE_NUMBER.sub("#", rest[0]).strip() if rest else ""
 
 
+#: A verb this close to one of ours (difflib's ratio) is taken for a typo of it: serach, shwo, sigup.
+MEANT = 0.7
+
 BUSY = "The catalog is busy just now, so nothing was changed. Try again in a moment."
 
 
@@ -495,6 +499,21 @@ def run(ctx: Context, line: str) -> Answer:
         return Answer(_help())
     command = BY_NAME.get(verb)
     if command is None:
+        meant = difflib.get_close_matches(verb, list(BY_NAME), n=1, cutoff=MEANT)
+        if meant:  # serach, shwo: a typo of one verb gets that verb, not all of help
+            cmd = BY_NAME[meant[0]]
+            return _notice(
+                "I don't know ",
+                Code(verb[:30]),
+                ". Did you mean ",
+                Code(cmd.name),
+                "? Usage: ",
+                command_code(cmd.usage),
+                ", for example ",
+                command_code(cmd.example),
+                ".",
+                ok=False,
+            )
         return Answer(_help(text("I don't know ", Code(verb[:30]), ". Here is what I can do:")))
     if command.name != "help" and not ctx.member.id.strip():  # a platform always names the user; without one, no one
         return _notice("This request did not say who sent it, so nothing was done. Try the command again.", ok=False)

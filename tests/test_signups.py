@@ -332,3 +332,19 @@ def test_the_helps_assign_example_works_in_the_console(room):
     said = out.getvalue()
     assert "@ada presents #7 " in said and "@bob presents #8 " in said, said
     assert [(kind, presenter) for _, kind, presenter, _ in room.slots()] == [("presenter", "ada"), ("presenter", "bob")]
+
+
+@pytest.mark.parametrize("typed, meant", [("serach diloco", "search"), ("shwo 7", "show"), ("sigup 7", "signup")])
+def test_a_mistyped_verb_gets_did_you_mean_not_all_of_help(room, typed, meant):
+    said = room.say("U1", typed)
+    assert f"Did you mean `{meant}`?" in said and "Usage: `/paper " in said
+    assert "/paper commands:" not in said  # not the whole help
+    assert "/paper commands:" in room.say("U1", "frobnicate")  # nothing like a verb: the help
+
+
+def test_the_console_takes_a_mention_as_the_console_writes_it_only(room):
+    """`<@U2|ada>` is Slack's form: the console reads @ada or ada, and names the form it wants."""
+    from bot.console import read_member
+
+    assert read_member("@ada") == read_member("ada") == "ada"
+    assert read_member("<@U2|ada>") is None
