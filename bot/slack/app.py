@@ -6,7 +6,8 @@
 `SlackBot` is what the listeners share: settings, the store, the Web API
 clients, the admin check, and a small pool for work that happens after the
 reply (announcements, updating the weekly post, App Home), so that no reply
-waits for a second Slack call.
+waits for a second Slack call. The outbox is sent by the core's OutboxSender
+(bot.outbox_sender), with SlackPoster (bot.slack.announce) doing Slack's part.
 """
 
 from __future__ import annotations
