@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from bot import catalog, delivery, slots
 from bot.calendar import MeetingCalendar, Week
@@ -23,11 +24,18 @@ from bot.delivery import Delivery, NoLongerWanted, NothingToSend, Result, Transp
 from bot.replies import WeeklyPost
 from bot.store import Store
 
+#: What became of a week's post: delivery's words for it ('sent', 'found', 'done', 'busy',
+#: 'waiting', 'failed', 'stopped'), or no post wanted ('skipped'; 'no-slot': the schedule has none
+#: that week; 'not-yet': its time has not come).
+PostStatus = Literal[
+    "sent", "found", "done", "busy", "waiting", "failed", "stopped", "unreachable", "skipped", "no-slot", "not-yet"
+]
+
 
 @dataclass(frozen=True)
 class Outcome:
     week: Week
-    status: str  # 'sent' | 'found' | 'done' | 'skipped' | 'no-slot' | 'not-yet' | 'busy' | 'waiting' | 'failed'
+    status: PostStatus
     detail: str = ""
     post: WeeklyPost | None = None
     result: Result | None = None
