@@ -19,6 +19,7 @@ from bot.catalog import Paper
 from bot.replies import SlotLine
 from bot.store import Store
 
+#: `schedule` lists this many weeks with presenters (half a year of meetings) and open weeks.
 SCHEDULE_PRESENTERS = 26
 SCHEDULE_OPEN = 4
 HORIZON_WEEKS = 520  # ten years: how far ahead a week may be booked, and "the first open week" looked for
