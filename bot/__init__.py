@@ -1,1 +1,1 @@
-"""paperbot: a Slack bot for research reading groups."""
+"""paperbot: a chat bot for research reading groups; its platforms are adapters (bot/slack, bot/console)."""

@@ -276,7 +276,7 @@ class BadDate(ValueError):
 
 
 @dataclass(frozen=True)
-class Group:
+class MeetingCalendar:
     """The reading group's calendar: its zone, weekly meeting, post schedule and reminders."""
 
     tz: ZoneInfo

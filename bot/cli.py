@@ -23,7 +23,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bot.settings import SettingError, Settings, check_focus_tag
+from bot.settings import SettingError, check_focus_tag
+from bot.slack.settings import Settings
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -85,8 +86,8 @@ def cmd_console(args, settings: Settings) -> int:
     admin = args.user is None or args.user in settings.admins
     member = Member(user, lambda: admin)
     on_change = None
-    if settings.channel:  # announced as from Slack: the outbox, which `run` sends
-        from bot.slack import announce
+    if settings.channel:  # announced in the channel: the outbox, which `run` sends
+        from bot import announce
 
         def on_change(change):
             announce.queue(store, settings.channel, change)
@@ -174,7 +175,7 @@ def _transport(settings: Settings):
 
 
 def cmd_post_week(args, settings: Settings) -> int:
-    from bot import console, delivery, signups, weekly
+    from bot import console, delivery, slots, weekly
 
     if not args.dry_run:
         settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
@@ -190,7 +191,7 @@ def cmd_post_week(args, settings: Settings) -> int:
         if group.slot_of(week) is None:
             print(f"{week.key} needs no post: the schedule ({settings.schedule.expr}) has no slot that week.")
             return 0
-        slot = signups.slot(store, week)
+        slot = slots.slot(store, week)
         if slot is not None and slot.kind == "skipped":
             print(f"{week.key} is skipped: no meeting, no post.")
             return 0

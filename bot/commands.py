@@ -1,4 +1,4 @@
-"""The /paper commands: text in, a reply out, the same in Slack and in the console.
+"""The /paper commands: text in, a reply out, the same on every platform and in the console.
 
     answer = commands.run(ctx, "tag Parallelism_DP")
     answer.reply          # a bot.replies value, for a renderer
@@ -10,26 +10,30 @@ and their tests all read it.
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, search_terms, signups, weekly
-from bot.calendar import BadDate, Group
+from bot import catalog, search_terms, signups, slots, weekly
+from bot.calendar import BadDate, MeetingCalendar
 from bot.catalog import PAGE_SIZE
 from bot.replies import (
+    COMMAND,
     AddForm,
     Bold,
     Button,
     Code,
     Help,
     HelpLine,
+    Home,
     Mention,
     Mine,
     Notice,
     PaperCard,
+    PaperEntry,
     PaperList,
     PaperRef,
     Reply,
@@ -38,10 +42,33 @@ from bot.replies import (
     Text,
     WeekCard,
     When,
+    command_code,
     text,
 )
 from bot.signups import Change, Member, Refusal
 from bot.store import Busy, Store
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What the commands need to know of the platform they answer on: how it writes a member in a
+    command, and how much one reply may hold. Each adapter makes its own."""
+
+    #: The member a word names (`@ada`, a pasted mention): their id, or None when it names none.
+    read_member: Callable[[str], str | None]
+    #: A member's id as the platform shows one, for the hint when no member was named.
+    member_example: str = "ada"
+    #: Tags one reply lists.
+    tags_page: int = 500
+
+
+def _member_id(word: str) -> str | None:
+    """A member's id typed as it is: where no adapter said how its platform writes a member."""
+    return word if re.fullmatch(r"[A-Za-z0-9._-]{1,80}", word) else None
+
+
+#: Members named by their ids alone: the reading of a context no adapter made.
+IDS_ONLY = Platform(_member_id)
 
 
 @dataclass
@@ -49,15 +76,16 @@ class Context:
     """Everything a command may use: the catalog, the group's calendar, who asks, and when."""
 
     store: Store
-    group: Group
+    group: MeetingCalendar
     member: Member
     now: datetime
     focus_tag: str | None = None
     channel: str | None = None
-    #: Called with a change to the schedule inside its transaction (signups.Then).
+    #: Called with a change to the schedule inside its transaction (signups.OnChange).
     on_change: Callable[[Change], None] | None = None
     #: Raises Refusal for a user who cannot present (a bot); the console has no such users.
     vet_presenter: Callable[[str], None] | None = None
+    platform: Platform = IDS_ONLY
 
 
 @dataclass
@@ -81,7 +109,6 @@ class Command:
 
 
 _PAGE = re.compile(r"\s+--page\s+(\d{1,6})\s*$")
-_USER = re.compile(r"^<?@?([UW][A-Z0-9]+)(?:\|[^>]*)?>?$")  # U012AB, @U012AB, or <@U012AB> as help writes it
 
 
 def _paged(args: str) -> tuple[str, int]:
@@ -98,13 +125,13 @@ def _notice(*segments, ok: bool = True, buttons=None) -> Answer:
 def _usage(name: str) -> Answer:
     cmd = BY_NAME[name]
     return _notice(
-        "Usage: ", Code(f"/paper {cmd.usage}"), ", for example ", Code(f"/paper {cmd.example}"), ".", ok=False
+        "Usage: ", command_code(f"{cmd.usage}"), ", for example ", command_code(f"{cmd.example}"), ".", ok=False
     )
 
 
 #: Lists are compact, two lines a paper; the sign-up button is on `show`, the weekly post and App Home.
 LIST_FOOTER = text(
-    "Sign up: ", Code("/paper signup <number> [<date>]"), "  ·  a paper in full: ", Code("/paper show <number>")
+    "Sign up: ", command_code("signup <number> [<date>]"), "  ·  a paper in full: ", command_code("show <number>")
 )
 
 
@@ -133,21 +160,20 @@ def _help(intro: Text = ()) -> Help:
     return Help([HelpLine(c.usage, c.summary, c.example, c.admin) for c in COMMANDS], intro)
 
 
-#: Tags a reply lists: well within Slack's 50 blocks even for 50-character tags.
-TAGS_PAGE = 500
-
-
 def cmd_tags(ctx: Context, args: str) -> Answer:
     rest, page_no = _paged(args)
     if rest:
-        return _takes_nothing("tags", ": it lists every tag. The papers of one: ", Code(f"/paper tag {rest[:50]}"), ".")
+        return _takes_nothing(
+            "tags", ": it lists every tag. The papers of one: ", command_code(f"tag {rest[:50]}"), "."
+        )
     counts = catalog.tag_counts(ctx.store)
-    pages = max(1, -(-len(counts) // TAGS_PAGE))
+    size = ctx.platform.tags_page
+    pages = max(1, -(-len(counts) // size))
     if page_no > pages:
         return _notice(f"There are {len(counts)} tags; there is no page {page_no}.", ok=False)
-    first = (page_no - 1) * TAGS_PAGE
-    pager = _pager("tags", page_no, page_no < pages, TAGS_PAGE)
-    return Answer(TagCounts(counts[first : first + TAGS_PAGE], len(counts), first, pager))
+    first = (page_no - 1) * size
+    pager = _pager("tags", page_no, page_no < pages, size)
+    return Answer(TagCounts(counts[first : first + size], len(counts), first, pager))
 
 
 def cmd_tag(ctx: Context, args: str) -> Answer:
@@ -163,7 +189,7 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
             for i, tag in enumerate(close):
                 hint += [" or " if i else "", Code(tag)]
             hint.append("?")
-        return _notice("No paper is tagged ", Code(name), ".", *hint, " All tags: ", Code("/paper tags"), ok=False)
+        return _notice("No paper is tagged ", Code(name), ".", *hint, " All tags: ", command_code("tags"), ok=False)
     if not page.papers:
         return _notice("Tag ", Code(name), f" has {page.total} papers; there is no page {page_no}.", ok=False)
     many = page.total > PAGE_SIZE
@@ -178,7 +204,7 @@ def cmd_search(ctx: Context, args: str) -> Answer:
     page = catalog.search(ctx.store, words, page_no)
     shown = words.strip()[:100]
     if page is None:
-        example = (Code("/paper search diloco"), " or ", Code("/paper search 数据并行"), ".")
+        example = (command_code("search diloco"), " or ", command_code("search 数据并行"), ".")
         if shown:  # only symbols, emoji, punctuation: nothing a paper could match
             return _notice("No paper matches “", shown, "”: search looks for words, for example ", *example, ok=False)
         return _notice("Give me a word to look for, for example ", *example, ok=False)
@@ -186,7 +212,12 @@ def cmd_search(ctx: Context, args: str) -> Answer:
         if page_no > 1:
             return _notice(f"There is no page {page_no} of results for “", shown, "”.", ok=False)
         return _notice(
-            "No paper matches “", shown, "”. Try fewer or shorter words, or browse ", Code("/paper tags"), ".", ok=False
+            "No paper matches “",
+            shown,
+            "”. Try fewer or shorter words, or browse ",
+            command_code("tags"),
+            ".",
+            ok=False,
         )
     more = page.has_more or page_no > 1
     heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page)})" if more else "")
@@ -203,7 +234,7 @@ def cmd_show(ctx: Context, args: str) -> Answer:
     if not args.strip():
         return _usage("show")
     paper = signups.find_paper(ctx.store, args.strip(), with_tags=True)
-    history = signups.history(ctx.store, ctx.group, paper)
+    history = slots.history(ctx.store, ctx.group, paper)
     presented = [s for s in history if s.meeting <= ctx.now]
     coming = [s for s in history if s.meeting > ctx.now]
     button = None if history else Button("Sign up to present", f"signup {paper.number}", primary=True)
@@ -212,14 +243,14 @@ def cmd_show(ctx: Context, args: str) -> Answer:
 
 def _takes_nothing(name: str, *instead) -> Answer:
     """The answer to words after a command that takes none: they would be ignored without a word."""
-    return _notice(Code(f"/paper {name}"), " takes nothing after it", *instead, ok=False)
+    return _notice(command_code(f"{name}"), " takes nothing after it", *instead, ok=False)
 
 
 def cmd_week(ctx: Context, args: str) -> Answer:
     if args:
-        return _takes_nothing("week", ": it shows this week. The weeks after it: ", Code("/paper schedule"), ".")
+        return _takes_nothing("week", ": it shows this week. The weeks after it: ", command_code("schedule"), ".")
     week = ctx.group.week_of(ctx.now)
-    line = signups.line_for(ctx.store, ctx.group, week)
+    line = slots.line_for(ctx.store, ctx.group, week)
     if line.state == "skipped":
         return Answer(WeekCard(line, featured=False, posted=False, note=text("No meeting this week.")))
     posted = ctx.channel is not None and weekly.posted(ctx.store, ctx.channel, week) is not None
@@ -254,8 +285,8 @@ def post_button(ctx: Context, command: str) -> str:
 def cmd_schedule(ctx: Context, args: str) -> Answer:
     if args:
         return _takes_nothing("schedule", ": it lists the coming weeks, from this one.")
-    lines = signups.schedule(ctx.store, ctx.group, ctx.now)
-    return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", Code("/paper signup <paper> [<date>]"))))
+    lines = slots.schedule(ctx.store, ctx.group, ctx.now)
+    return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", command_code("signup <paper> [<date>]"))))
 
 
 def cmd_signup(ctx: Context, args: str) -> Answer:
@@ -274,7 +305,7 @@ def cmd_signup(ctx: Context, args: str) -> Answer:
                 " on ",
                 When(line.meeting),
                 ". Changed your mind? ",
-                Code(f"/paper withdraw {line.meeting.date().isoformat()}"),
+                command_code(f"withdraw {line.meeting.date().isoformat()}"),
             )
         ),
         change,
@@ -294,8 +325,8 @@ def cmd_withdraw(ctx: Context, args: str) -> Answer:
 
 def cmd_mine(ctx: Context, args: str) -> Answer:
     if args:
-        return _takes_nothing("mine", ": it shows your own slots. Everyone's: ", Code("/paper schedule"), ".")
-    upcoming, past = signups.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
+        return _takes_nothing("mine", ": it shows your own slots. Everyone's: ", command_code("schedule"), ".")
+    upcoming, past = slots.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
     return Answer(Mine(ctx.member.id, upcoming, past))
 
 
@@ -304,36 +335,44 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
     parts = args.split()
     if not 2 <= len(parts) <= 3:
         return _usage("assign")
-    m = _USER.match(parts[0])
-    if not m:
+    presenter = ctx.platform.read_member(parts[0])
+    if presenter is None:
         return _notice(
             "Name the presenter first, with a mention (",
             Code("@someone"),
             ") or a user ID such as ",
-            Code("U012ABCDEF"),
+            Code(ctx.platform.member_example),
             ": ",
-            Code(f"/paper {BY_NAME['assign'].example}"),
+            command_code(BY_NAME["assign"].example),
             ok=False,
         )
     if ctx.vet_presenter is not None:
-        ctx.vet_presenter(m[1])
+        ctx.vet_presenter(presenter)
     change = signups.assign(
         ctx.store,
         ctx.group,
         ctx.now,
         ctx.member,
-        m[1],
+        presenter,
         parts[1],
         parts[2] if len(parts) > 2 else None,
         then=ctx.on_change,
     )
     line = change.line
     # Papers may repeat, but an admin who books one that is coming up already should know.
-    also = [s for s in signups.history(ctx.store, ctx.group, line.paper) if s.meeting > ctx.now and s.week != line.week]
+    also = [s for s in slots.history(ctx.store, ctx.group, line.paper) if s.meeting > ctx.now and s.week != line.week]
     note: list = []
     if also:
-        others = f" and {len(also) - 1} more week{'s' if len(also) > 2 else ''}" if len(also) > 1 else ""
-        note = [" It is also coming up on ", When(also[0].meeting), " (", Mention(also[0].presenter), ")", others, "."]
+        more_weeks = f" and {len(also) - 1} more week{'s' if len(also) > 2 else ''}" if len(also) > 1 else ""
+        note = [
+            " It is also coming up on ",
+            When(also[0].meeting),
+            " (",
+            Mention(also[0].presenter),
+            ")",
+            more_weeks,
+            ".",
+        ]
     return Answer(
         Notice(
             text(Mention(line.presenter), " presents ", PaperRef(line.paper), " on ", When(line.meeting), ".", *note)
@@ -421,7 +460,7 @@ def announcement(change: Change) -> Text:
     if before is not None and before.state == "presenter":
         was = (" (", Mention(before.presenter), " was to present ", PaperRef(before.paper), ")")
     return text(
-        "🔓 ", day, " is open again", *was, ": ", Code(f"/paper signup <paper> {line.meeting.date().isoformat()}"), *by
+        "🔓 ", day, " is open again", *was, ": ", command_code(f"signup <paper> {line.meeting.date().isoformat()}"), *by
     )
 
 
@@ -439,13 +478,16 @@ def split(line: str) -> tuple[str, str]:
     if not line.isascii():
         line = _INVISIBLE.sub("", unicodedata.normalize("NFKC", line))
     line = line.strip()
-    if line.lower().startswith("/paper"):
-        rest = line[len("/paper") :]
+    if line.lower().startswith(COMMAND):
+        rest = line[len(COMMAND) :]
         if not rest or rest[0].isspace():
             line = rest.strip()
     verb, *rest = line.split(None, 1) or [""]  # any whitespace: a tab, a newline, a no-break space
     return verb.lower(), _LOOSE_NUMBER.sub("#", rest[0]).strip() if rest else ""
 
+
+#: A verb this close to one of ours (difflib's ratio) is taken for a typo of it: serach, shwo, sigup.
+MEANT = 0.7
 
 BUSY = "The catalog is busy just now, so nothing was changed. Try again in a moment."
 
@@ -457,8 +499,23 @@ def run(ctx: Context, line: str) -> Answer:
         return Answer(_help())
     command = BY_NAME.get(verb)
     if command is None:
+        meant = difflib.get_close_matches(verb, list(BY_NAME), n=1, cutoff=MEANT)
+        if meant:  # serach, shwo: a typo of one verb gets that verb, not all of help
+            cmd = BY_NAME[meant[0]]
+            return _notice(
+                "I don't know ",
+                Code(verb[:30]),
+                ". Did you mean ",
+                Code(cmd.name),
+                "? Usage: ",
+                command_code(cmd.usage),
+                ", for example ",
+                command_code(cmd.example),
+                ".",
+                ok=False,
+            )
         return Answer(_help(text("I don't know ", Code(verb[:30]), ". Here is what I can do:")))
-    if command.name != "help" and not ctx.member.id.strip():  # Slack always names the user; without one, no one
+    if command.name != "help" and not ctx.member.id.strip():  # a platform always names the user; without one, no one
         return _notice("This request did not say who sent it, so nothing was done. Try the command again.", ok=False)
     try:
         return command.run(ctx, args)
@@ -466,3 +523,20 @@ def run(ctx: Context, line: str) -> Answer:
         return Answer(Notice(refusal.text, ok=False))
     except Busy:  # another writer (an import's batch, a second process) held the catalog too long
         return Answer(Notice(text(BUSY), ok=False))
+
+
+#: What App Home lists: the coming weeks, and papers waiting for a presenter.
+HOME_WEEKS = 12
+HOME_WAITING = 20
+
+
+def home(ctx: Context, notice: Notice | None = None) -> Home:
+    """A member's own page (a platform's home tab): the coming weeks, their own slots, papers nobody has
+    presented with a sign-up button, and `notice` on top."""
+    coming = slots.schedule(ctx.store, ctx.group, ctx.now)[:HOME_WEEKS]
+    upcoming, _ = slots.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
+    waiting = [
+        PaperEntry(p, Button("Sign up", f"signup {p.number}"))
+        for p in slots.waiting_papers(ctx.store, HOME_WAITING, ctx.focus_tag)
+    ]
+    return Home(ctx.member.id, coming, upcoming, waiting, notice)

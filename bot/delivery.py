@@ -2,25 +2,26 @@
 
     result = delivery.deliver(store, Delivery("post", "C0PAPERS", "2026-W50"), build, transport)
 
-Slack's chat.postMessage has no idempotency key, so "exactly once" is built
-here, from a row per message in `deliveries` and the message's own metadata:
+A chat platform's "post a message" has no idempotency key, so "exactly once" is
+built here, from a row per message in `deliveries` and the message's own metadata:
 
 1. Claim the row (INSERT ... ON CONFLICT DO NOTHING, or take over a claim
    whose owner is dead or whose lease lapsed). Only the claimant goes on; any
    other process sees the claim and stops.
 2. Before each attempt, mark the row 'sending' (committed). A row found in
-   'sending' means an earlier attempt may have reached Slack, so the channel's
-   history is searched for a message carrying this delivery's metadata first;
-   if it is there, it is recorded and nothing is sent.
-3. Send; on success record 'sent' with the message ts. A definite refusal
-   (not_in_channel, rate limited past our patience, Slack unreachable) puts the
-   row back to 'claimed': nothing was posted, it is tried again later. An
-   uncertain failure (timeout, 5xx, a dropped connection) leaves 'sending', so
-   the next attempt looks before it sends. A process that stops while waiting
-   between attempts lets go of the row as it stands, for the next start.
+   'sending' means an earlier attempt may have reached the platform, so the
+   channel's history is searched for a message carrying this delivery's
+   metadata first; if it is there, it is recorded and nothing is sent.
+3. Send; on success record 'sent' with the platform's message reference. A
+   definite refusal (not in the channel, rate limited past our patience, the
+   platform unreachable) puts the row back to 'claimed': nothing was posted, it
+   is tried again later. An uncertain failure (timeout, 5xx, a dropped
+   connection) leaves 'sending', so the next attempt looks before it sends. A
+   process that stops while waiting between attempts lets go of the row as it
+   stands, for the next start.
 
-The transport (Slack, or a test double of Slack's server) renders and sends;
-this module never sees a Slack payload.
+The transport (a platform adapter, or a test double of its server) renders and
+sends; this module never sees a platform's payload.
 """
 
 from __future__ import annotations
@@ -30,16 +31,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from bot.owners import OWNER, hold, owner_is_dead
+from bot.liveness import OWNER, hold, owner_is_dead
 from bot.store import Store
 
 log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 15 * 60
 RETRY_AFTER_REFUSAL = 10 * 60
-#: After every try of one attempt found Slack out of reach or failing.
+#: After every try of one attempt found the platform out of reach or failing.
 RETRY_AFTER_OUTAGE = 60
 MAX_ATTEMPTS = 5
 BACKOFF = (1, 2, 4, 8, 16)
@@ -62,7 +63,7 @@ class RateLimited(Rejected):
 
 
 class Unreachable(Rejected):
-    """Slack could not be reached (connection refused, no such host): certainly not delivered, and
+    """The platform could not be reached (connection refused, no such host): certainly not delivered, and
     worth trying again soon, unlike a refusal."""
 
 
@@ -74,22 +75,34 @@ class NothingToSend(Exception):
     """There is no message to send (e.g. the catalog is empty); str() says why."""
 
 
-class Moot(NothingToSend):
+class NoLongerWanted(NothingToSend):
     """The message is no longer wanted (the week was skipped, the presenter withdrew while an
     attempt waited): not a failure, and nothing is left planned."""
 
 
+#: What is delivered: the week's post to the channel, or a presenter's reminder to them.
+Kind = Literal["post", "reminder"]
+#: What became of one call of `deliver`: delivered ('sent' now; 'found', an earlier try had
+#: arrived; 'done', sent before), or not ('busy': another process has it; 'waiting' after a
+#: refusal; 'failed'; 'stopped' with the process; 'unreachable': no one to send it to; 'moot').
+Status = Literal["sent", "found", "done", "busy", "waiting", "failed", "stopped", "unreachable", "moot"]
+#: A delivery row: claimed by a process, an attempt under way (maybe arrived), or sent.
+RowState = Literal["claimed", "sending", "sent"]
+
+
 @dataclass(frozen=True)
 class Delivery:
-    kind: str  # 'post' | 'reminder'
+    kind: Kind
     dest: str  # channel ID, or user ID for a direct message
     key: str  # what makes it unique within kind and dest: the week
 
 
 @dataclass(frozen=True)
 class Sent:
+    """Where a message went, and the platform's reference to it (to find or edit it again)."""
+
     channel: str
-    ts: str
+    ref: str
 
 
 class Transport(Protocol):
@@ -106,7 +119,7 @@ class Transport(Protocol):
 
 @dataclass(frozen=True)
 class Result:
-    status: str  # 'sent' | 'found' | 'done' | 'busy' | 'waiting' | 'failed' | 'stopped' | 'unreachable' | 'moot'
+    status: Status
     detail: str = ""
     sent: Sent | None = None
     new_error: bool = False  # a failure whose reason differs from the last one recorded
@@ -126,7 +139,7 @@ def _stamp() -> str:
 
 @dataclass
 class _Claim:
-    state: str
+    state: RowState
     claimed_at: float
     last_error: str | None
 
@@ -136,7 +149,7 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
     wall = _wall()
     with store.write() as db:
         row = db.execute(
-            "SELECT state, owner, lease_until, retry_at, claimed_at, channel, ts, last_error FROM deliveries "
+            "SELECT state, owner, lease_until, retry_at, claimed_at, channel, message_ref, last_error FROM deliveries "
             "WHERE kind = ? AND dest = ? AND key = ?",
             [d.kind, d.dest, d.key],
         ).fetchone()
@@ -147,9 +160,9 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
                 [d.kind, d.dest, d.key, OWNER, wall + LEASE_SECONDS, wall, _stamp()],
             )
             return _Claim("claimed", wall, None)
-        state, owner, lease_until, retry_at, claimed_at, channel, ts, last_error = row
+        state, owner, lease_until, retry_at, claimed_at, channel, ref, last_error = row
         if state == "sent":
-            return Result("done", "already sent", Sent(channel, ts))
+            return Result("done", "already sent", Sent(channel, ref))
         if owner != OWNER and lease_until > wall and not owner_is_dead(store, owner):
             return Result("busy", f"another process ({owner}) is sending it")
         if not force and retry_at > wall:
@@ -181,8 +194,8 @@ def _record_sent(store: Store, d: Delivery, sent: Sent) -> None:
     _update(
         store,
         d,
-        "state = 'sent', channel = ?, ts = ?, owner = NULL, lease_until = 0, last_error = NULL",
-        [sent.channel, sent.ts],
+        "state = 'sent', channel = ?, message_ref = ?, owner = NULL, lease_until = 0, last_error = NULL",
+        [sent.channel, sent.ref],
         owned=False,
     )
 
@@ -208,12 +221,12 @@ def deliver(
     previous_error = claim.last_error
     state = claim.state
     reason = ""
-    outage = False  # the last try found Slack out of reach or failing (not rate-limiting)
+    outage = False  # the last try found the platform out of reach or failing (not rate-limiting)
     for attempt in range(MAX_ATTEMPTS):
         last = attempt == MAX_ATTEMPTS - 1
         if state == "sending":
             try:
-                # Slack's clock, not a simulated one, stamps the message: search from
+                # The platform's clock, not a simulated one, stamps the message: search from
                 # the real time of the first claim, with a margin for clock skew.
                 found = transport.find(d, since=claim.claimed_at - 600)
             except (Rejected, Uncertain) as e:
@@ -224,14 +237,14 @@ def deliver(
                 elif isinstance(e, Uncertain | Unreachable) and not last:
                     wait = BACKOFF[attempt]
                 else:
-                    outage = isinstance(e, Uncertain | Unreachable)  # Slack out of reach or failing
+                    outage = isinstance(e, Uncertain | Unreachable)  # the platform out of reach or failing
                     return _give_up(store, d, reason, previous_error, state, RETRY_AFTER_OUTAGE if outage else None)
                 if sleep(wait):
                     return _stopped(store, d, reason)
                 continue
             if found is not None:
                 _record_sent(store, d, found)
-                log.info("%s %s for %s was already there (%s); recorded", d.kind, d.key, d.dest, found.ts)
+                log.info("%s %s for %s was already there (%s); recorded", d.kind, d.key, d.dest, found.ref)
                 return Result("found", "an earlier attempt had arrived", found)
         try:
             # Made and marked in one transaction: another process planning another week's post
@@ -244,7 +257,7 @@ def deliver(
                     "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?",
                     [paper, _wall() + LEASE_SECONDS],
                 )
-        except Moot as e:
+        except NoLongerWanted as e:
             # Made moot by a change while it waited: let go, with no paper planned and no wait, so
             # that it goes at once if it is wanted again (the presenter signs up again).
             _update(store, d, "owner = NULL, lease_until = 0, retry_at = 0, paper = NULL, last_error = ?", [str(e)])
@@ -289,7 +302,7 @@ def deliver(
             continue
         _record_sent(store, d, sent)
         return Result("sent", "", sent)
-    # Slack out of reach, or failing, at the last try: the scheduler tries again within a minute or so.
+    # The platform out of reach, or failing, at the last try: the scheduler tries again within a minute or so.
     return _give_up(store, d, reason or "gave up", previous_error, state, RETRY_AFTER_OUTAGE if outage else None)
 
 
@@ -332,9 +345,10 @@ def in_flight(store: Store, kind: str, dest: str, key: str) -> bool:
     return row is not None and row[0] > _wall() and not owner_is_dead(store, row[1])
 
 
-def sent_ts(store: Store, kind: str, dest: str, key: str) -> Sent | None:
+def sent_message(store: Store, kind: str, dest: str, key: str) -> Sent | None:
+    """Where the delivery's message went, once it is sent."""
     row = store.db.execute(
-        "SELECT channel, ts FROM deliveries WHERE kind = ? AND dest = ? AND key = ? AND state = 'sent'",
+        "SELECT channel, message_ref FROM deliveries WHERE kind = ? AND dest = ? AND key = ? AND state = 'sent'",
         [kind, dest, key],
     ).fetchone()
     return Sent(row[0], row[1]) if row else None

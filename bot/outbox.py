@@ -1,17 +1,17 @@
 """Work for the group's channel that must survive a crash: announcements, post updates.
 
-    outbox.queue(db, [("announce", {"channel": "C0PAPERS", …})])   # inside the change's transaction
-    for item in outbox.take(store, now):                           # the sender
+    outbox.queue(db, [(ItemKind.ANNOUNCE, {"channel": "C0PAPERS", …})])   # inside the change's transaction
+    for item in outbox.take(store, now):                                   # the sender (outbox_sender)
         ...; outbox.done(store, item)          # or outbox.retry(store, item, at, "rate limited")
 
 A change to the schedule and its outbox rows are committed together, so a crash or a
 restart loses no announcement (and announces no change that was not saved):
 whichever process starts next sends what is due. A taken row is leased, so two
 processes never send the same row at once; a row whose sender died is taken again
-when its lease runs out. An announcement carries its row's id in Slack message
-metadata, so that a row tried before (a timeout, a sender that died mid-send) is
-first looked for in the channel and not posted twice when Slack had it; when the
-channel cannot be read, it is posted again: a rare second line beats a lost one.
+when its lease runs out. An announcement is posted marked with its row, so that a
+row tried before (a timeout, a sender that died mid-send) is first looked for in
+the channel and not posted twice when the platform had it; when the channel cannot
+be read, it is posted again: a rare second line beats a lost one.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 
-from bot.owners import OWNER, hold, owner_is_dead
+from bot.liveness import OWNER, hold, owner_is_dead
 from bot.store import Store
 
 LEASE_SECONDS = 120
@@ -30,10 +31,17 @@ MAX_ATTEMPTS = 12
 GIVE_UP_AFTER = 90 * 60
 
 
+class ItemKind(StrEnum):
+    #: A line about a change to the schedule (its payload: the change, see announce.py).
+    ANNOUNCE = "announce"
+    #: An update of a week's post, planned afresh from the database when sent.
+    REFRESH = "refresh"
+
+
 @dataclass(frozen=True)
 class Item:
     id: int
-    kind: str  # 'announce' | 'refresh'
+    kind: ItemKind
     payload: dict
     attempts: int
     created_at: float = 0.0  # unix time
@@ -41,14 +49,14 @@ class Item:
     tried: bool = False
 
 
-def queue(db, items: list[tuple[str, dict]]) -> None:
+def queue(db, items: list[tuple[ItemKind, dict]]) -> None:
     """Queue (kind, payload) items, inside the caller's write transaction (`Store.write`)."""
     if not db.conn.in_transaction:
         raise RuntimeError("outbox.queue belongs inside the change's write transaction")
     now = time.time()
     db.conn.executemany(
         "INSERT INTO outbox (kind, payload, created_at, next_try) VALUES (?, ?, ?, 0)",
-        [(kind, json.dumps(payload, ensure_ascii=False), now) for kind, payload in items],
+        [(str(kind), json.dumps(payload, ensure_ascii=False), now) for kind, payload in items],
     )
 
 
@@ -56,7 +64,7 @@ def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
     """Lease the items that are due, oldest first.
 
     Announcements keep the order of their changes, in every process and across restarts: none
-    is taken while an earlier one waits (held off by Slack) or is being sent. Post updates are
+    is taken while an earlier one waits (held off by the platform) or is being sent. Post updates are
     planned afresh from the database when sent, so they need no order.
     """
     now = now or time.time()
@@ -70,7 +78,7 @@ def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
             # Free, or leased by a process of this host that is gone (killed mid-send): no need to wait out its lease.
             free = r[5] < now or (r[4] != OWNER and owner_is_dead(store, r[4]))
             ready = free and r[6] <= now
-            if r[1] == "announce":
+            if r[1] == ItemKind.ANNOUNCE:
                 if blocked or not ready:
                     blocked = True
                     continue
@@ -86,7 +94,7 @@ def take(store: Store, now: float | None = None, limit: int = 20) -> list[Item]:
                 [(OWNER, now + LEASE_SECONDS, r[0]) for r in rows],
             )
     # A row with an owner still (its lease ran out, its sender died) was being sent: maybe it was.
-    return [Item(r[0], r[1], json.loads(r[2]), r[3], r[7], r[3] > 0 or r[4] is not None) for r in rows]
+    return [Item(r[0], ItemKind(r[1]), json.loads(r[2]), r[3], r[7], r[3] > 0 or r[4] is not None) for r in rows]
 
 
 def done(store: Store, item: Item) -> None:
@@ -110,7 +118,7 @@ def retry(store: Store, item: Item, at: float, error: str) -> bool:
 
 
 def postpone(store: Store, item: Item, at: float, why: str) -> None:
-    """Put `item` back until unix time `at` without counting a try: it was not tried (see SlackBot)."""
+    """Put `item` back until unix time `at` without counting a try: it was not tried (see outbox_sender)."""
     with store.write() as db:
         db.execute(
             "UPDATE outbox SET owner = NULL, lease_until = 0, next_try = ?, last_error = ? WHERE id = ?",
@@ -119,8 +127,8 @@ def postpone(store: Store, item: Item, at: float, why: str) -> None:
 
 
 def due_now(store: Store) -> None:
-    """Make every waiting item due (`run` starting): what Slack refused before (the bot not in the
-    channel) is tried at once, since a restart is how an operator says it is fixed."""
+    """Make every waiting item due (`run` starting): what the platform refused before (the bot not in
+    the channel) is tried at once, since a restart is how an operator says it is fixed."""
     now = time.time()
     with store.write() as db:
         db.execute("UPDATE outbox SET next_try = ? WHERE next_try > ?", [now, now])

@@ -14,9 +14,9 @@ import functools
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, delivery, signups
-from bot.calendar import Group, Week
-from bot.delivery import Delivery, Moot, NothingToSend, Result, Transport
+from bot import catalog, delivery, slots
+from bot.calendar import MeetingCalendar, Week
+from bot.delivery import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.replies import Reminder
 from bot.store import Store
 
@@ -27,7 +27,7 @@ class Sending:
     result: Result
 
 
-def due(store: Store, group: Group, now: datetime) -> list[Reminder]:
+def due(store: Store, group: MeetingCalendar, now: datetime) -> list[Reminder]:
     """Reminders whose time has come and whose meeting has not started, not yet sent."""
     # Due window [meeting - N days, meeting): only weeks from last week to N+1 weeks ahead can qualify.
     this = group.week_of(now)
@@ -51,7 +51,7 @@ def due(store: Store, group: Group, now: datetime) -> list[Reminder]:
 
 
 def send_due(
-    store: Store, group: Group, transport: Transport, now: datetime, *, force: bool = False, sleep=None
+    store: Store, group: MeetingCalendar, transport: Transport, now: datetime, *, force: bool = False, sleep=None
 ) -> list[Sending]:
     """Send what is due. `force` (`paperbot remind`: an operator asks now) skips the wait after a refusal."""
     out: list[Sending] = []
@@ -70,9 +70,9 @@ def send_due(
 def _as_it_stands(store: Store, reminder: Reminder) -> tuple[Reminder, int]:
     """The reminder as the week stands at this attempt: one retried after a rate limit must not
     tell someone who withdrew meanwhile that they present, nor name a paper they changed."""
-    slot = signups.slot(store, reminder.week)
+    slot = slots.slot(store, reminder.week)
     if slot is None or slot.kind != "presenter" or slot.presenter != reminder.presenter:
-        raise Moot(f"{reminder.presenter} no longer presents in {reminder.week}")
+        raise NoLongerWanted(f"{reminder.presenter} no longer presents in {reminder.week}")
     paper = reminder.paper if slot.paper == reminder.paper.number else catalog.by_number(store, slot.paper)
     if paper is None:
         raise NothingToSend(f"the paper of {reminder.week} was removed")

@@ -2,8 +2,8 @@
 
     Notice(text("Signed up: ", Mention("U1"), " presents ", PaperRef(paper), " on ", When(t)))
 
-A command returns one of these; `bot.slack.blocks` turns it into Block Kit and
-`bot.console` into plain text. Text is a tuple of segments, so a renderer can
+A command returns one of these; each platform's adapter draws it (a chat message, or
+plain text in the console). Text is a tuple of segments, so a renderer can
 escape what a user wrote (titles, summaries, tags) and still draw mentions,
 dates in each reader's own zone, and code spans of its own.
 """
@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 from bot.calendar import Week
 from bot.catalog import Paper
+
+#: The command people type, in every platform's help, hint and reply.
+COMMAND = "/paper"
 
 
 @dataclass(frozen=True)
@@ -45,6 +49,11 @@ class PaperRef:
     """`#7 Title`, linked when the paper has a url."""
 
     paper: Paper
+
+
+def command_code(words: str) -> Code:
+    """`/paper <words>` as a code span: a command to type."""
+    return Code(f"{COMMAND} {words}")
 
 
 Segment = str | Mention | When | Code | Bold | PaperRef
@@ -89,13 +98,18 @@ class PaperList:
     pager: list[Button] = field(default_factory=list)
 
 
+#: What a week of the schedule holds.
+SlotState = Literal["presenter", "open", "skipped", "booked"]
+
+
 @dataclass
 class SlotLine:
     """One week of the schedule: what happens and who presents."""
 
     week: Week
     meeting: datetime
-    state: str  # 'presenter' | 'open' | 'skipped' | 'booked' (`weeks` with presenters, from this one, not listed)
+    #: 'booked': `weeks` weeks with presenters, from this one, not listed one by one.
+    state: SlotState
     paper: Paper | None = None
     presenter: str | None = None
     weeks: int = 1
@@ -162,7 +176,7 @@ class Help:
 
 @dataclass
 class AddForm:
-    """Ask for a new paper's fields (a modal in Slack)."""
+    """Ask for a new paper's fields (a form, where the platform has them)."""
 
 
 @dataclass
@@ -207,7 +221,7 @@ class WeeklyPost:
         if presenter is not None:
             return text(Mention(presenter), " presents it on ", When(meeting), ".")
         # No mention: a new post would ping the past presenter about a talk long given.
-        show = Code(f"/paper show {self.paper.number}")
+        show = command_code(f"show {self.paper.number}")
         return text("Presented on ", When(meeting, with_time=False), " (", show, ").")
 
 

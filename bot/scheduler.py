@@ -10,7 +10,7 @@ twice, late, or in two processes at once still posts once. Besides the
 crontab's own slots there is a check every 30 seconds (and one at start), which
 catches up a slot missed while the bot was down, retries a failed post later
 in the week, and sends reminders at their time. The post and the reminders are
-looked at apart: a post waiting out Slack's rate limits holds no reminder back.
+looked at apart: a post waiting out the platform's rate limits holds no reminder back.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 CHECK_SECONDS = 30
 
 
-class Ticker:
+class ScheduledChecks:
     """Looks at what is due: the week's post (`check_post`) and reminders (`check_reminders`)."""
 
     def __init__(
@@ -59,8 +59,8 @@ class Ticker:
         self.outbox = outbox
         self._posting = threading.Lock()
         self._reminding = threading.Lock()
-        # The first look after a start tries at once what Slack refused before (not_in_channel,
-        # invalid_auth): a restart is how an operator says it is fixed.
+        # The first look after a start tries at once what the platform refused before (the bot not
+        # in the channel, a bad token): a restart is how an operator says it is fixed.
         self._post_looked = self._reminders_looked = False
 
     def wait_idle(self, timeout: float) -> bool:
@@ -138,9 +138,9 @@ class Ticker:
             log.exception("reminder check failed")
 
 
-def create(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
+def create(ticker: ScheduledChecks, settings: Settings) -> BackgroundScheduler:
     """The scheduler with its jobs, not started yet (`.start()`; `.shutdown()` once it `.running`)."""
-    # Two instances of a job may run: one waiting on Slack, and the next, which returns at once (the
+    # Two instances of a job may run: one waiting on the platform, and the next, which returns at once (the
     # checks see to that), rather than APScheduler skipping it with a warning every 30 seconds.
     scheduler = BackgroundScheduler(
         timezone=settings.timezone,
@@ -152,3 +152,7 @@ def create(ticker: Ticker, settings: Settings) -> BackgroundScheduler:
     scheduler.add_job(ticker.check_post, every, id="post-check", name="catch-up and retries", next_run_time=start)
     scheduler.add_job(ticker.check_reminders, every, id="reminders", name="reminders", next_run_time=start)
     return scheduler
+
+
+#: Its name before it said what it is (bot/slack/serve.py uses it).
+Ticker = ScheduledChecks

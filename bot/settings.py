@@ -1,50 +1,47 @@
 """Settings, read once at start and checked before anything runs.
 
-    settings = Settings.load(os.environ, dotenv=".env")
-    settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")   # per verb
+    settings = Settings.load(os.environ, dotenv=".env")   # or a platform adapter's subclass
+    settings.require("PAPERBOT_CHANNEL")                   # per verb
 
-A missing or malformed value raises :class:`SettingError`, whose message is the
-one line the operator sees: the setting's name and what is wrong with it. A
-mistake in the schedule must show up when the process starts, not at 9 a.m. on
-Monday, so everything that can be checked here is.
+`Settings` holds what any group has, whatever its platform; a platform adapter subclasses it
+with its own names (`NAMES`) and fields (`_fields`). A missing or malformed value raises
+:class:`SettingError`, whose message is the one line the operator sees: the setting's name and
+what is wrong with it. A mistake in the schedule must show up when the process starts, not at
+9 a.m. on Monday, so everything that can be checked here is.
 """
 
 from __future__ import annotations
 
 import difflib
 import io
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, time
 from pathlib import Path
+from typing import Any, ClassVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dotenv import dotenv_values
-from dotenv.parser import parse_stream
 
-from bot.calendar import Group, Meeting, PostSchedule, ScheduleError
+from bot.calendar import Meeting, MeetingCalendar, PostSchedule, ScheduleError
 
-#: Every setting, with its default and its one-line meaning. `.env.example`,
-#: README and a test are kept in step with this table.
+#: Every setting any group has, with its default and its one-line meaning. `.env.example`,
+#: README and a test are kept in step with this table and the platform's.
 SETTINGS: dict[str, tuple[str | None, str]] = {
-    "SLACK_BOT_TOKEN": (None, "bot token (xoxb-...): needed by run, post-week and remind"),
-    "SLACK_APP_TOKEN": (None, "app-level token (xapp-...): when set, run uses Socket Mode"),
-    "SLACK_SIGNING_SECRET": (None, "verifies Slack's HTTP requests: needed by run in HTTP mode"),
-    "SLACK_API_URL": ("https://slack.com/api/", "Web API base URL (a proxy or a local test server)"),
-    "PORT": ("3000", "HTTP mode port; Slack's request URL is http(s)://HOST:PORT/slack/events"),
     "PAPERBOT_DB": ("data/paperbot.db", "the SQLite file"),
     "PAPERBOT_CHANNEL": (None, "channel ID that gets the weekly post and schedule changes"),
     "PAPERBOT_SCHEDULE": ("0 9 * * mon", "when the weekly post goes out: a 5-field crontab"),
     "PAPERBOT_TIMEZONE": ("UTC", "IANA zone of the schedule, weeks and dates"),
     "PAPERBOT_MEETING": (None, "when the group meets, e.g. 'thu 16:00' (default: the post's time)"),
     "PAPERBOT_REMIND_DAYS": ("2", "days before the meeting that the presenter is reminded"),
-    "PAPERBOT_ADMINS": ("", "comma-separated Slack user IDs with admin rights"),
+    "PAPERBOT_ADMINS": ("", "comma-separated member IDs with admin rights"),
     "PAPERBOT_FOCUS_TAG": (None, "when set, papers of the week are drawn from this tag"),
 }
 
-_USER_ID = re.compile(r"^[UW][A-Z0-9]+$")
-_CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]+$")
+#: A lookup of one setting's value: its text, or its default when unset or blank.
+Get = Callable[[str], "str | None"]
 
 
 class SettingError(ValueError):
@@ -56,95 +53,120 @@ class SettingError(ValueError):
 
 
 #: A name in `.env` this close to one of ours (difflib's ratio) is taken for a misspelling of it:
-#: SLACK_API_ULR, SLACK_BOT_TOKN; another tool's SLACK_USER_TOKEN or SLACK_CLIENT_SECRET is not.
+#: PAPERBOT_TIMEZOME, PAPERBOT_CHANEL; another tool's DATABASE_URL or HOST is not.
 MISSPELT = 0.9
 
 
-def _misspelt(key: str) -> str | None:
-    """The setting that `key` (not one of ours) misspells; '' when it is surely meant as ours but
-    is like none of them (PAPERBOT_X); None when it may well be another tool's."""
+def _misspelt(key: str, names: Mapping[str, object]) -> str | None:
+    """The setting of `names` that `key` (not one of them) misspells; '' when it is surely meant as
+    ours but is like none of them (PAPERBOT_X); None when it may well be another tool's."""
     folded = key.upper().replace("-", "_")
-    if folded in SETTINGS:  # port, slack_bot_token, PAPERBOT-CHANNEL: names are case-sensitive
+    if folded in names:  # port, paperbot_timezone, PAPERBOT-CHANNEL: names are case-sensitive
         return folded
-    close = difflib.get_close_matches(folded, list(SETTINGS), n=1, cutoff=MISSPELT)
+    close = difflib.get_close_matches(folded, list(names), n=1, cutoff=MISSPELT)
     if close:
         return close[0]
     if folded.startswith("PAPERBOT"):
-        return (difflib.get_close_matches(folded, list(SETTINGS), n=1) or [""])[0]
+        return (difflib.get_close_matches(folded, list(names), n=1) or [""])[0]
     return None
 
 
-def _check_dotenv(path: Path) -> None:
-    """A line of `.env` that cannot be read, or a misspelt name (PAPERBOT_TIMEZON, SLACK_API_ULR,
-    port), would leave a setting at its default without a word: say which line instead (other
-    names may be another tool's)."""
+#: python-dotenv's public reader says which statement it could not read only in a warning, on this logger.
+_DOTENV_LOG = "dotenv.main"
+
+
+class _Unreadable(logging.Filter):
+    """Keeps the line numbers of the statements python-dotenv skipped, and keeps its warning off the log."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[int] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "could not parse" in str(record.msg) and record.args:
+            self.lines.append(int(record.args[0]))  # type: ignore[index]
+            return False
+        return True
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line (from 1) where `key` is set in `text`."""
+    pattern = re.compile(rf"^\s*(?:export\s+)?{re.escape(key)}\s*(?:=|$)")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return 1
+
+
+def _read_dotenv(path: Path, names: Mapping[str, object]) -> dict[str, str]:
+    """The values of `.env`. A line that cannot be read, or a misspelt name (PAPERBOT_TIMEZON, port),
+    would leave a setting at its default without a word: say which line instead (other names may
+    be another tool's)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise SettingError(str(path), f"is not UTF-8 text (byte {e.start}): save it as UTF-8") from None
-    for binding in parse_stream(io.StringIO(text)):
-        raw = binding.original.string
-        line = binding.original.line + raw[: len(raw) - len(raw.lstrip())].count("\n")  # past blank lines
-        if binding.error:
-            shown = binding.original.string.strip()[:60]
-            raise SettingError(str(path), f"line {line} cannot be read ({shown!r}): write it as NAME=value")
-        key = binding.key or ""
-        if key in SETTINGS and binding.value is None:  # a bare name: not the blank "NAME=" of a default
-            raise SettingError(
-                str(path), f"line {line}: {key} has no '=': write {key}=value, or {key}= for the default"
-            )
-        meant = None if key in SETTINGS else _misspelt(key)
+    unreadable = _Unreadable()
+    log = logging.getLogger(_DOTENV_LOG)
+    log.addFilter(unreadable)
+    try:
+        values = dotenv_values(stream=io.StringIO(text))
+    finally:
+        log.removeFilter(unreadable)
+    lines = text.splitlines()
+    problems: list[tuple[int, str]] = []
+    for line in unreadable.lines:
+        shown = lines[line - 1].strip()[:60] if 0 < line <= len(lines) else ""
+        problems.append((line, f"line {line} cannot be read ({shown!r}): write it as NAME=value"))
+    for key, value in values.items():
+        line = _line_of(text, key)
+        if key in names and value is None:  # a bare name: not the blank "NAME=" of a default
+            problems.append((line, f"line {line}: {key} has no '=': write {key}=value, or {key}= for the default"))
+            continue
+        meant = None if key in names else _misspelt(key, names)
         if meant is not None:
             hint = f" (did you mean {meant}?)" if meant else ""
-            raise SettingError(str(path), f"line {line}: {key} is not a paperbot setting{hint}")
+            problems.append((line, f"line {line}: {key} is not a paperbot setting{hint}"))
+    if problems:
+        raise SettingError(str(path), min(problems)[1])  # the first in the file, as a reader meets it
+    return {k: v for k, v in values.items() if v is not None}
 
 
 @dataclass(frozen=True)
 class Settings:
-    bot_token: str | None = None
-    app_token: str | None = None
-    signing_secret: str | None = None
-    api_url: str = "https://slack.com/api/"
-    port: int = 3000
     db_path: Path = Path("data/paperbot.db")
+    #: The platform's id of the group's channel, opaque here.
     channel: str | None = None
     schedule: PostSchedule = field(default_factory=lambda: PostSchedule("0 9 * * mon", ZoneInfo("UTC")))
     timezone: ZoneInfo = field(default_factory=lambda: ZoneInfo("UTC"))
     meeting: Meeting = field(default_factory=lambda: Meeting(0, time(9, 0)))
     remind_days: int = 2
+    #: The platform's ids of the members with admin rights, opaque here.
     admins: frozenset[str] = frozenset()
     focus_tag: str | None = None
+
+    #: The names this class reads: a platform's subclass adds its own.
+    NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
 
     @classmethod
     def load(cls, environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> Settings:
         """Settings from `environ`, falling back to the `dotenv` file; the environment wins."""
         values: dict[str, str] = {}
         if dotenv is not None and Path(dotenv).is_file():
-            _check_dotenv(Path(dotenv))
-            values.update({k: v for k, v in dotenv_values(dotenv).items() if v is not None})
-        values.update({k: v for k, v in environ.items() if k in SETTINGS})
+            values.update(_read_dotenv(Path(dotenv), cls.NAMES))
+        values.update({k: v for k, v in environ.items() if k in cls.NAMES})
 
         def get(name: str) -> str | None:
             raw = values.get(name)
             if raw is None or not raw.strip():
-                return SETTINGS[name][0]
+                return cls.NAMES[name][0]
             return raw.strip()
 
-        bot_token = get("SLACK_BOT_TOKEN")
-        if bot_token is not None and not bot_token.startswith("xoxb-"):
-            raise SettingError("SLACK_BOT_TOKEN", "must be a bot token starting with xoxb-")
-        app_token = get("SLACK_APP_TOKEN")
-        if app_token is not None and not app_token.startswith("xapp-"):
-            raise SettingError("SLACK_APP_TOKEN", "must be an app-level token starting with xapp-")
+        return cls(**cls._fields(get))
 
-        api_url = get("SLACK_API_URL") or ""
-        if not re.match(r"^https?://[^\s/]+", api_url):
-            raise SettingError("SLACK_API_URL", f"must be an http(s) URL, not {api_url!r}")
-        if not api_url.endswith("/"):
-            api_url += "/"
-
-        port = _integer("PORT", get("PORT") or "", 1, 65535)
-
+    @classmethod
+    def _fields(cls, get: Get) -> dict[str, Any]:
+        """The fields read from the settings' text, each checked; a subclass adds its own."""
         tz_name = get("PAPERBOT_TIMEZONE") or "UTC"
         try:
             tz = ZoneInfo(tz_name)
@@ -167,18 +189,8 @@ class Settings:
             except ValueError as e:
                 raise SettingError("PAPERBOT_MEETING", str(e)) from None
 
-        remind_days = _integer("PAPERBOT_REMIND_DAYS", get("PAPERBOT_REMIND_DAYS") or "", 1, 14)
-
+        remind_days = integer("PAPERBOT_REMIND_DAYS", get("PAPERBOT_REMIND_DAYS") or "", 1, 14)
         admins = frozenset(a.strip() for a in (get("PAPERBOT_ADMINS") or "").split(",") if a.strip())
-        for admin in sorted(admins):
-            if not _USER_ID.match(admin):
-                raise SettingError("PAPERBOT_ADMINS", f"{admin!r} is not a Slack user ID (like U012ABCDEF)")
-
-        channel = get("PAPERBOT_CHANNEL")
-        if channel is not None and not _CHANNEL_ID.match(channel):
-            raise SettingError(
-                "PAPERBOT_CHANNEL", f"{channel!r} is not a channel ID (like C012ABCDEF; see the channel's details)"
-            )
 
         focus = get("PAPERBOT_FOCUS_TAG")
         if focus is not None:
@@ -188,47 +200,42 @@ class Settings:
             if not focus:
                 raise SettingError("PAPERBOT_FOCUS_TAG", "is not a tag")
 
-        return cls(
-            bot_token=bot_token,
-            app_token=app_token,
-            signing_secret=get("SLACK_SIGNING_SECRET"),
-            api_url=api_url,
-            port=port,
-            db_path=Path(get("PAPERBOT_DB") or "data/paperbot.db").expanduser(),
-            channel=channel,
-            schedule=schedule,
-            timezone=tz,
-            meeting=meeting,
-            remind_days=remind_days,
-            admins=admins,
-            focus_tag=focus,
-        )
+        return {
+            "db_path": Path(get("PAPERBOT_DB") or "data/paperbot.db").expanduser(),
+            "channel": get("PAPERBOT_CHANNEL"),
+            "schedule": schedule,
+            "timezone": tz,
+            "meeting": meeting,
+            "remind_days": remind_days,
+            "admins": admins,
+            "focus_tag": focus,
+        }
+
+    def _values(self) -> dict[str, object]:
+        """The settings `require` can ask for, by name; a subclass adds its own."""
+        return {"PAPERBOT_CHANNEL": self.channel}
+
+    def _unset(self, name: str) -> str:
+        """What to say of `name` when it is not set."""
+        return f"is not set ({self.NAMES[name][1]})"
 
     def require(self, *names: str) -> None:
         """Raise SettingError for the first of `names` that has no value."""
-        attrs = {
-            "SLACK_BOT_TOKEN": self.bot_token,
-            "SLACK_APP_TOKEN": self.app_token,
-            "SLACK_SIGNING_SECRET": self.signing_secret,
-            "PAPERBOT_CHANNEL": self.channel,
-        }
+        values = self._values()
         for name in names:
-            if not attrs[name]:
-                raise SettingError(name, f"is not set ({SETTINGS[name][1]})")
+            if not values[name]:
+                raise SettingError(name, self._unset(name))
 
     @property
-    def group(self) -> Group:
-        return Group(self.timezone, self.meeting, self.schedule, self.remind_days)
-
-    @property
-    def socket_mode(self) -> bool:
-        return self.app_token is not None
+    def group(self) -> MeetingCalendar:
+        return MeetingCalendar(self.timezone, self.meeting, self.schedule, self.remind_days)
 
     def now(self) -> datetime:
         return datetime.now(self.timezone)
 
 
-def _integer(name: str, raw: str, low: int, high: int) -> int:
+def integer(name: str, raw: str, low: int, high: int) -> int:
+    """The whole number `raw` of setting `name`, between `low` and `high`."""
     try:
         value = int(raw)
     except ValueError:

@@ -207,6 +207,13 @@ def m006_outbox(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m007_message_ref(db: sqlite_utils.Database) -> None:
+    # A delivered message is known by its platform's own reference (a message's timestamp or id):
+    # the column says what it holds for any platform. RENAME COLUMN keeps every row.
+    db.execute("ALTER TABLE deliveries RENAME COLUMN ts TO message_ref")
+
+
 #: The FTS5 indexes, and how they merge their segments: as FTS5 does by default, or not
 #: at all while a big import writes (its end merges each index once, see catalog.optimize).
 SEARCH_TABLES = ("paper_titles", "paper_tag_words", "paper_search")

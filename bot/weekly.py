@@ -15,19 +15,27 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
-from bot import catalog, delivery, signups
-from bot.calendar import Group, Week
+from bot import catalog, delivery, slots
+from bot.calendar import MeetingCalendar, Week
 from bot.catalog import Paper
-from bot.delivery import Delivery, Moot, NothingToSend, Result, Transport
+from bot.delivery import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.replies import WeeklyPost
 from bot.store import Store
+
+#: What became of a week's post: delivery's words for it ('sent', 'found', 'done', 'busy',
+#: 'waiting', 'failed', 'stopped'), or no post wanted ('skipped'; 'no-slot': the schedule has none
+#: that week; 'not-yet': its time has not come).
+PostStatus = Literal[
+    "sent", "found", "done", "busy", "waiting", "failed", "stopped", "unreachable", "skipped", "no-slot", "not-yet"
+]
 
 
 @dataclass(frozen=True)
 class Outcome:
     week: Week
-    status: str  # 'sent' | 'found' | 'done' | 'skipped' | 'no-slot' | 'not-yet' | 'busy' | 'waiting' | 'failed'
+    status: PostStatus
     detail: str = ""
     post: WeeklyPost | None = None
     result: Result | None = None
@@ -94,7 +102,7 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, this_week:
 
 
 def plan(
-    store: Store, group: Group, week: Week, focus_tag: str | None, channel: str | None, now: datetime
+    store: Store, group: MeetingCalendar, week: Week, focus_tag: str | None, channel: str | None, now: datetime
 ) -> WeeklyPost | None:
     """The post as it stands for `week` at `now`: presenter's paper, the paper already posted, or the next in rotation.
 
@@ -102,7 +110,7 @@ def plan(
     open week (with the default PAPERBOT_MEETING, the post's own time, the meeting is under way
     when the post goes out).
     """
-    slot = signups.slot(store, week)
+    slot = slots.slot(store, week)
     meeting = group.meeting_of(week)
     ahead = meeting > now
     if slot is not None and slot.kind == "presenter":
@@ -129,11 +137,11 @@ def plan(
 
 
 def _presented_elsewhere(
-    store: Store, group: Group, week: Week, paper: Paper, now: datetime
+    store: Store, group: MeetingCalendar, week: Week, paper: Paper, now: datetime
 ) -> tuple[str | None, datetime] | None:
     """The paper's presenter (None once it was presented) and meeting in another week, the latest:
     the slot that a sign-up for it would be refused for (signups._check_not_presented)."""
-    latest = signups.latest_presenter(store, paper, besides=week)
+    latest = slots.latest_presenter(store, paper, besides=week)
     if latest is None:
         return None
     meeting = group.meeting_of(latest[0])
@@ -158,7 +166,7 @@ def posts_showing(store: Store, channel: str, papers: set[int]) -> list[Week]:
 
 def post_week(
     store: Store,
-    group: Group,
+    group: MeetingCalendar,
     transport: Transport,
     channel: str,
     at: datetime,
@@ -172,7 +180,7 @@ def post_week(
     """Post the paper of the week that contains `at`, unless it already has its post.
 
     Without `force` (the scheduler), nothing happens before the week's slot. Both `force` and
-    `retry_now` (the first check after a start: the operator may have fixed what Slack refused)
+    `retry_now` (the first check after a start: the operator may have fixed what the platform refused)
     skip the wait after a refusal.
     Only the week that contains `at` is ever considered, so a slot missed while
     the bot was down is posted when it is back, unless that week is over.
@@ -186,16 +194,16 @@ def post_week(
         return Outcome(week, "no-slot", f"the schedule ({group.schedule.expr}) has no slot in {week.key}")
     if not force and at < slot:
         return Outcome(week, "not-yet", f"the post is due at {slot.isoformat()}")
-    existing = signups.slot(store, week)
+    existing = slots.slot(store, week)
     if existing is not None and existing.kind == "skipped":
         return Outcome(week, "skipped", f"{week.key} is skipped: no meeting, no post")
 
     built: list[WeeklyPost] = []
 
     def build():
-        now_slot = signups.slot(store, week)  # again at each attempt: an admin may skip it while one waits
+        now_slot = slots.slot(store, week)  # again at each attempt: an admin may skip it while one waits
         if now_slot is not None and now_slot.kind == "skipped":
-            raise Moot(f"{week.key} was skipped meanwhile: no meeting, no post")
+            raise NoLongerWanted(f"{week.key} was skipped meanwhile: no meeting, no post")
         post = plan(store, group, week, focus_tag, channel, now)
         if post is None:
             where = f" tagged {focus_tag}" if focus_tag else ""
@@ -211,7 +219,7 @@ def post_week(
 
 
 def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:
-    return delivery.sent_ts(store, "post", channel, week.key)
+    return delivery.sent_message(store, "post", channel, week.key)
 
 
 def features(store: Store, channel: str, week: Week, paper: Paper) -> None:

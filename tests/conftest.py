@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from slack_standin import SlackStandin  # noqa: E402
 
-from bot.settings import Settings  # noqa: E402
+from bot.slack.settings import Settings  # noqa: E402
 from bot.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

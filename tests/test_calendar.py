@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.calendar import BadDate, Group, Meeting, PostSchedule, ScheduleError, Week
+from bot.calendar import BadDate, Meeting, MeetingCalendar, PostSchedule, ScheduleError, Week
 
 UTC = ZoneInfo("UTC")
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -143,7 +143,7 @@ def test_meeting_parse_refuses(text):
 
 @pytest.fixture
 def group():
-    return Group(BERLIN, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", BERLIN))
+    return MeetingCalendar(BERLIN, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", BERLIN))
 
 
 @pytest.mark.parametrize(
@@ -191,7 +191,7 @@ def test_a_long_bad_date_is_shortened_so_the_advice_still_shows(group):
     ],
 )
 def test_a_meeting_before_the_post_in_the_week_is_named(schedule, meeting, before):
-    group = Group(BERLIN, Meeting.parse(meeting), PostSchedule(schedule, BERLIN))
+    group = MeetingCalendar(BERLIN, Meeting.parse(meeting), PostSchedule(schedule, BERLIN))
     problem = group.meeting_before_post(datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
     assert (problem is not None) is before
     assert problem is None or "comes before the weekly post" in problem
@@ -207,7 +207,7 @@ def test_a_meeting_before_the_post_in_the_week_is_named(schedule, meeting, befor
     ],
 )
 def test_a_schedule_that_leaves_weeks_without_a_post_is_named(schedule, without):
-    group = Group(BERLIN, Meeting.parse("thu 16:00"), PostSchedule(schedule, BERLIN))
+    group = MeetingCalendar(BERLIN, Meeting.parse("thu 16:00"), PostSchedule(schedule, BERLIN))
     problem = group.weeks_without_post(datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
     if without:
         assert f"no slot in {without} of the next 52 weeks" in problem and "PAPERBOT_SCHEDULE" in problem

@@ -13,8 +13,8 @@ from slack_sdk import WebClient
 from bot import commands
 from bot.commands import COMMANDS
 from bot.console import render
-from bot.settings import SETTINGS
 from bot.slack.blocks import message
+from bot.slack.settings import SETTINGS
 
 MANIFEST = json.loads((ROOT / "manifest.json").read_text())
 README = (ROOT / "README.md").read_text()

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from slack_standin import check_message
 
 from bot import commands
-from bot.calendar import Group, Meeting, PostSchedule
+from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.commands import COMMANDS, Context
 from bot.console import render
 from bot.signups import Member
@@ -64,7 +64,7 @@ def ctx_factory(tmp_path_factory):
     from bot.store import Store
 
     store = Store(tmp_path_factory.mktemp("props") / "paperbot.db")
-    group = Group(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
+    group = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
 
     def make(user: str, admin: bool) -> Context:
         return Context(store, group, Member(user, lambda: admin), at("2026-12-02 10:00"))

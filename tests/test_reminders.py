@@ -10,14 +10,14 @@ from slack_sdk import WebClient
 from slack_standin import check_message
 
 from bot import reminders, signups
-from bot.calendar import Group, Meeting, PostSchedule
+from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.signups import Member
 from bot.slack.client import SlackTransport
 
 
 @pytest.fixture
 def group():
-    return Group(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ), remind_days=2)
+    return MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ), remind_days=2)
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_reminder_day_follows_the_groups_zone(store, transport, slack):
     from zoneinfo import ZoneInfo
 
     tokyo = ZoneInfo("Asia/Tokyo")
-    group = Group(tokyo, Meeting.parse("mon 10:00"), PostSchedule("0 9 * * mon", tokyo), remind_days=1)
+    group = MeetingCalendar(tokyo, Meeting.parse("mon 10:00"), PostSchedule("0 9 * * mon", tokyo), remind_days=1)
     signups.signup(store, group, at("2026-12-01 12:00", tokyo), Member("U1"), "7", "2026-12-14")
     # Sunday 10:00 in Tokyo is Sunday 01:00 UTC; a UTC-based reminder would wait 9 more hours.
     assert reminders.send_due(store, group, transport, at("2026-12-13 09:59", tokyo)) == []

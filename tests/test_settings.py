@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from bot.calendar import Meeting
-from bot.settings import SETTINGS, SettingError, Settings
+from bot.settings import SettingError
+from bot.slack.settings import SETTINGS, Settings
 
 
 def test_defaults_are_the_contracts():
@@ -151,3 +152,26 @@ def test_a_dotenv_that_is_not_utf8_is_named(tmp_path):
     path.write_bytes("PAPERBOT_TIMEZONE=Europe/Zürich\n".encode("latin-1"))
     with pytest.raises(SettingError, match=r"\.env: is not UTF-8 text \(byte 26\): save it as UTF-8"):
         Settings.load({}, dotenv=path)
+
+
+def test_a_missing_signing_secret_names_socket_mode_too():
+    """The manifest sets up Socket Mode: `run` with the bot token alone names both ways in."""
+    s = Settings.load({"SLACK_BOT_TOKEN": "xoxb-1"}, dotenv=None)
+    with pytest.raises(SettingError) as err:
+        s.require("SLACK_SIGNING_SECRET")
+    line = str(err.value)
+    assert "SLACK_APP_TOKEN" in line and "Socket Mode" in line and "\n" not in line
+
+
+def test_a_missing_token_says_where_slack_shows_it():
+    with pytest.raises(SettingError, match="api.slack.com/apps → your app → OAuth & Permissions"):
+        Settings.load({}, dotenv=None).require("SLACK_BOT_TOKEN")
+
+
+def test_the_groups_own_settings_know_no_platform():
+    from bot import settings as core
+
+    s = core.Settings.load({"PAPERBOT_ADMINS": "ada,U1", "PAPERBOT_CHANNEL": "papers"}, dotenv=None)
+    assert s.admins == {"ada", "U1"} and s.channel == "papers"
+    assert not any(name.startswith("SLACK") for name in core.SETTINGS)
+    assert set(core.SETTINGS) < set(SETTINGS)

@@ -10,16 +10,17 @@ from conftest import TZ, at
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot import commands, signups
-from bot.calendar import Group, Meeting, PostSchedule, Week
+from bot import commands, console, slots
+from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.commands import Context
 from bot.console import inline, render
 from bot.signups import Member
+from bot.slack.members import PLATFORM as SLACK
 
 
 @pytest.fixture
 def group():
-    return Group(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ), remind_days=2)
+    return MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ), remind_days=2)
 
 
 class Room:
@@ -29,7 +30,7 @@ class Room:
         self.store, self.group, self.now = store, group, now
 
     def run(self, user: str, line: str, admin: bool = False):
-        ctx = Context(self.store, self.group, Member(user, lambda: admin), self.now)
+        ctx = Context(self.store, self.group, Member(user, lambda: admin), self.now, platform=SLACK)
         return commands.run(ctx, line)
 
     def say(self, user: str, line: str, admin: bool = False) -> str:
@@ -200,7 +201,7 @@ def test_schedule_shows_presenters_open_weeks_and_skips(room):
     room.run("U1", "signup 7 2026-12-10")
     room.run("UADMIN", "skip 2026-12-24", admin=True)
     room.run("U2", "signup 8 2027-03-04")
-    lines = signups.schedule(room.store, room.group, room.now)
+    lines = slots.schedule(room.store, room.group, room.now)
     states = [(line.week.key, line.state) for line in lines]
     assert states[:5] == [
         ("2026-W49", "open"),
@@ -216,7 +217,7 @@ def test_schedule_shows_presenters_open_weeks_and_skips(room):
 def test_schedule_shows_the_next_26_presenters_and_how_many_more_weeks_are_booked(room):
     for i in range(30):
         room.run(f"U{i}", f"signup {i + 1} {Week(2026, 50).plus(i).monday}")
-    lines = signups.schedule(room.store, room.group, room.now)
+    lines = slots.schedule(room.store, room.group, room.now)
     assert [(line.week, line.state) for line in lines[:27]] == [(Week(2026, 49), "open")] + [
         (Week(2026, 50).plus(i), "presenter") for i in range(26)
     ]
@@ -232,7 +233,7 @@ def test_schedule_shows_the_next_26_presenters_and_how_many_more_weeks_are_booke
 def reference_schedule(room) -> list[tuple[str, str]]:
     """The schedule's rule spelled out plainly: the first 26 presenters from the first week ahead, the first 4
     open weeks, and the skips up to the last of those."""
-    start = signups.first_week_ahead(room.group, room.now)
+    start = slots.first_week_ahead(room.group, room.now)
     booked = {Week.from_key(w): kind for w, kind, _, _ in room.slots()}
     presenters = sorted(w for w, kind in booked.items() if kind == "presenter" and w >= start)[:26]
     free, week = [], start
@@ -266,7 +267,7 @@ def test_schedule_is_the_first_26_presenters_4_open_weeks_and_skips_among_them(r
             "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) VALUES (?, ?, ?, ?, 'UADMIN', '')",
             [week.key, kind, presenter, paper],
         )
-    lines = signups.schedule(room.store, room.group, room.now)
+    lines = slots.schedule(room.store, room.group, room.now)
     assert [(line.week.key, line.state, line.weeks) for line in lines] == reference_schedule(room)
     for line in lines:
         assert line.meeting == room.group.meeting_of(line.week)
@@ -319,3 +320,31 @@ def test_the_console_says_when_a_command_failed_and_reads_the_next(room):
     assert "Something went wrong on my side (OperationalError: attempt to write a readonly database)" in said
     assert "#7 " in said and "nobody has presented it yet" in said
     assert room.slots() == []
+
+
+def test_the_helps_assign_example_works_in_the_console(room):
+    """`assign @ada 7 next`, as help writes it: the console names a member `@ada` or `ada`."""
+    import io
+
+    out = io.StringIO()
+    context = lambda: Context(room.store, room.group, Member("console", lambda: True), room.now)  # noqa: E731
+    console.serve(context, stdin=io.StringIO("assign @ada 7 next\nassign bob 8 2026-12-17\n"), stdout=out)
+    said = out.getvalue()
+    assert "@ada presents #7 " in said and "@bob presents #8 " in said, said
+    assert [(kind, presenter) for _, kind, presenter, _ in room.slots()] == [("presenter", "ada"), ("presenter", "bob")]
+
+
+@pytest.mark.parametrize("typed, meant", [("serach diloco", "search"), ("shwo 7", "show"), ("sigup 7", "signup")])
+def test_a_mistyped_verb_gets_did_you_mean_not_all_of_help(room, typed, meant):
+    said = room.say("U1", typed)
+    assert f"Did you mean `{meant}`?" in said and "Usage: `/paper " in said
+    assert "/paper commands:" not in said  # not the whole help
+    assert "/paper commands:" in room.say("U1", "frobnicate")  # nothing like a verb: the help
+
+
+def test_the_console_takes_a_mention_as_the_console_writes_it_only(room):
+    """`<@U2|ada>` is Slack's form: the console reads @ada or ada, and names the form it wants."""
+    from bot.console import read_member
+
+    assert read_member("@ada") == read_member("ada") == "ada"
+    assert read_member("<@U2|ada>") is None

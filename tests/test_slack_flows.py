@@ -14,8 +14,7 @@ from conftest import CHANNEL, Clock, at
 from slack_standin import check_message, check_view
 from test_slack_commands import blocks_text, buttons, valid
 
-from bot import weekly
-from bot.slack import app as app_module
+from bot import outbox_sender, weekly
 
 
 @pytest.fixture
@@ -209,9 +208,7 @@ def test_a_rate_limited_post_update_never_puts_back_what_a_later_change_undid(h,
 def test_a_slack_that_cannot_be_reached_for_a_moment_loses_no_post_update_and_no_announcement(h, clock, monkeypatch):
     from slack_sdk import WebClient
 
-    from bot.slack import app
-
-    monkeypatch.setattr(app, "UNREACHABLE_WAIT", 0.2)
+    monkeypatch.setattr(outbox_sender, "UNREACHABLE_WAIT", 0.2)
     weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     clock.set(at("2026-12-07 09:05"))
     reachable = h.bot.transport.client
@@ -601,7 +598,7 @@ def test_an_announcement_waits_out_any_number_of_rate_limits(h):
 def test_a_channel_that_refuses_an_announcement_is_told_to_the_admins_and_the_lines_follow_in_order(
     h, caplog, monkeypatch
 ):
-    monkeypatch.setattr(app_module, "REFUSED_ANNOUNCEMENT_WAIT", 1.0, raising=False)  # a minute, in the bot
+    monkeypatch.setattr(outbox_sender, "REFUSED_ANNOUNCEMENT_WAIT", 1.0)  # a minute, in the bot
     h.slack.members.discard(CHANNEL)  # the bot is not invited yet
     for k, paper in enumerate((7, 8, 9)):
         said = h.command(f"signup {paper}", user=f"U{k + 1}", drain=False)
@@ -720,7 +717,7 @@ def test_an_announcement_waits_while_replies_are_under_way_and_goes_once_they_ar
 
 
 def test_a_bot_that_is_never_quiet_still_announces_within_a_second(h, monkeypatch):
-    from bot.slack import app as slack_app
+    from bot import answer_time
 
     stop = threading.Event()
 
@@ -735,14 +732,14 @@ def test_a_bot_that_is_never_quiet_still_announces_within_a_second(h, monkeypatc
         asked = time.monotonic()
         assert "You're signed up" in h.command("signup 7 next", user="U1", drain=False)["text"]
         assert h.slack.wait_for(lambda s: s.messages(CHANNEL), timeout=5)
-        assert time.monotonic() - asked < slack_app.QUIET_LONGEST + 1.0
+        assert time.monotonic() - asked < answer_time.QUIET_LONGEST + 1.0
     finally:
         stop.set()
         busy.join()
 
 
 def test_a_stop_does_not_wait_for_a_quiet_moment():
-    from bot.slack.app import Replies
+    from bot.answer_time import Replies
 
     replies, stop = Replies(gap=0.02, longest=60), threading.Event()
     with replies.one():  # a reply that never ends
@@ -771,3 +768,34 @@ def test_an_announcement_is_sent_soon_after_a_round_of_the_sender_failed(h, monk
     assert "You're signed up" in h.command("signup 7 next", user="U1", drain=False)["text"]
     assert h.slack.wait_for(lambda s: s.messages(CHANNEL), timeout=5), "the line waited for the 30-second check"
     assert failed and channel_lines(h.slack)[0].startswith("📅 <@U1> will present #7")
+
+
+def test_the_outbox_keeps_what_happened_and_slack_draws_it_when_sending(h):
+    """The row holds the change (no Block Kit); the line drawn from it is the same as ever."""
+    from bot import outbox, signups
+    from bot.signups import Member
+
+    # A sign-up whose line is not sent yet.
+    signups.signup(
+        h.bot.store, h.bot.group, h.bot.clock(), Member("U1"), "streaming-diloco", "next", then=h.bot.queue_change
+    )
+    [item] = outbox.take(h.bot.store, limit=5)
+    outbox.release(h.bot.store, item)
+    assert item.payload["change"]["action"] == "signup" and item.payload["change"]["line"]["presenter"] == "U1"
+    assert "blocks" not in json.dumps(item.payload) and "message" not in item.payload
+    h.bot.send_outbox()
+    h.bot.drain()
+    [line] = channel_lines(h.slack)
+    assert line.startswith("📅 <@U1> will present #29 Streaming DiLoCo")
+
+
+def test_an_announcement_an_older_paperbot_queued_is_still_sent_after_an_upgrade(h):
+    """Its row holds the Block Kit message it was queued with: sent as it is."""
+    from bot import outbox
+
+    old = {"text": "📅 <@U9> will present #7 an old line", "blocks": []}
+    with h.bot.store.write() as db:
+        outbox.queue(db, [(outbox.ItemKind.ANNOUNCE, {"channel": CHANNEL, "message": old, "about": "signup of W50"})])
+    h.bot.send_outbox()
+    h.bot.drain()
+    assert channel_lines(h.slack) == ["📅 <@U9> will present #7 an old line"]

@@ -57,6 +57,26 @@ def test_ids_that_no_longer_read_back_are_renamed_and_an_export_imports_whole(tm
     assert report.problems == [] and len(report.papers) == 5
 
 
+def test_a_sent_posts_slack_ts_is_kept_as_its_message_reference(tmp_path):
+    """The week's post, sent before the column was renamed, is still known: no second post."""
+    from bot import delivery
+
+    path = tmp_path / "old.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m007_message_ref")
+    db.execute(
+        "INSERT INTO deliveries (kind, dest, key, state, claimed_at, channel, ts, updated_at) "
+        "VALUES ('post', 'C0PAPERS', '2026-W50', 'sent', 0, 'C0PAPERS', '1765000000.000100', 'x')"
+    )
+    db.close()
+
+    store = Store(path)
+    assert delivery.sent_message(store, "post", "C0PAPERS", "2026-W50") == delivery.Sent(
+        "C0PAPERS", "1765000000.000100"
+    )
+    store.close()
+
+
 def test_many_threads_opening_a_new_file_at_once(tmp_path):
     path = tmp_path / "new.db"
     errors = []

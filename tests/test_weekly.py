@@ -17,11 +17,11 @@ from conftest import CHANNEL, TZ, Clock, at
 from slack_sdk import WebClient
 from slack_standin import check_message
 
-from bot import catalog, delivery, owners, signups, weekly
-from bot.calendar import Group, Meeting, PostSchedule, Week
+from bot import catalog, delivery, liveness, signups, weekly
+from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.catalog import PaperInput
 from bot.replies import WeeklyPost
-from bot.scheduler import Ticker
+from bot.scheduler import ScheduledChecks
 from bot.signups import Member
 from bot.slack import blocks
 from bot.slack.client import SlackTransport
@@ -30,7 +30,7 @@ from bot.store import Store
 
 @pytest.fixture
 def group():
-    return Group(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
+    return MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
 
 
 @pytest.fixture
@@ -78,7 +78,7 @@ def test_nothing_before_the_slot_then_one_post_then_nothing(store, group, transp
 def test_a_post_whose_meeting_has_begun_offers_a_coming_meeting(store, transport, slack):
     """With no PAPERBOT_MEETING the meeting is the post's own time: its button books the first open week."""
     schedule = PostSchedule("0 9 * * mon", TZ)
-    group = Group(TZ, schedule.default_meeting(), schedule)
+    group = MeetingCalendar(TZ, schedule.default_meeting(), schedule)
     outcome = post(store, group, transport, at("2026-12-07 09:00"))
     [message] = posts(slack)
     check_message(message)
@@ -245,7 +245,7 @@ def test_catch_up_after_downtime_but_not_for_a_week_that_is_over(store, group, t
 
 def test_shanghai_post_carries_the_week_of_the_slot_in_the_groups_zone(store, transport, slack):
     shanghai = ZoneInfo("Asia/Shanghai")
-    group = Group(shanghai, Meeting.parse("mon 09:00"), PostSchedule("0 9 * * mon", shanghai))
+    group = MeetingCalendar(shanghai, Meeting.parse("mon 09:00"), PostSchedule("0 9 * * mon", shanghai))
     sunday_utc = datetime(2026, 12, 7, 1, 0, tzinfo=ZoneInfo("UTC"))  # Monday 09:00 in Shanghai
     assert post(store, group, transport, sunday_utc).status == "sent"
     assert posts(slack)[0]["metadata"]["event_payload"]["week"] == "2026-W50"
@@ -261,7 +261,7 @@ DEAD = f"{socket.gethostname()}:999999:deadbeef"  # a process of this host that 
 
 
 def row(store):
-    return store.db.execute("SELECT state, owner, ts, attempts FROM deliveries WHERE kind = 'post'").fetchone()
+    return store.db.execute("SELECT state, owner, message_ref, attempts FROM deliveries WHERE kind = 'post'").fetchone()
 
 
 def test_crash_before_the_claim(store, group, transport, slack):
@@ -348,7 +348,7 @@ def test_an_owner_with_this_host_and_process_id_is_told_by_its_owner_file(store,
     else:
         assert outcome.status == "sent", outcome.detail  # at once: not after the dead one's 15-minute lease
         assert len(posts(slack)) == 1 and slack.calls_to("conversations.history")  # looked first, then posted
-        assert owners.owner_is_dead(store, other)  # still so for its other rows (a reminder, a line)
+        assert liveness.owner_is_dead(store, other)  # still so for its other rows (a reminder, a line)
 
 
 def test_owner_files_of_processes_that_died_are_swept_and_ours_goes_with_us(tmp_path):
@@ -367,10 +367,10 @@ def test_owner_files_of_processes_that_died_are_swept_and_ours_goes_with_us(tmp_
             "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "
             "VALUES ('post', 'C1', '2026-W50', 'sending', 'elsewhere:7:d3adr0w0', 9e18, 0, 'x')"
         )
-        owners.hold(store)
-        mine = owners.OWNER.rsplit(":", 1)[1]
+        liveness.hold(store)
+        mine = liveness.OWNER.rsplit(":", 1)[1]
         assert sorted(p.name for p in folder.iterdir()) == sorted(["11ve1111", "d3adr0w0", "n3w00000", mine])
-        assert owners.owner_is_dead(store, "elsewhere:7:d3adr0w0")
+        assert liveness.owner_is_dead(store, "elsewhere:7:d3adr0w0")
         store.close()
         assert sorted(p.name for p in folder.iterdir()) == ["11ve1111", "d3adr0w0", "n3w00000"]
     finally:
@@ -486,7 +486,7 @@ def test_empty_catalog_says_why(tmp_path, group, transport, slack):
 
 def test_delivery_rows_survive_for_the_rotation(store, group, transport):
     post(store, group, transport, at(MONDAY))
-    assert delivery.sent_ts(store, "post", CHANNEL, "2026-W50") is not None
+    assert delivery.sent_message(store, "post", CHANNEL, "2026-W50") is not None
 
 
 def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
@@ -494,7 +494,7 @@ def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
 
     clock = Clock(at("2026-12-07 09:00"))
     h = make_harness(clock, PAPERBOT_ADMINS="UADMIN,U2")
-    ticker = Ticker(h.bot.store, h.bot.settings, h.bot.transport, clock=clock, tell_admins=h.bot.tell_admins)
+    ticker = ScheduledChecks(h.bot.store, h.bot.settings, h.bot.transport, clock=clock, tell_admins=h.bot.tell_admins)
     slack.fail_next("chat.postMessage", error="not_in_channel")
     ticker.check_post()
     assert posts(slack) == []
@@ -508,7 +508,7 @@ def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
     h.bot.store.db.execute("UPDATE deliveries SET retry_at = 0")  # the 10-minute wait is wall-clock time
     ticker.check_post()
     assert len(posts(slack)) == 1 and len(slack.messages("DUADMIN")) == 1
-    assert delivery.sent_ts(h.bot.store, "post", CHANNEL, "2026-W50") is not None
+    assert delivery.sent_message(h.bot.store, "post", CHANNEL, "2026-W50") is not None
 
 
 def test_week_names_the_focus_tag_when_no_paper_has_it_any_more(store, group):
@@ -552,10 +552,10 @@ def test_a_restart_tries_at_once_what_slack_refused_before(make_harness, slack):
     clock = Clock(at("2026-12-07 09:00"))
     h = make_harness(clock)
     slack.fail_next("chat.postMessage", error="not_in_channel")
-    Ticker(h.bot.store, h.bot.settings, h.bot.transport, clock=clock).check_post()
+    ScheduledChecks(h.bot.store, h.bot.settings, h.bot.transport, clock=clock).check_post()
     assert posts(slack) == []
     clock.set(at("2026-12-07 09:02"))  # the operator invites the bot and restarts `run`
-    restarted = Ticker(h.bot.store, h.bot.settings, h.bot.transport, clock=clock)
+    restarted = ScheduledChecks(h.bot.store, h.bot.settings, h.bot.transport, clock=clock)
     restarted.check_post()
     assert len(posts(slack)) == 1  # now, not ten minutes after the refusal
 
@@ -565,7 +565,7 @@ def test_a_post_waiting_out_a_rate_limit_holds_no_reminder_back(make_harness, sl
     h = make_harness(clock)
     signups.signup(h.bot.store, h.bot.group, at("2026-12-01 12:00"), Member("U1"), "7", "2026-12-10")
     stopping = threading.Event()
-    ticker = Ticker(h.bot.store, h.bot.settings, h.bot.transport, clock=clock, stop=stopping)
+    ticker = ScheduledChecks(h.bot.store, h.bot.settings, h.bot.transport, clock=clock, stop=stopping)
     slack.fail_next("chat.postMessage", status=429, retry_after=60)
     posting = threading.Thread(target=ticker.check_post)
     posting.start()

@@ -18,6 +18,7 @@ from functools import lru_cache, singledispatch
 
 from bot.catalog import MAX_LINK
 from bot.replies import (
+    COMMAND,
     AddForm,
     Bold,
     Button,
@@ -42,6 +43,8 @@ from bot.replies import (
 )
 
 MAX_BLOCKS = 50
+#: Tags one reply lists: a few sections of them, well within MAX_BLOCKS even for 50-character tags.
+TAGS_PAGE = 500
 MAX_VIEW_BLOCKS = 100
 HOME_SLOTS = 15  # of your own, each with its Withdraw button
 SECTION = 3000
@@ -342,7 +345,7 @@ def _(reply: Schedule) -> dict:
 def _(reply: Mine) -> dict:
     lines = ["*Your coming slots*"] + [_slot_line(s) for s in reply.upcoming]
     if not reply.upcoming:
-        lines.append("_None yet: `/paper signup &lt;paper&gt;` takes the first open week._")
+        lines.append(f"_None yet: `{COMMAND} signup &lt;paper&gt;` takes the first open week._")
     if reply.past:
         lines += ["*Your past slots*"] + [_slot_line(s) for s in reply.past[:30]]
     blocks = _sections(lines)
@@ -374,8 +377,8 @@ def _(reply: TagCounts) -> dict:
 @message.register
 def _(reply: Help) -> dict:
     lines = [
-        f"`/paper {escape(h.usage)}`  {escape(h.summary)}{' _(admins)_' if h.admin else ''}"
-        f"  ·  e.g. `/paper {escape(h.example)}`"
+        f"`{COMMAND} {escape(h.usage)}`  {escape(h.summary)}{' _(admins)_' if h.admin else ''}"
+        f"  ·  e.g. `{COMMAND} {escape(h.example)}`"
         for h in reply.lines
     ]
     blocks = []
@@ -389,7 +392,7 @@ def _(reply: Help) -> dict:
         )
     )
     fallback = (plain(reply.intro) + "\n" if reply.intro else "") + "\n".join(
-        f"/paper {escape(h.usage)}: {escape(h.summary)}{' (admins)' if h.admin else ''}" for h in reply.lines
+        f"{COMMAND} {escape(h.usage)}: {escape(h.summary)}{' (admins)' if h.admin else ''}" for h in reply.lines
     )
     return _message(fallback, blocks)
 
@@ -415,7 +418,7 @@ def weekly_post(post: WeeklyPost) -> dict:
     if p.summary:
         blocks += _long_text(p.summary, max_sections=3)
     tags = "  ".join(f"`{escape(t)}`" for t in p.tags)
-    blocks.append(context((f"Tags: {tags}  ·  " if tags else "") + f"`/paper show {escape(p.id)}`"))
+    blocks.append(context((f"Tags: {tags}  ·  " if tags else "") + f"`{COMMAND} show {escape(p.id)}`"))
     meeting = f"🗓 Meeting: *{date_token(post.meeting)}*"
     fallback = f"Paper of the week {post.week.key}: #{p.number} {escape(p.title)}."
     if post.skipped:  # skipped after it was posted: no meeting to show
@@ -445,7 +448,7 @@ def weekly_post(post: WeeklyPost) -> dict:
 
 
 def reminder(r: Reminder) -> dict:
-    withdraw = f"/paper withdraw {r.meeting.date().isoformat()}"
+    withdraw = f"{COMMAND} withdraw {r.meeting.date().isoformat()}"
     body = (
         f"⏰ Reminder: you present *#{r.paper.number}* {paper_title(r.paper, 1000)} "
         f"on *{date_token(r.meeting)}*.\nCan't make it? `{withdraw}` opens the week for someone else."
@@ -485,7 +488,7 @@ def home(view: Home) -> dict:
             )
         )
     if len(view.mine) > HOME_SLOTS:
-        blocks.append(context(f"…and {len(view.mine) - HOME_SLOTS} more: `/paper mine` lists them all"))
+        blocks.append(context(f"…and {len(view.mine) - HOME_SLOTS} more: `{COMMAND} mine` lists them all"))
     blocks.append({"type": "divider"})
     blocks.append(section("*Papers waiting for a presenter* (sign-up takes the first open week)"))
     room = MAX_VIEW_BLOCKS - len(blocks) - 1
@@ -493,7 +496,7 @@ def home(view: Home) -> dict:
         p = entry.paper
         body = f"*#{p.number}* {paper_title(p, 600)}" + (f"\n{clip(p.line, 600)}" if p.line else "")
         blocks.append(section(body, button(entry.button, f"{RUN}:s{i}") if entry.button else None))
-    blocks.append(context("Everything here works as `/paper` commands too: `/paper help`."))
+    blocks.append(context(f"Everything here works as `{COMMAND}` commands too: `{COMMAND} help`."))
     return {"type": "home", "blocks": blocks[:MAX_VIEW_BLOCKS]}
 
 

@@ -177,7 +177,7 @@ class SlackTransport:
         payload = self._payload(message)
         payload.pop("unfurl_links", None)
         payload.pop("unfurl_media", None)
-        call(self.client.chat_update, channel=sent.channel, ts=sent.ts, **payload)
+        call(self.client.chat_update, channel=sent.channel, ts=sent.ref, **payload)
 
     def bot_id(self) -> str | None:
         if self._bot_id is None:

@@ -8,7 +8,7 @@ import re
 
 from bot import commands
 from bot.delivery import Rejected, Uncertain
-from bot.replies import AddForm
+from bot.replies import COMMAND, AddForm
 from bot.slack import blocks
 from bot.slack.client import call
 
@@ -38,7 +38,7 @@ def from_slack(text: str) -> str:
 
 
 def register(app, bot) -> None:
-    @app.command("/paper")
+    @app.command(COMMAND)
     def on_paper(ack, body, context):
         user = body.get("user_id", "")
         line = from_slack(body.get("text", ""))
@@ -50,7 +50,7 @@ def register(app, bot) -> None:
                 else:
                     reply = {"response_type": "ephemeral", **blocks.message(answer.reply)}
         except Exception:
-            log.exception("/paper %r from %s failed", line, user)
+            log.exception("%s %r from %s failed", COMMAND, line, user)
             ack(response_type="ephemeral", text=OOPS)
             return
         ack(**reply)
@@ -70,12 +70,12 @@ def open_add_form(bot, body) -> dict:
         log.warning("views.open failed: %s", e)
         return {
             "response_type": "ephemeral",
-            "text": "I couldn't open the form just now. Please try `/paper add` again.",
+            "text": f"I couldn't open the form just now. Please try `{COMMAND} add` again.",
         }
     except Uncertain as e:  # Slack may have opened it after all
         log.warning("views.open did not answer: %s", e)
         return {
             "response_type": "ephemeral",
-            "text": "Slack was slow to open the form: if it did not open, try `/paper add` again.",
+            "text": f"Slack was slow to open the form: if it did not open, try `{COMMAND} add` again.",
         }
     return {}

@@ -10,7 +10,7 @@ import logging
 import re
 
 from bot.commands import Answer
-from bot.replies import Code, Notice, text
+from bot.replies import COMMAND, Notice, command_code, text
 from bot.slack.listeners import actions
 
 log = logging.getLogger(__name__)
@@ -19,7 +19,9 @@ ANYTHING = re.compile(".*")
 
 
 #: The answer to a button paperbot no longer has (from a message an older version wrote).
-OUTDATED = text("That button is from an older paperbot and no longer works. ", Code("/paper help"), " shows what does.")
+OUTDATED = text(
+    "That button is from an older paperbot and no longer works. ", command_code("help"), " shows what does."
+)
 
 
 def register(app, bot) -> None:
@@ -52,7 +54,7 @@ def register(app, bot) -> None:
     @app.command(ANYTHING)
     def on_other_command(ack, body):
         command = body.get("command")
-        ack(response_type="ephemeral", text=f"paperbot answers `/paper` only, not `{command}`.")
+        ack(response_type="ephemeral", text=f"paperbot answers `{COMMAND}` only, not `{command}`.")
         log.info("ignored a slash command paperbot does not declare: %s", command)
 
     @app.options(ANYTHING)

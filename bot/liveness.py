@@ -6,7 +6,8 @@ for as long as it runs; the kernel lets go of it when the process ends, however 
 a claim's owner is dead when its file can be locked: across containers that share the database's
 folder, and for a container's PID 1 restarted with the dead one's process ID, where host and
 process ID tell nothing. Where the folder cannot be written (a read-only copy), the host and
-process ID decide, as for owners from before these files.
+process ID decide, as for owners from before these files. fcntl is POSIX: paperbot runs on Linux
+and macOS (pyproject.toml says so), not Windows.
 """
 
 from __future__ import annotations

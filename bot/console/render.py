@@ -1,23 +1,18 @@
-"""The /paper commands in a terminal: one command a line, each reply as readable text.
+"""Replies drawn as plain text for a terminal.
 
-    $ printf 'tag parallelism-dp\\nshow 7\\n' | paperbot console
+    print(render(answer.reply))
 
-Same database, same command layer as Slack; only the rendering differs. Buttons
-are shown as the command they would run, so everything a button does can be
-typed here too.
+Buttons are shown as the command they would run, so everything a button does
+can be typed here too.
 """
 
 from __future__ import annotations
 
-import logging
-import sys
-from collections.abc import Callable
 from datetime import datetime
 from functools import singledispatch
-from typing import TextIO
 
-from bot import commands
 from bot.replies import (
+    COMMAND,
     AddForm,
     Bold,
     Button,
@@ -39,8 +34,6 @@ from bot.replies import (
     When,
     booked,
 )
-
-log = logging.getLogger(__name__)
 
 
 def when(moment: datetime, with_time: bool = True) -> str:
@@ -157,7 +150,7 @@ def _(reply: Schedule) -> str:
 def _(reply: Mine) -> str:
     lines = ["Your coming slots:"] + [f"  {_slot(s)}" for s in reply.upcoming]
     if not reply.upcoming:
-        lines.append("  none — sign up with /paper signup <paper>")
+        lines.append(f"  none — sign up with {COMMAND} signup <paper>")
     if reply.past:
         lines += ["Your past slots:"] + [f"  {_slot(s)}" for s in reply.past]
     return "\n".join(lines)
@@ -178,18 +171,18 @@ def _(reply: TagCounts) -> str:
 @render.register
 def _(reply: Help) -> str:
     lines = [inline(reply.intro)] if reply.intro else []
-    lines.append("/paper commands:")
+    lines.append(f"{COMMAND} commands:")
     width = max(len(line.usage) for line in reply.lines)
     for line in reply.lines:
         admin = " (admins)" if line.admin else ""
-        lines.append(f"  {line.usage:<{width}}  {line.summary}{admin}  e.g. /paper {line.example}")
+        lines.append(f"  {line.usage:<{width}}  {line.summary}{admin}  e.g. {COMMAND} {line.example}")
     lines.append("<paper> is an id such as streaming-diloco or a number such as 7; <date> is YYYY-MM-DD or next.")
     return "\n".join(lines)
 
 
 @render.register
 def _(reply: AddForm) -> str:
-    return "`add` opens a form in Slack. Here, put the paper in a file and run: paperbot import FILE"
+    return "`add` opens a form in the chat. Here, put the paper in a file and run: paperbot import FILE"
 
 
 @render.register
@@ -216,50 +209,5 @@ def _(reply: WeeklyPost) -> str:
 def _(reply: Reminder) -> str:
     return (
         f"Reminder: you present #{reply.paper.number} {reply.paper.title} on {when(reply.meeting)}. "
-        f"Can't make it? /paper withdraw {reply.meeting.date().isoformat()}"
+        f"Can't make it? {COMMAND} withdraw {reply.meeting.date().isoformat()}"
     )
-
-
-def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
-    """Read commands until EOF; print each reply, and what the channel would be told.
-
-    A command that fails says so in one line and the session goes on, as in Slack.
-    """
-    if hasattr(stdin, "reconfigure"):
-        stdin.reconfigure(errors="replace")  # bytes that are not UTF-8 become U+FFFD, not a crash
-    interactive = stdin.isatty()
-    if interactive:
-        print("paperbot console: type /paper commands (help lists them), Ctrl-D to quit.", file=stdout)
-    while True:
-        if interactive:
-            stdout.write("/paper> ")
-            stdout.flush()
-        line = stdin.readline()
-        if not line:
-            if interactive:
-                stdout.write("\n")  # Ctrl-D: the shell's prompt on a line of its own
-            break
-        if not line.strip():
-            continue
-        try:
-            context = make_context()
-            answer = commands.run(context, line)
-            shown = render(answer.reply)
-        except Exception as e:
-            log.exception("console command %r failed", line.strip())
-            stdout.write(f"Something went wrong on my side ({e.__class__.__name__}: {e}). Other commands still work.")
-            stdout.write("\n\n")
-            stdout.flush()
-            continue
-        stdout.write(shown + "\n")
-        if answer.change is not None:
-            said = inline(commands.announcement(answer.change))
-            where = (
-                "to the channel, sent by paperbot run"
-                if context.channel
-                else "with PAPERBOT_CHANNEL set, the channel reads"
-            )
-            stdout.write(f"  ({where}: {said})\n")
-        stdout.write("\n")
-        stdout.flush()
-    return 0

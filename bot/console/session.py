@@ -1,0 +1,76 @@
+"""The /paper commands in a terminal: one command a line, each reply as readable text.
+
+    $ printf 'tag parallelism-dp\\nshow 7\\n' | paperbot console
+
+The console is a platform of its own: the same database and command layer as the chat
+adapters, its own way of naming a member (`@ada` or `ada`), and its own rendering.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from bot import commands
+from bot.console.render import inline, render
+from bot.replies import COMMAND
+
+log = logging.getLogger(__name__)
+
+
+def read_member(word: str) -> str | None:
+    """`@ada` or `ada`: the member whose id is `ada` (a terminal has no mentions of its own)."""
+    name = word.removeprefix("@")
+    return name if re.fullmatch(r"[A-Za-z0-9._-]{1,80}", name) else None
+
+
+PLATFORM = commands.Platform(read_member, member_example="ada")
+
+
+def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
+    """Read commands until EOF; print each reply, and what the channel would be told.
+
+    A command that fails says so in one line and the session goes on, as in a chat.
+    """
+    if hasattr(stdin, "reconfigure"):
+        stdin.reconfigure(errors="replace")  # bytes that are not UTF-8 become U+FFFD, not a crash
+    interactive = stdin.isatty()
+    if interactive:
+        print(f"paperbot console: type {COMMAND} commands (help lists them), Ctrl-D to quit.", file=stdout)
+    while True:
+        if interactive:
+            stdout.write(f"{COMMAND}> ")
+            stdout.flush()
+        line = stdin.readline()
+        if not line:
+            if interactive:
+                stdout.write("\n")  # Ctrl-D: the shell's prompt on a line of its own
+            break
+        if not line.strip():
+            continue
+        try:
+            context = dataclasses.replace(make_context(), platform=PLATFORM)
+            answer = commands.run(context, line)
+            shown = render(answer.reply)
+        except Exception as e:
+            log.exception("console command %r failed", line.strip())
+            stdout.write(f"Something went wrong on my side ({e.__class__.__name__}: {e}). Other commands still work.")
+            stdout.write("\n\n")
+            stdout.flush()
+            continue
+        stdout.write(shown + "\n")
+        if answer.change is not None:
+            said = inline(commands.announcement(answer.change))
+            where = (
+                "to the channel, sent by paperbot run"
+                if context.channel
+                else "with PAPERBOT_CHANNEL set, the channel reads"
+            )
+            stdout.write(f"  ({where}: {said})\n")
+        stdout.write("\n")
+        stdout.flush()
+    return 0

@@ -1,0 +1,229 @@
+"""Sending the outbox: in order, waiting out the platform, giving up by the outbox's rules.
+
+    sender = OutboxSender(store, poster, later, replies, stopping)
+    sender.wake()            # after a change's reply has gone, and at each scheduler check
+
+The policy is the same on every platform; the `Poster` is the adapter's part: it renders an
+announcement for its platform, posts it marked so that it can be found again, looks for an
+earlier try's line, and brings a week's post up to date.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Protocol
+
+from bot import outbox
+from bot.answer_time import Replies
+from bot.calendar import Week
+from bot.delivery import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain, Unreachable
+from bot.outbox import ItemKind
+
+log = logging.getLogger(__name__)
+
+#: An outbox item the platform asks us to hold off for at most this long is tried again by a short
+#: wait in the background; a longer hold is left to the scheduler's next check (30 s).
+OUTBOX_SOON = 30
+#: While the platform cannot be reached, the outbox tries again this often.
+UNREACHABLE_WAIT = 10.0
+#: A round of the sender that failed on our side (the database) is tried again after this long,
+#: doubled for each further failure in a row.
+OUTBOX_AFTER_FAILURE = 1.0
+#: An announcement the channel refused (the bot not invited yet) is tried again after this long,
+#: doubled for each further refusal, up to RETRY_AFTER_REFUSAL: once someone invites the bot, the
+#: line and those after it (which wait their turn) follow within a minute or two.
+REFUSED_ANNOUNCEMENT_WAIT = 60.0
+#: A post update waits this long (and again) while the post itself is being sent.
+POST_IN_FLIGHT_WAIT = 2.0
+
+
+class Poster(Protocol):
+    """A platform's part in sending the outbox; each method raises delivery's errors."""
+
+    def announce(self, item: outbox.Item) -> None:
+        """Post the announcement of `item` in its channel, marked so that `announced` finds it."""
+        ...
+
+    def announced(self, item: outbox.Item) -> bool:
+        """Is the announcement of `item` in its channel already (an earlier try)?"""
+        ...
+
+    def refresh_post(self, week: Week) -> bool:
+        """Bring the week's post, if it is out, up to date; False while it is being sent."""
+        ...
+
+    def channel_refused(self, channel: str, error: Rejected) -> None:
+        """Tell the admins that `channel` refused an announcement (once until a line gets through)."""
+        ...
+
+
+class OutboxSender:
+    """One sender a process: what the outbox has due, oldest first, once replies have gone."""
+
+    def __init__(
+        self,
+        store,
+        poster: Poster,
+        later: Callable[..., Future],
+        replies: Replies,
+        stopping: threading.Event,
+    ):
+        self.store, self.poster, self.replies, self._stopping = store, poster, replies, stopping
+        self._later = later  # later(fn, *args): run in the background, failures logged
+        self._lock = threading.Lock()
+        self._state = threading.Lock()
+        self._wanted = False
+        self._sending = False  # a sender holds _lock and will look at _wanted again
+        self._failures = 0  # rounds of the sender that failed in a row
+        self.held_until = 0.0  # monotonic: the platform asked to hold off until then, for every item
+        self._refusing: set[str] = set()  # channels that refused an announcement, admins told, none posted since
+        self._wake_at: float | None = None  # monotonic: when the sender is to go round again
+
+    def wake(self) -> None:
+        """Have the outbox sent soon, in the background."""
+        if self._stopping.is_set():  # stopping: what is left waits for the next start
+            return
+        with self._state:
+            self._wanted = True
+            if self._sending:  # the sender goes round again before it stops: no second thread
+                return
+        self._later(self.send)
+
+    def send(self) -> None:
+        """Send what the outbox has due, oldest first, once replies under way have gone (see
+        Replies); one sender in a process at a time."""
+        woken = time.monotonic()
+        with self._state:
+            self._wanted = True
+        if not self._lock.acquire(blocking=False):
+            return  # the sender that holds it sees the wish and goes round again
+        try:
+            while True:
+                with self._state:
+                    self._sending = self._wanted
+                    if not self._wanted:
+                        break
+                    self._wanted = False
+                self.replies.wait_for_quiet(woken, self._stopping)
+                # While the platform holds the channel off, every line waits its turn, in order.
+                while time.monotonic() >= self.held_until and (items := outbox.take(self.store)):
+                    for i, item in enumerate(items):
+                        self.replies.wait_for_quiet(woken, self._stopping)
+                        self._send(item)
+                        if time.monotonic() < self.held_until:
+                            for rest in items[i + 1 :]:
+                                outbox.release(self.store, rest)
+                            break
+        except Exception:
+            # A round that failed (the database held past its busy timeout, say) leaves its lines in
+            # the outbox, and wakes that came meanwhile found this sender running: go round again soon,
+            # and less often while it keeps failing (up to the scheduler's check).
+            self._failures += 1
+            if not self._stopping.is_set():
+                wait = min(OUTBOX_AFTER_FAILURE * 2 ** min(self._failures - 1, 5), OUTBOX_SOON)
+                self._later(self._send_after, wait)
+            raise
+        else:
+            self._failures = 0
+        finally:
+            with self._state:
+                self._sending = False
+            self._lock.release()
+        self._wake_for_next()
+
+    def _wake_for_next(self) -> None:
+        """Have the sender go round again when the next item is due, if that is soon; one such wait
+        at a time. Later ones are left to the scheduler's 30-second check."""
+        if self._stopping.is_set():
+            return
+        due = outbox.next_due(self.store)
+        if due is None:
+            return
+        seconds = max(due - time.time(), self.held_until - time.monotonic(), 0.0)
+        if seconds > OUTBOX_SOON:
+            return
+        wake_at = time.monotonic() + seconds
+        with self._state:
+            if self._wake_at is not None and self._wake_at <= wake_at + 0.01:
+                return  # an earlier (or the same) wake is coming
+            self._wake_at = wake_at
+        self._later(self._send_after, seconds)
+
+    def _send_after(self, seconds: float) -> None:
+        if self._stopping.wait(seconds):
+            return
+        with self._state:
+            self._wake_at = None
+        self.send()
+
+    def _send(self, item: outbox.Item) -> None:
+        """Send one item; on failure put it back for later. A rate limit or a failing platform holds
+        every item off (`held_until`); a refusal only this one."""
+        week, channel = item.payload.get("week"), item.payload.get("channel")
+        if item.kind == ItemKind.REFRESH:
+            what = f"update the post of {week}"
+        else:
+            what = f"announce {item.payload['about']} in {channel}"
+        try:
+            if item.kind == ItemKind.REFRESH:
+                if not self.poster.refresh_post(Week.from_key(week)):
+                    # Being sent now, perhaps planned before the change: updated once it is out (not a try).
+                    outbox.postpone(self.store, item, time.time() + POST_IN_FLIGHT_WAIT, "the post is being sent")
+                    return
+            else:
+                if item.tried and self._announced(item):
+                    log.info("the announcement of %s was in %s already", item.payload["about"], channel)
+                    outbox.done(self.store, item)
+                    return
+                self.poster.announce(item)
+        except RateLimited as e:  # not a failure of the line: it waits as long as asked, never dropped
+            wait = max(e.retry_after, 1.0)
+            self.held_until = time.monotonic() + wait
+            outbox.postpone(self.store, item, time.time() + wait, str(e))
+            log.warning("could not %s yet: %s", what, e)
+            return
+        except Unreachable as e:  # certainly not sent, and the platform will be back: none is dropped
+            self.held_until = time.monotonic() + UNREACHABLE_WAIT
+            outbox.postpone(self.store, item, time.time() + UNREACHABLE_WAIT, str(e))
+            log.warning("could not %s yet: %s", what, e)
+            return
+        except Uncertain as e:  # it may have been posted: the next try looks in the channel first
+            error, wait = e, float(min(2**item.attempts, 300))
+            self.held_until = time.monotonic() + wait
+        except Rejected as e:
+            if item.kind == ItemKind.REFRESH:  # the post is gone or cannot be edited: trying again will not help
+                log.warning("could not %s: %s", what, e)
+                outbox.done(self.store, item)
+                return
+            # Not in the channel and the like: it is tried again later, the lines after it waiting their
+            # turn (not each refused in turn), and the admins are told, once until a line gets through.
+            error, wait = e, min(REFUSED_ANNOUNCEMENT_WAIT * 2**item.attempts, float(RETRY_AFTER_REFUSAL))
+            self.held_until = time.monotonic() + wait
+            if channel not in self._refusing:
+                self._refusing.add(channel)
+                self.poster.channel_refused(channel, e)
+        else:
+            outbox.done(self.store, item)
+            self._refusing.discard(channel)
+            return
+        if outbox.retry(self.store, item, time.time() + wait, str(error)):
+            log.warning("could not %s yet: %s", what, error)
+        else:
+            log.error("could not %s, and gave up after %d tries: %s", what, outbox.MAX_ATTEMPTS, error)
+
+    def _announced(self, item: outbox.Item) -> bool:
+        """Is the announcement already in its channel (an earlier try that the platform took, then no
+        answer)? When the channel cannot be read at all, no: it is posted (again); when the platform
+        fails to answer for now, that is raised, and the line waits."""
+        try:
+            return self.poster.announced(item)
+        except (RateLimited, Unreachable):
+            raise  # the line waits its turn, as a post held off is
+        except Rejected as e:  # the channel cannot be read at all: post, rather than lose it
+            log.warning("could not look for an earlier announcement in %s: %s", item.payload.get("channel"), e)
+            return False
+        # Uncertain (a 500, a timeout) passes: raised, so the line is tried again later, looking first.
