@@ -42,8 +42,8 @@ def wsgi(app: App, signing_secret: str) -> Callable:
     bolt = SlackRequestHandler(app, path=EVENTS_PATH)
     door = SlackDoor(signing_secret)
     bolt_log = logging.getLogger("bot.slack.bolt")
-    if _one_line not in bolt_log.filters:
-        bolt_log.addFilter(_one_line)
+    if _without_traceback not in bolt_log.filters:
+        bolt_log.addFilter(_without_traceback)
 
     def application(environ, start_response):
         if environ.get("PATH_INFO") == "/healthz":
@@ -77,7 +77,7 @@ def wsgi(app: App, signing_secret: str) -> Callable:
     return application
 
 
-def _one_line(record: logging.LogRecord) -> bool:
+def _without_traceback(record: logging.LogRecord) -> bool:
     """Bolt logs a listener's or middleware's failure with its traceback: the line stays, with the
     error's type and message, and the traceback goes."""
     if record.exc_info and record.exc_info[1] is not None:
