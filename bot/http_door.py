@@ -180,14 +180,15 @@ def _channel_class(keeper: _Doorkeeper, request_seconds: float) -> type:
                 keeper.note("too slow to send a request")
             return super().readable()
 
-        def close(self) -> None:
+        def del_channel(self, map=None) -> None:
+            # Every way a connection ends (close, handle_close, an error) passes here.
             if self._address is not None:
                 with keeper.lock:
                     keeper.open[self._address] -= 1
                     if keeper.open[self._address] <= 0:
                         del keeper.open[self._address]
                 self._address = None
-            super().close()
+            super().del_channel(map)
 
     return DoorChannel
 

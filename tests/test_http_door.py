@@ -498,6 +498,12 @@ def test_slow_sockets_from_one_address_leave_room_for_slack(door):
         crowd.close()
 
 
+def test_connections_that_ended_count_no_more(door):
+    """The cap counts connections open now: many requests one after another from one address all answer."""
+    d = door(per_address=3)
+    assert [d.command("tags")[0] for _ in range(12)] == [200] * 12
+
+
 def test_slow_sockets_from_many_addresses_fit_below_the_connection_limit(door):
     """1,100 slow sockets from five addresses, none over its cap: an honest request still answers in 3 s."""
     d = door()
