@@ -280,7 +280,6 @@ MALFORMED_PAYLOADS = {
     ),
     "shortcut without callback_id": _interactive({"type": "shortcut", "user": USER}),
     "block_suggestion without action_id": _interactive({"type": "block_suggestion", "user": USER}),
-    "a payload named but not given": (b"payloadx=1&command=/paper&user_id=U1", FORM["Content-Type"]),
     "slash command without command": (urlencode({"user_id": "U1", "text": "help"}).encode(), FORM["Content-Type"]),
     "slash command without user_id": (urlencode({"command": "/paper", "text": "help"}).encode(), FORM["Content-Type"]),
     "slash command not starting with /": (
