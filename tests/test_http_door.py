@@ -239,6 +239,7 @@ MALFORMED_PAYLOADS = {
     "JSON null": (b"null", "application/json"),
     "JSON without type": _event({"event": {"type": "x"}}),
     "JSON type a number": _event({"type": 7}),
+    "type with a line break": _event({"type": "x\nERROR forged line", "event": []}),
     # forms
     "view a string": _interactive({"type": "view_submission", "user": USER, "view": "V1"}),
     "view without callback_id": _interactive({"type": "view_submission", "user": USER, "view": {"id": "V1"}}),
@@ -307,6 +308,7 @@ def test_signed_malformed_payloads_are_a_400_in_one_line(door, caplog):
         assert status == 400, (case, status, answer)
         said = refusals(caplog)[before:]
         assert len(said) == 1 and "with a malformed body" in said[0].getMessage(), (case, caplog.text)
+        assert "\n" not in said[0].getMessage()
     assert_no_traceback(caplog)
     assert slots(d.h) == []
     assert d.command("tags")[0] == 200
@@ -364,6 +366,8 @@ def test_the_shapes_slack_sends_still_pass_the_door(door, caplog):
     assert status == 200 and b"abc" in data
     assert refusals(caplog) == []
     assert_no_traceback(caplog)
+    assert d.raw(b"GET /healthz HTTP/1.1\r\nHost: x")[0] == 200
+    assert d.raw(b"GET /wp-login.php HTTP/1.1\r\nHost: x")[0] == 404
 
 
 def test_what_still_fails_inside_bolt_is_a_400_in_one_line(door, caplog):

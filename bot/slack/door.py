@@ -160,23 +160,23 @@ def _check_kind(payload: dict) -> None:
     kind = payload.get("type")
     if not isinstance(kind, str):
         raise Refused(400, "a payload without a type")
-    kind = kind[:40]
+    kind = re.sub(r"[^\w.-]", "?", kind[:40])  # said in the log: one line, whatever it holds
     for field, types in _REQUIRED.get(kind, {}).items():
         if not isinstance(payload.get(field), types):
-            raise Refused(400, f"a {kind} without {field} as {types[0].__name__}")
+            raise Refused(400, f"{kind}: {field} is not a {types[0].__name__}")
     if kind == "block_actions" and not payload["actions"]:
-        raise Refused(400, "a block_actions without actions")
+        raise Refused(400, "block_actions: no actions")
     if kind in ("view_submission", "view_closed") and not isinstance(payload["view"].get("callback_id"), str):
-        raise Refused(400, f"a {kind} whose view has no callback_id")
+        raise Refused(400, f"{kind}: the view has no callback_id")
     if kind == "event_callback" and not isinstance(payload["event"].get("type"), str):
-        raise Refused(400, "an event_callback whose event has no type")
+        raise Refused(400, "event_callback: the event has no type")
     _check_object(payload, kind, "payload", 0)
 
 
 def _check_object(obj: dict, kind: str, where: str, depth: int) -> None:
     """The fields of `obj` that Bolt and the listeners read are of the types Slack sends."""
     if depth > 8:  # an event inside a message inside an event...: nothing Slack sends nests so
-        raise Refused(400, f"a {kind} nested too deep")
+        raise Refused(400, f"{kind}: nested too deep")
     for name, types in _FIELDS.items():
         if name in obj and not isinstance(obj[name], types):
             _wrong(kind, f"{where}.{name}", obj[name])
@@ -192,16 +192,16 @@ def _check_object(obj: dict, kind: str, where: str, depth: int) -> None:
         if not isinstance(values, dict) or not all(
             isinstance(block, dict) and all(isinstance(v, dict) for v in block.values()) for block in values.values()
         ):
-            raise Refused(400, f"a {kind} whose view's state is not blocks of inputs")
+            raise Refused(400, f"{kind}: the view's state is not blocks of inputs")
     for action in obj.get("actions", []):
         if not isinstance(action, dict) or not isinstance(action.get("action_id"), str):
-            raise Refused(400, f"a {kind} with an action that has no action_id")
+            raise Refused(400, f"{kind}: an action without an action_id")
         for field in ("value", "type", "block_id"):
             if field in action and not isinstance(action[field], str):
                 _wrong(kind, f"{where}.actions[].{field}", action[field])
     for authorization in obj.get("authorizations", []):
         if not isinstance(authorization, dict):
-            raise Refused(400, f"a {kind} with an authorization that is no object")
+            raise Refused(400, f"{kind}: an authorization that is not an object")
         _check_object(authorization, kind, f"{where}.authorizations[]", depth + 1)
     for name in _NESTED:
         if isinstance(obj.get(name), dict):
@@ -209,4 +209,4 @@ def _check_object(obj: dict, kind: str, where: str, depth: int) -> None:
 
 
 def _wrong(kind: str, where: str, value) -> None:
-    raise Refused(400, f"a {kind} whose {where} is a {type(value).__name__}")
+    raise Refused(400, f"{kind}: {where} is a {type(value).__name__}")
