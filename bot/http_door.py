@@ -4,7 +4,7 @@
     server = http_server(application, port)  # waitress, with the slow-connection defence
     arrival(environ)                         # when the request had come in whole (monotonic)
 
-The platform's own check (Slack's HMAC, Discord's Ed25519) lives with the platform and records
+The platform's own check (an HMAC, an Ed25519 signature) lives in the platform's folder and records
 each verified signature here; what the bot answers to a refused request is `refuse`.
 """
 
@@ -24,18 +24,18 @@ from waitress.parser import HTTPRequestParser
 
 log = logging.getLogger(__name__)
 
-#: A signature is good for five minutes either side of its timestamp (Slack's rule, and Discord's habit).
+#: A signature is good for five minutes either side of its timestamp.
 WINDOW_SECONDS = 300
 #: A request's head and body must have come in whole within this many seconds of its first byte.
 REQUEST_SECONDS = 10.0
 #: Open connections from one address; a proxy in front keeps its own pool well under this.
 PER_ADDRESS = 256
-#: Open connections in all, far above what Slack or a proxy opens (poll(), not select(), so no 1,024 ceiling).
+#: Open connections in all, far above what a platform or a proxy opens (poll(), not select(), so no 1,024 ceiling).
 CONNECTION_LIMIT = 4096
 #: A connection idle this long between requests is closed.
 IDLE_SECONDS = 15
 THREADS = 8
-#: The largest body: Slack's largest request (a submitted form, a click on a 50-block message) is a few hundred KB.
+#: The largest body: a platform's largest request (a submitted form, a click on a long message) is a few hundred KB.
 MAX_BODY = 2 * 1024 * 1024
 #: What the channel stamps on each request; a client's own header of that name is overwritten.
 ARRIVED = "X_PAPERBOT_ARRIVED"
