@@ -370,6 +370,17 @@ def test_the_shapes_slack_sends_still_pass_the_door(door, caplog):
     assert d.raw(b"GET /wp-login.php HTTP/1.1\r\nHost: x")[0] == 404
 
 
+def test_a_command_whose_text_says_payload_is_answered(door, caplog):
+    """Bolt takes any form containing the word "payload" for an interactive payload and answered 404."""
+    caplog.set_level(logging.INFO)
+    d = door()
+    status, reply = d.command("search payload")
+    assert status == 200 and reply.get("text"), (status, reply)
+    status, reply = d.command("signup payload-paper next")
+    assert status == 200 and "payload-paper" in reply["text"], reply
+    assert refusals(caplog) == []
+
+
 def test_what_still_fails_inside_bolt_is_a_400_in_one_line(door, caplog):
     """The outer guard: a middleware that raises (here one added for the test) gets no 500 and leaves
     no traceback; Bolt's line about it stays, in one line."""
