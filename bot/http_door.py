@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 import logging
-import resource
 import threading
 import time
 from collections import defaultdict
@@ -233,6 +232,10 @@ def http_server(
 
 def _allow_open_files(wanted: int) -> None:
     """Raise this process's open-file limit towards `wanted` (as far as the hard limit allows)."""
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != resource.RLIM_INFINITY and soft < wanted:
         new = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
