@@ -84,7 +84,7 @@ def main() -> None:
     if kind == "paperbot":
         from bot.slack.serve import http_server
 
-        server = http_server(app, port, host="127.0.0.1")
+        server = http_server(app, port, os.environ["SLACK_SIGNING_SECRET"], host="127.0.0.1")
         print("ready", flush=True)
         server.run()
     else:

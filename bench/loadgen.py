@@ -25,6 +25,11 @@ PATH = "/slack/events"
 TIMEOUT = 10.0  # seconds; anything slower is an error anyway (Slack gives up after 3)
 
 
+def trigger_id() -> str:
+    """A trigger_id of its own for each request, as Slack's: the bot refuses a body it has seen (a replay)."""
+    return f"{time.time_ns()}.{random.getrandbits(48):012x}"
+
+
 class Client:
     """One keep-alive connection; every request freshly signed, as Slack signs it."""
 
@@ -45,7 +50,7 @@ class Client:
                 "command": "/paper",
                 "text": text,
                 "response_url": "https://hooks.slack.invalid/commands/T0TEST/1/x",
-                "trigger_id": "1337.42.abcd",
+                "trigger_id": trigger_id(),
                 "api_app_id": "A0TEST",
             }
         ).encode()

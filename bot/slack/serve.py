@@ -14,19 +14,17 @@ import threading
 import time
 from collections.abc import Callable
 
-import waitress
 from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
-from waitress.channel import HTTPChannel
-from waitress.parser import HTTPRequestParser
-from waitress.task import WSGITask
 
-from bot import outbox, scheduler
+from bot import http_door, outbox, scheduler
 from bot.delivery import Rejected
+from bot.http_door import Refused, arrival, refuse
 from bot.settings import Settings, check_focus_tag
 from bot.slack.app import SlackBot, arrived_at, build_app
 from bot.slack.client import call
+from bot.slack.door import SlackDoor
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -34,100 +32,66 @@ log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 #: What Slack answers for a token it does not take.
 TOKEN_REFUSALS = ("invalid_auth", "not_authed", "not_allowed_token_type", "token_revoked", "account_inactive")
-HTTP_THREADS = 8
-#: Slack's largest request (a button on a 50-block message, a submitted form) is a few hundred KB.
-MAX_BODY = 2 * 1024 * 1024
 #: A stop sends what is due for this long, then leaves what hangs to the next start.
 STOP_SECONDS = 5.0
 
 
-def wsgi(app: App) -> Callable:
-    """Bolt at /slack/events, and a plain health check at /healthz."""
+def wsgi(app: App, signing_secret: str) -> Callable:
+    """Bolt at /slack/events behind the door (slack.door: signature, replay, shape), and a plain
+    health check at /healthz."""
     bolt = SlackRequestHandler(app, path=EVENTS_PATH)
+    door = SlackDoor(signing_secret)
+    bolt_log = logging.getLogger("bot.slack.bolt")
+    if _without_traceback not in bolt_log.filters:
+        bolt_log.addFilter(_without_traceback)
 
     def application(environ, start_response):
         if environ.get("PATH_INFO") == "/healthz":
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b"ok\n"]
-        stamp = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP")
-        if stamp is not None and not stamp.strip().isdigit():  # Bolt would fail on int() with a traceback
-            return _refused(environ, start_response)
+        if environ.get("PATH_INFO") != EVENTS_PATH:
+            return refuse(environ, start_response, Refused(404, "no such route"))
+        try:
+            door.admit(environ)
+        except Refused as refusal:
+            return refuse(environ, start_response, refusal)
+        started: list[str] = []
 
         def respond(status, headers, *rest):
-            if status.startswith("401"):  # one short line, not Bolt's, which quotes the whole body
-                _log_refused(environ)
+            started.append(status)
+            if status.startswith("5"):  # Bolt failed on something the door let through: said in one line
+                log.warning("Bolt answered %s to a request to %s; answered 400", status, environ.get("PATH_INFO"))
+                status = "400 Bad Request"
             return start_response(status, headers, *rest)
 
         try:
-            with arrived_at(environ.get(RECEIVED)):
+            with arrived_at(arrival(environ)):
                 return bolt(environ, respond)
         except Exception as e:
-            # Bolt parses the body before it checks the signature: a malformed body from anyone
-            # who can reach the port must be a 400 and one log line, not a 500 and a traceback.
-            log.warning("refused a malformed request to %s: %s: %s", environ.get("PATH_INFO"), type(e).__name__, e)
-            start_response("400 Bad Request", [("Content-Type", "text/plain")])
-            return [b"bad request\n"]
+            if started:  # the answer has begun: it ends here
+                log.warning("Bolt failed while answering %s: %s: %s", environ.get("PATH_INFO"), type(e).__name__, e)
+                return [b""]
+            why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+            return refuse(environ, start_response, Refused(400, f"that Bolt failed on ({why})"))
 
     return application
 
 
-def _log_refused(environ) -> None:
-    log.warning("refused a request to %s without a valid Slack signature", environ.get("PATH_INFO"))
+def _without_traceback(record: logging.LogRecord) -> bool:
+    """Bolt logs a listener's or middleware's failure with its traceback: the line stays, with the
+    error's type and message, and the traceback goes."""
+    if record.exc_info and record.exc_info[1] is not None:
+        error = record.exc_info[1]
+        record.msg = f"{record.getMessage()} ({type(error).__name__}: {' '.join(str(error).split())})"
+        record.args = None
+        record.exc_info = record.exc_text = None
+    return True
 
 
-def _refused(environ, start_response):
-    _log_refused(environ)
-    start_response("401 Unauthorized", [("Content-Type", "application/json")])
-    return [b'{"error": "invalid request"}']
-
-
-RECEIVED = "paperbot.received_at"
-
-
-class _StampedParser(HTTPRequestParser):
-    """Notes when its request had come in whole (monotonic), before it waited for a free thread."""
-
-    received_at: float | None = None
-
-    def received(self, data: bytes) -> int:
-        n = super().received(data)
-        if self.completed and self.received_at is None:
-            self.received_at = time.monotonic()
-        return n
-
-
-class _StampedTask(WSGITask):
-    def get_environment(self) -> dict:
-        environ = super().get_environment()
-        environ[RECEIVED] = getattr(self.request, "received_at", None)
-        return environ
-
-
-class _StampedChannel(HTTPChannel):
-    parser_class = _StampedParser
-    task_class = _StampedTask
-
-
-def http_server(app: App, port: int, host: str = "0.0.0.0", threads: int = HTTP_THREADS):
-    """A waitress server for the app (call .run() to serve, .close() to stop). Each request's
-    environ says when it came in (RECEIVED): under a burst it may wait for one of the threads."""
-    server = waitress.create_server(
-        wsgi(app),
-        host=host,
-        port=port,
-        threads=threads,
-        ident="paperbot",
-        # Idle or half-sent connections from anyone who can reach the port must not crowd out Slack's.
-        channel_timeout=15,
-        connection_limit=1000,
-        max_request_body_size=MAX_BODY,
-        clear_untrusted_proxy_headers=True,
-    )
-    # One server for one host; a host that resolves to several addresses gets one for each.
-    for listening in [server] if hasattr(server, "channel_class") else list(server.map.values()):
-        if hasattr(listening, "channel_class"):
-            listening.channel_class = _StampedChannel
-    return server
+def http_server(app: App, port: int, signing_secret: str, host: str = "0.0.0.0", **door):
+    """A waitress server for the app (call .run() to serve, .close() to stop), with the door's
+    slow-connection defence (http_door.http_server: `door` passes its limits)."""
+    return http_door.http_server(wsgi(app, signing_secret), port, host, **door)
 
 
 class StartError(RuntimeError):
@@ -202,7 +166,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 closing.join(3.0)
         else:
             try:
-                server = http_server(app, settings.port)
+                server = http_server(app, settings.port, settings.signing_secret or "")
             except OSError as e:
                 raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
             jobs.start()

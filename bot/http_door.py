@@ -1,0 +1,245 @@
+"""The HTTP door, for any platform's route: who may come in, and how long they may take.
+
+    window = ReplayWindow()                  # signatures seen in the last five minutes
+    server = http_server(application, port)  # waitress, with the slow-connection defence
+    arrival(environ)                         # when the request had come in whole (monotonic)
+
+The platform's own check (an HMAC, an Ed25519 signature) lives in the platform's folder and records
+each verified signature here; what the bot answers to a refused request is `refuse`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+
+import waitress
+from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser
+
+log = logging.getLogger(__name__)
+
+#: A signature is good for five minutes either side of its timestamp.
+WINDOW_SECONDS = 300
+#: A request's head and body must have come in whole within this many seconds of its first byte.
+REQUEST_SECONDS = 10.0
+#: Open connections from one address; a proxy in front keeps its own pool well under this.
+PER_ADDRESS = 256
+#: Open connections in all, far above what a platform or a proxy opens (poll(), not select(), so no 1,024 ceiling).
+CONNECTION_LIMIT = 4096
+#: A connection idle this long between requests is closed.
+IDLE_SECONDS = 15
+THREADS = 8
+#: The largest body: a platform's largest request (a submitted form, a click on a long message) is a few hundred KB.
+MAX_BODY = 2 * 1024 * 1024
+#: What the channel stamps on each request; a client's own header of that name is overwritten.
+ARRIVED = "X_PAPERBOT_ARRIVED"
+
+
+class ReplayWindow:
+    """Signatures already taken within their validity, so that a captured request sent again is refused.
+
+    Only verified signatures are recorded, so nobody without the secret can grow it; each is
+    forgotten once its timestamp is too old for any request to carry it."""
+
+    def __init__(self, seconds: float = WINDOW_SECONDS, clock: Callable[[], float] = time.time):
+        self.seconds, self.clock = seconds, clock
+        self._seen: dict[str, float] = {}
+        self._expiry: list[tuple[float, str]] = []
+        self._lock = threading.Lock()
+
+    def first_time(self, signature: str, timestamp: float) -> bool:
+        """Record `signature` (of a request stamped `timestamp`, Unix seconds); False if seen before."""
+        now = self.clock()
+        with self._lock:
+            while self._expiry and self._expiry[0][0] < now:
+                _, old = heapq.heappop(self._expiry)
+                self._seen.pop(old, None)
+            if signature in self._seen:
+                return False
+            forget_at = max(timestamp, now) + self.seconds
+            self._seen[signature] = forget_at
+            heapq.heappush(self._expiry, (forget_at, signature))
+            return True
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
+class Refused(Exception):
+    """A request refused at the door: `status` (401, 400) and why, said after "refused a request to
+    <path> from <address>" in the log ("without a valid signature (a wrong one)")."""
+
+    def __init__(self, status: int, why: str):
+        super().__init__(why)
+        self.status = status
+
+
+_REASONS = {400: "400 Bad Request", 401: "401 Unauthorized", 404: "404 Not Found", 413: "413 Content Too Large"}
+
+
+def refuse(environ, start_response, refusal: Refused) -> Iterable[bytes]:
+    """Answer a refused request: its status and a short body; one log line, never the body's text."""
+    log.warning("refused a request to %s from %s %s", environ.get("PATH_INFO"), environ.get("REMOTE_ADDR"), refusal)
+    start_response(_REASONS.get(refusal.status, f"{refusal.status} Refused"), [("Content-Type", "application/json")])
+    return [b'{"error": "invalid request"}' if refusal.status == 401 else b'{"error": "bad request"}']
+
+
+def read_body(environ) -> bytes:
+    """The request's body (waitress has it whole, within MAX_BODY), left readable again for what follows."""
+    import io
+
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise Refused(400, "a malformed Content-Length") from None
+    body = environ["wsgi.input"].read(length) if length > 0 else b""
+    environ["wsgi.input"] = io.BytesIO(body)
+    return body
+
+
+def arrival(environ) -> float | None:
+    """When the request had come in whole (monotonic), before it perhaps waited for a free thread."""
+    try:
+        return float(environ.get("HTTP_" + ARRIVED, ""))
+    except ValueError:
+        return None
+
+
+class _Doorkeeper:
+    """Counts of open connections per address, and of connections cut, said once a minute at most."""
+
+    def __init__(self, per_address: int):
+        self.per_address = per_address
+        self.open: dict[str, int] = defaultdict(int)
+        self.lock = threading.Lock()
+        self.cut = {"too many from one address": 0, "too slow to send a request": 0}
+        self.said_at = 0.0
+
+    def note(self, why: str) -> None:
+        with self.lock:
+            self.cut[why] += 1
+            now = time.monotonic()
+            if now - self.said_at < 60:
+                return
+            self.said_at = now
+            counts, self.cut = self.cut, dict.fromkeys(self.cut, 0)
+        log.warning(
+            "closed connections at the door: %s", ", ".join(f"{n} {why}" for why, n in counts.items() if n) or "none"
+        )
+
+
+def _channel_class(keeper: _Doorkeeper, request_seconds: float) -> type:
+    # waitress has no deadline for a whole request (channel_timeout counts idleness, which a trickle
+    # resets), no per-address cap and no arrival time, so its channel and parser are extended here;
+    # pyproject bounds its version, and tests/test_http_door.py checks each.
+    class StampedParser(HTTPRequestParser):
+        stamped = False
+
+        def received(self, data: bytes) -> int:
+            n = super().received(data)
+            if self.completed and not self.stamped:
+                # Before the channel hands the request to a thread; a client's header of this name is replaced.
+                self.headers[ARRIVED] = repr(time.monotonic())
+                self.stamped = True
+            return n
+
+    class DoorChannel(HTTPChannel):
+        parser_class = StampedParser
+        _began: float | None = None  # monotonic: the first byte of the request being read
+        _address: str | None = None
+
+        def __init__(self, server, sock, addr, adj, map=None):
+            super().__init__(server, sock, addr, adj, map)
+            address = addr[0] if isinstance(addr, tuple) and addr else str(addr)
+            with keeper.lock:
+                crowded = keeper.open[address] >= keeper.per_address
+                if not crowded:
+                    keeper.open[address] += 1
+                    self._address = address
+            if crowded:
+                self.will_close = True  # closed at the loop's next turn, having read nothing
+                keeper.note("too many from one address")
+
+        def received(self, data: bytes) -> bool:
+            if self.request is None and self._began is None:
+                self._began = time.monotonic()
+            outcome = super().received(data)
+            if self.request is None:
+                self._began = None
+            return outcome
+
+        def readable(self) -> bool:
+            if self._began is not None and not self.will_close and time.monotonic() - self._began > request_seconds:
+                self.will_close = True
+                keeper.note("too slow to send a request")
+            return super().readable()
+
+        def del_channel(self, map=None) -> None:
+            # Every way a connection ends (close, handle_close, an error) passes here.
+            if self._address is not None:
+                with keeper.lock:
+                    keeper.open[self._address] -= 1
+                    if keeper.open[self._address] <= 0:
+                        del keeper.open[self._address]
+                self._address = None
+            super().del_channel(map)
+
+    return DoorChannel
+
+
+def http_server(
+    application: Callable,
+    port: int,
+    host: str = "0.0.0.0",
+    *,
+    threads: int = THREADS,
+    request_seconds: float = REQUEST_SECONDS,
+    per_address: int = PER_ADDRESS,
+    connection_limit: int = CONNECTION_LIMIT,
+):
+    """A waitress server for a WSGI application (call .run() to serve, .close() to stop).
+
+    Each request's environ says when it came in whole (see arrival). Connections that send no
+    whole request within `request_seconds`, and those past `per_address` from one address, are
+    closed, so that slow or idle sockets from anyone who can reach the port cannot crowd out the
+    platform's requests."""
+    _allow_open_files(connection_limit + 64)
+    server = waitress.create_server(
+        application,
+        host=host,
+        port=port,
+        threads=threads,
+        ident="paperbot",
+        channel_timeout=IDLE_SECONDS,
+        cleanup_interval=5,
+        connection_limit=connection_limit,
+        asyncore_use_poll=True,
+        max_request_body_size=MAX_BODY,
+        clear_untrusted_proxy_headers=True,
+    )
+    channel = _channel_class(_Doorkeeper(per_address), request_seconds)
+    # One server for one host; a host that resolves to several addresses gets one for each.
+    for listening in [server] if hasattr(server, "channel_class") else list(server.map.values()):
+        if hasattr(listening, "channel_class"):
+            listening.channel_class = channel
+    return server
+
+
+def _allow_open_files(wanted: int) -> None:
+    """Raise this process's open-file limit towards `wanted` (as far as the hard limit allows)."""
+    try:
+        import resource  # POSIX only
+    except ImportError:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        new = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+        except (ValueError, OSError) as e:
+            log.warning("cannot raise the open-file limit to %s (%s): fewer connections fit", wanted, e)
