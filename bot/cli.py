@@ -48,24 +48,54 @@ def _parse_at(text: str | None, settings: Settings) -> datetime:
     return at.astimezone(settings.timezone)
 
 
-def _store(settings: Settings, *, writes: bool = True):
-    from bot.store import BUSY_TIMEOUT_MS, Store
+def _store(settings: Settings, *, writes: bool = True, seed: bool = True):
+    from bot import catalog
+    from bot.store import BUSY_TIMEOUT_MS, DiskFull, NotADatabase
 
+    path = settings.db_path
     try:
-        return Store(settings.db_path, writes=writes)
+        store = catalog.open_store(path, writes=writes, **({} if seed else {"seed": None}))
+    except NotADatabase as e:
+        raise Failure(
+            f"PAPERBOT_DB: {path} {e}; it is not a paperbot database, so it was left as it is "
+            "(only a missing file is made): restore it from a backup, or move it away to start a new one"
+        ) from None
+    except DiskFull:
+        raise Failure(f"PAPERBOT_DB: {DISK_FULL}") from None
     except OSError as e:
-        raise Failure(f"PAPERBOT_DB: cannot open {settings.db_path} ({e.strerror or e})") from None
+        raise Failure(f"PAPERBOT_DB: cannot open {path} ({e.strerror or e})") from None
     except Exception as e:
         if e.__class__.__name__ in ("OperationalError", "DatabaseError"):
             if "unable to open" in str(e) or "readonly" in str(e):
-                raise Failure(f"PAPERBOT_DB: cannot write {settings.db_path} or its folder ({e})") from None
+                raise Failure(f"PAPERBOT_DB: cannot write {path} or its folder ({e})") from None
             if "locked" in str(e):  # the file is fine: another process held it all the while
                 raise Failure(
-                    f"PAPERBOT_DB: {settings.db_path} is busy: another process kept it locked for "
+                    f"PAPERBOT_DB: {path} is busy: another process kept it locked for "
                     f"{BUSY_TIMEOUT_MS / 1000:g} s ({e}); try again when it is done"
                 ) from None
-            raise Failure(f"PAPERBOT_DB: {settings.db_path} is not a usable SQLite file ({e})") from None
+            raise Failure(f"PAPERBOT_DB: {path} is not a usable SQLite file ({e})") from None
         raise
+    if store.created:
+        _say_new_database(path, catalog.count(store))
+    return store
+
+
+#: The one line for a write that found no room on the disk (store.DiskFull).
+DISK_FULL = "the disk holding the database is full: nothing was changed. Free some space and try again."
+
+
+def _say_new_database(path: Path, papers: int) -> None:
+    """A new database is news: said on stderr with its full path, loudly when the path depends on
+    where paperbot was started (a `run` started in another folder gets a database of its own)."""
+    line = f"paperbot: made a new database at {path.resolve()} ({papers} papers)"
+    if not path.is_absolute():
+        line += (
+            f"; PAPERBOT_DB ({path}) is relative to the current folder, so paperbot started elsewhere uses another"
+            " database: set PAPERBOT_DB to an absolute path"
+        )
+    elif not sys.stderr.isatty():  # a path given in full was meant; a script reads the outcome alone
+        return
+    print(line, file=sys.stderr)
 
 
 # -- verbs ---------------------------------------------------------------------
@@ -308,6 +338,29 @@ def cmd_import(args, settings: Settings) -> int:
     return EXIT_FAILED if unreadable else 0
 
 
+def cmd_init(args, settings: Settings) -> int:
+    """Make the database: with the group's first list, or with no papers (--empty). Never an existing file."""
+    from bot.store import NotADatabase, check_file
+
+    path = settings.db_path
+    if os.path.lexists(path):
+        try:
+            check_file(path)
+        except NotADatabase as e:
+            raise Failure(
+                f"PAPERBOT_DB: {path} {e}; init makes only a new database, and leaves this file as it is"
+            ) from None
+        raise Failure(f"PAPERBOT_DB: {path} exists already; init makes only a new database, and leaves it as it is")
+    store = _store(settings, seed=not args.empty)
+    if not store.created:  # another process made it first
+        raise Failure(f"PAPERBOT_DB: {path} was made by another process meanwhile; it was left as it is")
+    from bot import catalog
+
+    papers = catalog.count(store)
+    print(f"Made a new database at {path.resolve()} with {papers} paper{'' if papers == 1 else 's'}.")
+    return 0
+
+
 def cmd_export(args, settings: Settings) -> int:
     from bot import catalog, papers_file
 
@@ -316,9 +369,19 @@ def cmd_export(args, settings: Settings) -> int:
     return 0
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("paperbot")
+    except PackageNotFoundError:  # run from a folder that was never installed
+        return "(not installed)"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="paperbot", description="A Slack bot for research reading groups.")
     p.add_argument("-v", "--verbose", action="store_true", help="log more, and show tracebacks")
+    p.add_argument("--version", action="version", version=f"paperbot {_version()}")
     # -v after the verb too (paperbot run -v); SUPPRESS keeps a -v given before it.
     verbose = argparse.ArgumentParser(add_help=False)
     verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -351,6 +414,10 @@ def parser() -> argparse.ArgumentParser:
     )
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.set_defaults(fn=cmd_import)
+
+    init = verbs.add_parser("init", parents=[verbose], help="make a new database (PAPERBOT_DB), seeded or empty")
+    init.add_argument("--empty", action="store_true", help="start with no papers instead of the group's first list")
+    init.set_defaults(fn=cmd_init)
 
     exp = verbs.add_parser("export", parents=[verbose], help="write the whole catalog to stdout")
     exp.add_argument("--format", choices=["json", "csv", "yaml"], default="json")

@@ -23,7 +23,7 @@ from typing import TextIO
 
 import yaml
 
-from bot.catalog import InvalidPaper, Paper, PaperInput, validate
+from bot.papers import InvalidPaper, Paper, PaperInput, validate
 
 FORMATS = ("json", "csv", "yaml")
 SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"}

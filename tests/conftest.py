@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from slack_standin import SlackStandin  # noqa: E402
 
+from bot.catalog import open_store  # noqa: E402
 from bot.settings import Settings  # noqa: E402
 from bot.store import Store  # noqa: E402
 
@@ -73,7 +74,7 @@ def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env
 
 @pytest.fixture
 def store(tmp_path) -> Store:
-    s = Store(tmp_path / "paperbot.db")
+    s = open_store(tmp_path / "paperbot.db")
     yield s
     s.close()
 
@@ -229,7 +230,7 @@ def make_harness(tmp_path, slack):
 
     def make(clock: Clock | None = None, **env) -> SlackHarness:
         settings = settings_for(tmp_path, slack.api_url, **env)
-        store = Store(settings.db_path)
+        store = open_store(settings.db_path)
         bot = SlackBot(settings, store, clock=clock)  # the clients `run` makes, aimed at the stand-in
         harness = SlackHarness(bot, build_app(bot), slack)
         made.append(harness)

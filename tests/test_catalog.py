@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from bot import catalog, papers_file, search_terms
 from bot.catalog import PaperInput
-from bot.store import Store
 
 SEED_LINES = (ROOT / "data" / "papers.yaml").read_text(encoding="utf-8")
 
@@ -41,7 +40,7 @@ def test_the_seed_file_keeps_the_source_list_verbatim():
 
 def test_reopening_does_not_seed_again(store, tmp_path):
     catalog.upsert(store, [PaperInput(id="chopper", title="Renamed")])
-    again = Store(tmp_path / "paperbot.db")
+    again = catalog.open_store(tmp_path / "paperbot.db")
     assert catalog.find(again, "chopper").title == "Renamed" and catalog.count(again) == 32
     again.close()
 
@@ -227,7 +226,7 @@ def test_export_then_import_round_trips(tmp_path, store, fmt):
     report = papers_file.read(path)
     assert report.problems == [] and len(report.papers) == 32
     assert catalog.upsert(store, report.papers).unchanged == 32
-    fresh = Store(tmp_path / f"fresh-{fmt}.db", seed=None)
+    fresh = catalog.open_store(tmp_path / f"fresh-{fmt}.db", seed=None)
     catalog.upsert(fresh, report.papers)
     assert [(p.number, p.id, p.title, p.summary, p.tags, p.url) for p in catalog.all_papers(fresh)] == [
         (p.number, p.id, p.title, p.summary, p.tags, p.url) for p in catalog.all_papers(store)
@@ -391,7 +390,7 @@ def test_thousands_of_rows_without_ids_or_ascii_words(tmp_path, store):
     backwards = write(
         tmp_path, "backwards.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[::-1])
     )
-    fresh = Store(tmp_path / "fresh.db", seed=None)
+    fresh = catalog.open_store(tmp_path / "fresh.db", seed=None)
     catalog.upsert(fresh, papers_file.read(backwards).papers)
     assert {p.title: p.id for p in catalog.all_papers(fresh)} == ids
     fresh.close()
@@ -633,7 +632,7 @@ def test_awkward_text_round_trips(tmp_path, store, fmt):
     report = papers_file.read(path)
     assert report.problems == [] and len(report.papers) == 34
     assert catalog.upsert(store, report.papers).unchanged == 34
-    fresh = Store(tmp_path / "fresh.db", seed=None)
+    fresh = catalog.open_store(tmp_path / "fresh.db", seed=None)
     catalog.upsert(fresh, report.papers)
     paper = catalog.find(fresh, "odd")
     # Control characters go (C1's U+0085 too), and every line break is one \n, as the file had it or not.

@@ -94,14 +94,14 @@ def test_the_readme_session_is_what_the_console_prints(tmp_path):
     from zoneinfo import ZoneInfo
 
     from bot import console
+    from bot.catalog import open_store
     from bot.settings import Settings
     from bot.signups import Member
-    from bot.store import Store
 
     block = README.split("## A session", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
     typed = [line[len("/paper> ") :] for line in block.splitlines() if line.startswith("/paper> ")]
     settings = Settings.load({"PAPERBOT_TIMEZONE": "Asia/Shanghai", "PAPERBOT_MEETING": "thu 16:00"}, dotenv=None)
-    store = Store(tmp_path / "paperbot.db")
+    store = open_store(tmp_path / "paperbot.db")
     now = datetime(2026, 12, 2, 10, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
 
     class Terminal(io.StringIO):

@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from conftest import CHANNEL, env_for_process, sign, slash_form
 
-from bot.store import Store
+from bot.catalog import open_store
 
 BOT = [sys.executable, "-m", "bot"]
 TZ = ZoneInfo("Europe/Berlin")  # env_for_process's PAPERBOT_TIMEZONE
@@ -627,14 +627,14 @@ def test_a_database_path_that_is_a_folder_is_named_in_one_line(procs, tmp_path, 
     env = env_for_process(tmp_path, slack.api_url, PORT=str(free_port()), PAPERBOT_DB=str(folder))
     done = procs.run(verb, env=env, timeout=30)
     assert done.returncode != 0
-    assert one_line(done.stderr).startswith(f"paperbot: PAPERBOT_DB: cannot write {folder}"), done.stderr
+    assert one_line(done.stderr).startswith(f"paperbot: PAPERBOT_DB: {folder} is a folder"), done.stderr
 
 
 @pytest.fixture
 def read_only_db(tmp_path):
     """An existing, seeded database file this process can read but not write, in a folder it can."""
     path = tmp_path / "paperbot.db"
-    Store(path).close()
+    open_store(path).close()
     if os.geteuid() != 0:
         path.chmod(0o444)
         yield path
