@@ -25,6 +25,7 @@ from bot import papers_file, search_terms
 from bot.importing import (  # noqa: F401  (re-exported: other modules import these from here)
     _NUMBERED,
     Claims,
+    DiskFullDuringImport,
     UpsertCounts,
     _Batch,
     _free_slug,

@@ -84,6 +84,12 @@ def _store(settings: Settings, *, writes: bool = True, seed: bool = True):
 DISK_FULL = "the disk holding the database is full: nothing was changed. Free some space and try again."
 
 
+def _disk_full(error: Exception) -> bool:
+    import sqlite3  # not bot.store: `run` handles signals before the slow imports
+
+    return isinstance(error, sqlite3.Error) and getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+
+
 def _say_new_database(path: Path, papers: int) -> None:
     """A new database is news: said on stderr with its full path, loudly when the path depends on
     where paperbot was started (a `run` started in another folder gets a database of its own)."""
@@ -325,7 +331,15 @@ def cmd_import(args, settings: Settings) -> int:
     # The files of one import are one list: an id named in any of them is claimed in all (catalog.Claims).
     claims = catalog.Claims(paper for _, report in reports for paper in report.papers)
     for path, report in reports:
-        counts = catalog.upsert(store, report.papers, claims=claims)
+        try:
+            counts = catalog.upsert(store, report.papers, claims=claims)
+        except catalog.DiskFullDuringImport as stopped:  # each batch commits: what came before is in
+            done = stopped.counts
+            raise Failure(
+                f"{path}: the disk holding the database is full: the import stopped after {done.added} papers"
+                f" added and {done.updated} updated, which are kept; free some space and import again"
+                " (papers already in stay as they are)"
+            ) from None
         problems = report.problems + counts.problems  # the file's, then the catalog's (an unknown id, no title)
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -443,6 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:
+        if _disk_full(e):  # whichever write found no room: one line, as for the other expected failures
+            print(f"paperbot: {DISK_FULL}", file=sys.stderr)
+            return EXIT_FAILED
         if args.verbose:
             raise
         logging.getLogger("bot").debug("unexpected failure", exc_info=True)

@@ -41,7 +41,7 @@ from bot.replies import (
     text,
 )
 from bot.signups import Change, Member, Refusal
-from bot.store import Busy, Store
+from bot.store import Busy, DiskFull, Store
 
 
 @dataclass
@@ -448,6 +448,7 @@ def split(line: str) -> tuple[str, str]:
 
 
 BUSY = "The catalog is busy just now, so nothing was changed. Try again in a moment."
+DISK_FULL = "The disk that holds the catalog is full, so nothing was changed. Ask whoever runs the bot to free space."
 
 
 def run(ctx: Context, line: str) -> Answer:
@@ -466,3 +467,5 @@ def run(ctx: Context, line: str) -> Answer:
         return Answer(Notice(refusal.text, ok=False))
     except Busy:  # another writer (an import's batch, a second process) held the catalog too long
         return Answer(Notice(text(BUSY), ok=False))
+    except DiskFull:
+        return Answer(Notice(text(DISK_FULL), ok=False))

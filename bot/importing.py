@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from bot import search_terms
 from bot.papers import MAX_ID, PAPER_COLUMNS, InvalidPaper, PaperInput, _ascii_slug, slugify
 from bot.search_index import MERGING, MERGING_DEFERRED, SEARCH_TABLES, set_merging
-from bot.store import Store
+from bot.store import DiskFull, Store
 
 
 @dataclass
@@ -27,6 +27,15 @@ class UpsertCounts:
     updated: int = 0
     unchanged: int = 0
     problems: list[str] = field(default_factory=list)
+
+
+class DiskFullDuringImport(DiskFull):
+    """A batch found the disk full: the batches before it are in (`counts`), this one and the rest are not."""
+
+    def __init__(self, counts: UpsertCounts, full: DiskFull):
+        super().__init__(str(full))
+        self.sqlite_errorcode = full.sqlite_errorcode
+        self.counts = counts
 
 
 def _now() -> str:
@@ -54,8 +63,12 @@ def upsert(
         if in_transaction:
             _upsert_chunk(store, chunk, counts, claims)
         else:
-            with store.write():
-                _upsert_chunk(store, chunk, counts, claims)
+            before = replace(counts, problems=list(counts.problems))
+            try:
+                with store.write():
+                    _upsert_chunk(store, chunk, counts, claims)
+            except DiskFull as full:  # rolled back: the counts say what the committed batches did
+                raise DiskFullDuringImport(before, full) from full
             time.sleep(IMPORT_GAP_SECONDS)  # the lock is free: a waiting sign-up takes its turn now
         chunk.clear()
 
@@ -80,8 +93,11 @@ def upsert(
             flush(claims)
     finally:
         store.db.execute("PRAGMA wal_autocheckpoint = 1000")
-        with store.write() as db:
-            set_merging(db, MERGING)
+        try:
+            with store.write() as db:
+                set_merging(db, MERGING)
+        except DiskFull:  # the next start turns merging back on (catalog.open_store)
+            pass
     if counts.added + counts.updated >= OPTIMIZE_AFTER:
         optimize(store)
     store.db.execute("PRAGMA wal_checkpoint(PASSIVE)")

@@ -217,9 +217,29 @@ class NotADatabase(Exception):
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def is_disk_full(error: BaseException) -> bool:
-    """Is `error` SQLite saying that the disk or the database is full?"""
-    return isinstance(error, sqlite3.Error) and getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+#: Less room than this on the database's file system, and a failed write is taken for a full disk.
+NEARLY_FULL_BYTES = 1 << 20
+
+
+def is_disk_full(error: BaseException, path: Path | None = None) -> bool:
+    """Is `error` SQLite saying that the disk or the database is full?
+
+    SQLite says "full" when a write of the database or its log finds no room, but "disk I/O error"
+    when growing its shared-memory file fails for the same reason: with `path`, an I/O error while
+    the file system there has (almost) no room left is a full disk too.
+    """
+    if not isinstance(error, sqlite3.Error):
+        return False
+    code = getattr(error, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_FULL:
+        return True
+    if path is None or code is None or code & 0xFF != sqlite3.SQLITE_IOERR:
+        return False
+    try:
+        room = os.statvfs(path.parent if path.name else path)
+    except (OSError, AttributeError):  # no statvfs (Windows)
+        return False
+    return room.f_bavail * room.f_frsize < NEARLY_FULL_BYTES
 
 
 def _disk_full(error: sqlite3.Error) -> DiskFull:
@@ -272,7 +292,7 @@ def _check_tables(db: sqlite_utils.Database) -> None:
             ).fetchone()
         )
     except sqlite3.DatabaseError as e:
-        if is_disk_full(e) or "locked" in str(e):
+        if not _damaged(e):
             raise
         raise NotADatabase(f"is damaged ({e})") from None
     if not ours:
@@ -385,7 +405,7 @@ class Store:
         except BaseException as e:
             if db.conn.in_transaction:
                 db.conn.execute("ROLLBACK")
-            if is_disk_full(e) and not isinstance(e, DiskFull):
+            if not isinstance(e, DiskFull) and is_disk_full(e, self.path):
                 raise _disk_full(e) from e
             raise
 
@@ -437,7 +457,7 @@ class Store:
                 os.replace(part, self.path)
             return True
         except sqlite3.Error as e:
-            if is_disk_full(e):
+            if is_disk_full(e, self.path):
                 raise _disk_full(e) from e
             raise
         finally:
@@ -462,7 +482,9 @@ class Store:
                         [datetime.now(UTC).isoformat(timespec="seconds")],
                     )
         except sqlite3.DatabaseError as e:
-            if is_disk_full(e) or not check or not _damaged(e):
+            if not isinstance(e, DiskFull) and is_disk_full(e, self.path):
+                raise _disk_full(e) from e
+            if not check or not _damaged(e):
                 raise
             raise NotADatabase(f"is damaged ({e})") from None
 
