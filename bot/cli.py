@@ -320,19 +320,25 @@ def cmd_import(args, settings: Settings) -> int:
 
     store = _store(settings)
     unreadable = 0
-    reports = []
+    lists = []
+    claimed = []
+    # Each file is read twice, a row at a time: first every file for what its rows claim (and for
+    # broken syntax, before anything is written), then each to write it. A file that is not a
+    # regular file or is too large is refused before anything is read from it.
     for name in args.files:
         path = Path(name)
         try:
-            reports.append((path, papers_file.read(path)))
+            papers = papers_file.PaperList(path)
+            claimed.append(catalog.Claims(papers))
+            lists.append((path, papers))
         except papers_file.UnreadableFile as e:
             print(f"paperbot: {e}", file=sys.stderr)
             unreadable += 1
     # The files of one import are one list: an id named in any of them is claimed in all (catalog.Claims).
-    claims = catalog.Claims(paper for _, report in reports for paper in report.papers)
-    for path, report in reports:
+    claims = catalog.Claims.union(claimed)
+    for path, report in lists:
         try:
-            counts = catalog.upsert(store, report.papers, claims=claims)
+            counts = catalog.upsert(store, report, claims=claims)
         except catalog.DiskFullDuringImport as stopped:  # each batch commits: what came before is in
             done = stopped.counts
             raise Failure(

@@ -83,9 +83,10 @@ def upsert(
     with store.write() as db:
         set_merging(db, MERGING_DEFERRED)
     try:
-        papers = list(papers)  # every row's id, before the first is written (see Claims)
-        claims = claims or Claims(papers)
-        for paper in papers:
+        if claims is None:  # every row's id, before the first is written (see Claims)
+            papers = list(papers)
+            claims = Claims(papers)
+        for paper in papers:  # read as they come: an import passes its file's rows one at a time
             chunk.append(paper)
             if len(chunk) >= batch:
                 flush(claims)
@@ -254,17 +255,31 @@ class Claims:
 
     def __init__(self, papers: Iterable[PaperInput]):
         self._titles: dict[str, str | None] = {}
-        self._fields: dict[str, set[str]] = {}
+        self._fields: dict[str, frozenset[str]] = {}  # few distinct sets, each kept once (see _one)
         for p in papers:
             if p.id is None:
                 continue
-            if p.title is not None or p.id not in self._titles:
-                self._titles[p.id] = p.title.casefold() if p.title is not None else None
-            self._fields.setdefault(p.id, set()).update(f for f in _FIELDS if getattr(p, f) is not None)
+            self._claim(p.id, p.title.casefold() if p.title is not None else None)
+            self._fields[p.id] = _one(self._fields.get(p.id, _NONE) | {f for f in _FIELDS if getattr(p, f) is not None})
+
+    def _claim(self, slug: str, title: str | None) -> None:
+        if title is not None or slug not in self._titles:
+            self._titles[slug] = title
+
+    @classmethod
+    def union(cls, claims: Iterable[Claims]) -> Claims:
+        """The claims of several files' rows, read one file after the other."""
+        whole = cls(())
+        for part in claims:
+            for slug, title in part._titles.items():
+                whole._claim(slug, title)
+            for slug, fields in part._fields.items():
+                whole._fields[slug] = _one(whole._fields.get(slug, _NONE) | fields)
+        return whole
 
     def fields(self, slug: str) -> set[str]:
         """The fields that rows naming `slug` set."""
-        return self._fields.get(slug, set())
+        return set(self._fields.get(slug, _NONE))
 
     def elsewhere(self, slug: str, title: str) -> bool:
         """Is `slug` named for another title (so not the paper that an id-less row of `title` is)?"""
@@ -277,6 +292,15 @@ class Claims:
 
 
 _FIELDS = ("title", "summary", "url", "tags")
+_NONE: frozenset[str] = frozenset()
+_SETS: dict[frozenset[str], frozenset[str]] = {}
+
+
+def _one(fields: frozenset[str]) -> frozenset[str]:
+    """The one copy of this set of fields: an import of 100,000 rows holds a handful of sets, not 100,000."""
+    return _SETS.setdefault(fields, fields)
+
+
 _NO_CLAIMS = Claims([])
 
 

@@ -198,14 +198,14 @@ def test_import_formats_and_bad_rows(tmp_path, store):
     js = write(tmp_path, "list.json", json.dumps([{"id": "k1", "title": "K1", "tags": ["x"]}, {"title": ""}, "x"]))
     report = papers_file.read(js)
     assert [p.id for p in report.papers] == ["k1"] and [
-        "item 1" in report.problems[0],
-        "item 2" in report.problems[1],
+        "item 2" in report.problems[0],
+        "item 3" in report.problems[1],
     ] == [True, True]
 
     ym = write(tmp_path, "list.yml", "- id: y1\n  title: Y1\n  tags: [a]\n- {id: y2}\n- {summary: no title}\n")
     report = papers_file.read(ym)
-    assert [p.id for p in report.papers] == ["y1", "y2"] and "item 2: title is required" in report.problems[0]
-    assert "item 1: there is no paper y2" in catalog.upsert(store, report.papers).problems[0]
+    assert [p.id for p in report.papers] == ["y1", "y2"] and "item 3: title is required" in report.problems[0]
+    assert "item 2: there is no paper y2" in catalog.upsert(store, report.papers).problems[0]
 
 
 @pytest.mark.parametrize("text, problem", [("[broken", "not valid"), ("{}", "expected a list")])
@@ -549,7 +549,7 @@ def test_ids_are_never_only_digits(tmp_path, store):
             catalog.validate({"id": pid, "title": "Seven"}, new=False)
     rows = [{"id": "7", "title": "Seven"}, {"title": "数据并行训练方法研究 第7篇"}, {"title": "2024: 综述"}]
     report = papers_file.read(write(tmp_path, "digits.json", json.dumps(rows, ensure_ascii=False)))
-    assert len(report.problems) == 1 and "item 0: id '7' is only digits" in report.problems[0]
+    assert len(report.problems) == 1 and "item 1: id '7' is only digits" in report.problems[0]
     assert catalog.upsert(store, report.papers).added == 2
     for title in ("数据并行训练方法研究 第7篇", "2024: 综述"):
         paper = next(p for p in catalog.all_papers(store) if p.title == title)
@@ -731,7 +731,7 @@ def test_rows_no_list_should_hold_are_each_skipped_and_the_rest_imported(tmp_pat
     report = papers_file.read(path)
     assert [p.id for p in report.papers] == ["p-0", "p-4", "p-5"]
     assert [p.title for p in report.papers][1] == "Red 31m, a C1 control" and report.papers[1].tags == ("abcd",)
-    assert [problem.split(": ", 1)[0] for problem in report.problems] == [f"{path} item {i}" for i in (1, 2, 3)]
+    assert [problem.split(": ", 1)[0] for problem in report.problems] == [f"{path} item {i}" for i in (2, 3, 4)]
     assert "title must be text, and is a number (in YAML, put it in quotes)" in report.problems[2]
 
     lines = tmp_path / "list.jsonl"
@@ -754,7 +754,7 @@ def test_keys_are_read_in_any_case_and_one_paperbot_does_not_read_is_named(tmp_p
     report = papers_file.read(path)
     assert (report.papers[0].title, report.papers[0].tags) == ("A", ("x",))
     assert report.notes == [
-        f"{path}: key 'tag' (item 0) is not read; paperbot reads id, number, title, summary, tags, url"
+        f"{path}: key 'tag' (item 1) is not read; paperbot reads id, number, title, summary, tags, url"
     ]
 
 
@@ -765,9 +765,9 @@ def test_a_yaml_or_json_row_with_a_value_no_parser_takes_is_one_bad_row(tmp_path
         encoding="utf-8",
     )
     report = papers_file.read(path)
-    assert [p.id for p in report.papers] == ["a", "c"] and len(report.problems) == 1 and "item 1" in report.problems[0]
+    assert [p.id for p in report.papers] == ["a", "c"] and len(report.problems) == 1 and "item 2" in report.problems[0]
     assert report.notes == [
-        f"{path}: key 'added' (item 0) is not read; paperbot reads id, number, title, summary, tags, url"
+        f"{path}: key 'added' (item 1) is not read; paperbot reads id, number, title, summary, tags, url"
     ]
     path = tmp_path / "list.json"
     path.write_text('[{"id": "b", "title": 1' + "0" * 5000 + '}, {"id": "c", "title": "C"}]', encoding="utf-8")
@@ -787,7 +787,7 @@ def test_yaml_tags_no_value_fits_stay_text_and_a_key_given_twice_is_named(tmp_pa
         ("b", "maybe", "abc"),
         ("c", "D", None),
     ]
-    assert report.notes == [f"{path} item 2: 'title' names the field 'title' again; the last one is read"]
+    assert report.notes == [f"{path} item 3: 'title' names the field 'title' again; the last one is read"]
 
 
 def test_yaml_values_of_no_type_paperbot_knows_stay_text(tmp_path):

@@ -1184,8 +1184,8 @@ def test_a_file_that_cannot_be_read_never_stops_the_next_one(procs, tmp_path):
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert f"paperbot: {broken}: the first line is not valid CSV" in done.stderr
     assert f"{bad_row}: 1 added, 0 updated, 0 unchanged, 1 skipped" in done.stdout
-    assert f"skipped: {bad_row} item 0: title holds a character that is not valid Unicode" in done.stderr
-    assert f"{good}: 1 added" in done.stdout and f"note: {good}: key 'tag' (item 0) is not read" in done.stderr
+    assert f"skipped: {bad_row} item 1: title holds a character that is not valid Unicode" in done.stderr
+    assert f"{good}: 1 added" in done.stdout and f"note: {good}: key 'tag' (item 1) is not read" in done.stderr
 
 
 def test_sign_ups_keep_their_3_seconds_during_a_big_import(procs, tmp_path, slack):
