@@ -37,6 +37,7 @@ from bot.papers import (  # noqa: F401  (re-exported: other modules import these
     _REF,
     MAX_ID,
     MAX_LINK,
+    MAX_NUMBER,
     MAX_SUMMARY,
     MAX_TAG,
     MAX_TAGS,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from bot import search_terms
-from bot.papers import MAX_ID, PAPER_COLUMNS, InvalidPaper, PaperInput, _ascii_slug, slugify
+from bot.papers import MAX_ID, MAX_NUMBER, PAPER_COLUMNS, InvalidPaper, PaperInput, _ascii_slug, slugify
 from bot.search_index import MERGING, MERGING_DEFERRED, SEARCH_TABLES, set_merging
 from bot.store import DiskFull, Store
 
@@ -178,11 +178,13 @@ class _Batch:
     def new_paper(self, paper: PaperInput, slug: str) -> int:
         """Queue a new paper; its number is its wish when that number was never used, else the next."""
         number = paper.number
-        if number is not None and number >= self.next_number:
-            self.next_number = number + 1
-        else:
+        if number is None or number < self.next_number:
             number = self.next_number
-            self.next_number += 1
+        if number > MAX_NUMBER:  # only after an import wished for a number near the top
+            raise InvalidPaper(
+                "number", f"no paper number is left for it: numbers go up to {MAX_NUMBER:,}, and the last is taken"
+            )
+        self.next_number = number + 1
         self.rows["papers"].append(
             (number, slug, paper.title, paper.summary or "", paper.url or "", self.now, self.now)
         )

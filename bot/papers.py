@@ -40,9 +40,9 @@ _HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u2060\ufeff\u2
 _INVISIBLE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
 )
-#: An import may wish for a number up to here, so that the papers after it still get numbers a
-#: reference can name (up to 999,999,999).
-MAX_WISHED_NUMBER = 99_999_999
+#: Paper numbers run from 1 to here (eight digits, as lists show them); an import may wish for any of them.
+MAX_NUMBER = 99_999_999
+MAX_WISHED_NUMBER = MAX_NUMBER
 #: What separates tags in text, after NFKC (which folds ， ； ﹐ ﹔ to , ; and ､ ﹑ to 、).
 _TAG_SEPARATORS = re.compile(r"[,;、]")
 

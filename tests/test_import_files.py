@@ -140,3 +140,19 @@ def test_a_broken_json_list_is_refused_whole_with_its_line_before_anything_is_im
         [sys.executable, "-m", "bot", "export"], capture_output=True, text=True, env=_env(tmp_path), timeout=60
     )
     assert len(json.loads(check.stdout)) == 32  # nothing of it was imported
+
+
+def test_paper_numbers_stay_within_one_to_99_999_999(store):
+    from bot import catalog
+    from bot.catalog import PaperInput
+
+    top = PaperInput(id="top", title="The top", number=99_999_999)
+    past = PaperInput(id="past", title="Past the top", number=100_000_000)  # no wish: the next number
+    counts = catalog.upsert(store, [top, past, PaperInput(id="after", title="After the top")])
+    assert counts.added == 1
+    assert catalog.find(store, "#99999999").id == "top"
+    assert counts.problems == ["no paper number is left for it: numbers go up to 99,999,999, and the last is taken"] * 2
+    assert catalog.find(store, "past") is None and catalog.find(store, "after") is None
+    assert max(p.number for p in catalog.all_papers(store)) == 99_999_999
+    with pytest.raises(catalog.InvalidPaper, match="no paper number is left"):
+        catalog.add(store, catalog.validate({"title": "From the form"}, new=True))
