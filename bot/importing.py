@@ -16,7 +16,17 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from bot import search_terms
-from bot.papers import MAX_ID, MAX_NUMBER, PAPER_COLUMNS, InvalidPaper, PaperInput, _ascii_slug, slugify
+from bot.papers import (
+    MAX_ID,
+    MAX_NUMBER,
+    PAPER_COLUMNS,
+    InvalidPaper,
+    PaperInput,
+    _ascii_slug,
+    _ascii_slug_cut_mid_word,
+    cut_slug,
+    slugify,
+)
 from bot.search_index import MERGING, MERGING_DEFERRED, SEARCH_TABLES, set_merging
 from bot.store import DiskFull, Store
 
@@ -325,7 +335,13 @@ def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts, 
 
 
 def _slug_prefix(base: str, n: int) -> str:
-    """What comes before "-N" in the N-th paper of a slug: the slug, cut so that the id stays within MAX_ID."""
+    """What comes before "-N" in the N-th paper of a slug: the slug, cut after a word so that the id
+    stays within MAX_ID."""
+    return cut_slug(base, min(36, MAX_ID - len(f"-{n}")))
+
+
+def _slug_prefix_cut_mid_word(base: str, n: int) -> str:
+    """What versions before word-boundary cuts put before "-N", to find their papers again."""
     return base[: min(36, MAX_ID - len(f"-{n}"))].rstrip("-")
 
 
@@ -377,13 +393,18 @@ def _same_paper(db, title: str, base: str, claims: Claims = _NO_CLAIMS) -> tuple
         bases.append(legacy or "paper")
         if legacy.isdigit():
             bases.append(f"paper-{legacy}")
+    # Before slugs were cut after a word, a long title's slug stopped where MAX_ID fell.
+    mid_word = _ascii_slug_cut_mid_word(title)
+    if mid_word and mid_word not in bases and not mid_word.replace("-", "").isdigit():
+        bases.append(mid_word)
     folded = title.casefold()
     for b in bases:
         row = db.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ?", [b]).fetchone()
         if row is not None and row[2].casefold() == folded and not claims.elsewhere(row[1], title):
             return tuple(row)
         # A long slug's N-th paper cuts the slug shorter as N grows: every prefix it may have.
-        for prefix in dict.fromkeys(_slug_prefix(b, n) for n in (2, 1000, 10_000, 100_000)):
+        ns = (2, 1000, 10_000, 100_000)
+        for prefix in dict.fromkeys([_slug_prefix(b, n) for n in ns] + [_slug_prefix_cut_mid_word(b, n) for n in ns]):
             for row in db.execute(_NUMBERED, [prefix + "-0", prefix + "-:"]):
                 if (
                     row[2].casefold() == folded

@@ -124,10 +124,27 @@ def slugify(title: str) -> str:
 _HEX_LETTERS = str.maketrans("0123456789abcdef", "abcdefghijklmnop")
 
 
-def _ascii_slug(title: str) -> str:
+def _ascii_words(title: str) -> str:
     head = title.split(":", 1)[0] if ":" in title[:60] else title
     ascii_text = unicodedata.normalize("NFKD", head).encode("ascii", "ignore").decode()
-    return "-".join(re.findall(r"[a-z0-9]+", ascii_text.lower()))[:MAX_ID].strip("-")
+    return "-".join(re.findall(r"[a-z0-9]+", ascii_text.lower()))
+
+
+def _ascii_slug(title: str) -> str:
+    return cut_slug(_ascii_words(title), MAX_ID)
+
+
+def _ascii_slug_cut_mid_word(title: str) -> str:
+    """The slug that versions before word-boundary cuts made (`…-distribu`), to find their papers again."""
+    return _ascii_words(title)[:MAX_ID].strip("-")
+
+
+def cut_slug(slug: str, limit: int) -> str:
+    """`slug` in at most `limit` characters, cut after a whole word (a first word longer than that is cut)."""
+    if len(slug) <= limit:
+        return slug
+    words = slug[: limit + 1].rsplit("-", 1)[0]  # the word the limit falls in goes, unless it is the first
+    return words if "-" in slug[: limit + 1] else slug[:limit]
 
 
 def _number(value: object) -> int | None:

@@ -156,3 +156,31 @@ def test_paper_numbers_stay_within_one_to_99_999_999(store):
     assert max(p.number for p in catalog.all_papers(store)) == 99_999_999
     with pytest.raises(catalog.InvalidPaper, match="no paper number is left"):
         catalog.add(store, catalog.validate({"title": "From the form"}, new=True))
+
+
+def test_ids_made_from_long_titles_end_after_a_whole_word(store):
+    from bot import catalog
+    from bot.catalog import PaperInput
+
+    title = "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM"
+    catalog.upsert(store, [PaperInput(id=None, title=title), PaperInput(id=None, title=title + ", again")])
+    ids = [p.id for p in catalog.all_papers(store)][-2:]
+    assert ids == ["efficient-large-scale-language-model", "efficient-large-scale-language-model-2"]
+    catalog.upsert(store, [PaperInput(id=None, title=f"{title} {n}") for n in range(3, 13)])
+    ids = [p.id for p in catalog.all_papers(store)][-10:]
+    assert ids[-1] == "efficient-large-scale-language-model-12"  # 39 characters: no word cut
+    # The 1,000th would not fit "model": its id ends after "language", not in the middle of "model".
+    from bot.importing import _slug_prefix
+
+    assert _slug_prefix("efficient-large-scale-language-model", 1000) + "-1000" == "efficient-large-scale-language-1000"
+
+
+def test_a_paper_whose_id_an_earlier_version_cut_mid_word_is_found_again(store):
+    from bot import catalog
+    from bot.catalog import PaperInput
+
+    title = "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM"
+    catalog.upsert(store, [PaperInput(id="efficient-large-scale-language-model-tra", title=title)])
+    counts = catalog.upsert(store, [PaperInput(id=None, title=title, summary="Now with a summary")])
+    assert (counts.added, counts.updated) == (0, 1)
+    assert catalog.find(store, "efficient-large-scale-language-model-tra").summary == "Now with a summary"
