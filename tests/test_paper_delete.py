@@ -106,3 +106,13 @@ def test_a_new_database_at_a_relative_path_is_named_loudly(tmp_path, monkeypatch
 def test_a_new_database_at_an_absolute_path_is_not_news_to_a_script(tmp_path, monkeypatch, capsys):
     code, out, err = _main(monkeypatch, tmp_path, capsys, "export", db=tmp_path / "abs.db")
     assert code == 0 and err == ""
+
+
+def test_version_names_the_package_version(capsys):
+    from importlib.metadata import version
+
+    try:
+        cli.main(["--version"])
+    except SystemExit as done:
+        assert done.code == 0
+    assert capsys.readouterr().out == f"paperbot {version('paperbot')}\n" == "paperbot 0.1.0\n"
