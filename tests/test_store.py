@@ -222,3 +222,45 @@ def test_a_database_another_process_keeps_locked_is_called_busy_not_broken(tmp_p
     said = str(failed.value)
     assert said.startswith(f"PAPERBOT_DB: {path} is busy: another process kept it locked")
     assert "not a usable" not in said
+
+
+def _imports_of_bot() -> dict[str, set[str]]:
+    """Each module of bot/ and the modules of bot/ it imports, at its top or inside a function."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    names = {
+        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__") for p in root.glob("bot/**/*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for path in root.glob("bot/**/*.py"):
+        name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "bot":
+                found.add(node.module)
+                found |= {f"{node.module}.{a.name}" for a in node.names} & names
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names} & names
+        graph[name] = (found & names) - {name}
+    return graph
+
+
+def test_the_store_imports_nothing_of_the_domain_and_bot_has_no_import_circle():
+    graph = _imports_of_bot()
+    assert graph["bot.store"] == set()
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            raise AssertionError("import circle: " + " -> ".join(path[path.index(name) :] + [name]))
+        if name in done:
+            return
+        for dep in sorted(graph[name]):
+            if dep in graph:
+                visit(dep, path + [name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
