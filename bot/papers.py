@@ -18,8 +18,8 @@ from typing import NamedTuple
 MAX_TITLE = 300
 MAX_SUMMARY = 6000
 MAX_URL = 1000
-#: A url written into a Slack link (each & as &amp;) is at most this long, so that a paper's
-#: link and title always fit in one section.
+#: A url written into a chat link (each & as &amp;) is at most this long, so that a paper's
+#: link and title always fit in one block of a message.
 MAX_LINK = 1200
 MAX_TAG = 50
 MAX_TAGS = 20
@@ -31,7 +31,7 @@ MAX_ID = 40
 #: that every paper can be named both ways.
 _REF = re.compile(r"^#?(\d{1,9})$")
 #: Never in titles and summaries: control characters (all but tab, newline, carriage return; the
-#: C1 ones too; Slack shows them as boxes, a terminal obeys them) and what shows as nothing and only hides or
+#: C1 ones too; chat apps show them as boxes, a terminal obeys them) and what shows as nothing and only hides or
 #: reorders text: zero-width space, word joiner, BOM, the bidi overrides and isolates (joiners and
 #: direction marks, which scripts and emoji need, stay).
 _HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
@@ -182,7 +182,7 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
             raise InvalidPaper(name, f"{name} must be text")
         try:
             value.encode("utf-8")
-        except UnicodeEncodeError:  # a lone surrogate (\ud800 in JSON): no database or Slack takes it
+        except UnicodeEncodeError:  # a lone surrogate (\ud800 in JSON): no database or chat platform takes it
             raise InvalidPaper(name, f"{name} holds a character that is not valid Unicode") from None
         # One line break, whatever the file was saved with: a CSV from Excel (\r\n) is the same paper.
         value = _HIDDEN.sub("", value).replace("\r\n", "\n").replace("\r", "\n").strip()
@@ -215,7 +215,9 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
         url = scheme.lower() + ":" + rest
     if new and url and len(url) + 4 * url.count("&") > MAX_LINK:
         # The add form says so; an import keeps such a url (a list may hold one), shown unlinked.
-        raise InvalidPaper("url", f"url has too many & characters: as Slack writes them it is over {MAX_LINK} long")
+        raise InvalidPaper(
+            "url", f"url has too many & characters: written into a link (each & as &amp;) it is over {MAX_LINK} long"
+        )
     tags = raw.get("tags")
     folded: tuple[str, ...] | None = None
     if tags is not None:

@@ -5,7 +5,7 @@
         db.execute("UPDATE papers SET title = ? WHERE id = ?", [title, slug])
     rows = store.db.query("SELECT * FROM papers")
 
-Slack listeners run in a thread pool and scheduler jobs in another, and a
+Chat listeners run in a thread pool and scheduler jobs in another, and a
 shared connection once lost a write, so every thread gets its own connection.
 The file is in WAL mode (readers never wait for writers), each connection has a
 busy timeout, and every read-then-write happens in `write()`, whose
@@ -92,7 +92,7 @@ def m002_schedule(db: sqlite_utils.Database) -> None:
         CREATE INDEX slots_by_presenter ON slots (presenter, week);
         CREATE INDEX slots_by_paper ON slots (paper, week);
 
-        -- Messages that must reach Slack exactly once: the weekly post
+        -- Messages that must reach the chat exactly once: the weekly post
         -- (kind 'post', dest = channel, key = week) and presenter reminders
         -- (kind 'reminder', dest = user, key = week). See delivery.py.
         CREATE TABLE deliveries (
@@ -178,7 +178,7 @@ def m005_valid_ids(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m006_outbox(db: sqlite_utils.Database) -> None:
-    # Announcements and post updates, kept until Slack has them (see outbox.py).
+    # Announcements and post updates, kept until the chat platform has them (see outbox.py).
     db.executescript(
         """
         CREATE TABLE outbox (
@@ -316,7 +316,7 @@ def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -
         answering = answer_by is not None and answer_by < deadline
         if answering:
             deadline = answer_by
-            if time.monotonic() > deadline:  # the answer is late already: Slack has told the user it failed
+            if time.monotonic() > deadline:  # the answer is late already: the platform has told the user it failed
                 raise Busy("the answer was due before the write could begin")
         while True:
             try:
@@ -412,7 +412,7 @@ class Store:
     @contextmanager
     def answering_by(self, deadline: float) -> Iterator[None]:
         """Writes made meanwhile in this thread wait for the write lock until `deadline` (monotonic)
-        at most, then raise Busy: an answer must keep Slack's 3 seconds, whoever holds the lock."""
+        at most, then raise Busy: an answer must keep the platform's deadline (3 seconds), whoever holds the lock."""
         self._local.answer_by = deadline
         try:
             yield
