@@ -346,6 +346,10 @@ def cmd_import(args, settings: Settings) -> int:
                 f" added and {done.updated} updated, which are kept; free some space and import again"
                 " (papers already in stay as they are)"
             ) from None
+        except papers_file.UnreadableFile as e:  # it changed since the first reading: the rows before are in
+            print(f"paperbot: {e} (it changed while it was imported; import it again)", file=sys.stderr)
+            unreadable += 1
+            continue
         problems = report.problems + counts.problems  # the file's, then the catalog's (an unknown id, no title)
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
