@@ -277,7 +277,12 @@ def check_file(path: Path) -> None:
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     # The page count is valid when the change counter equals "version valid for" (SQLite's file format).
-    if header[24:28] == header[92:96] and info.st_size < page_size * pages:
+    # A checkpoint writes page 1 before the pages after it: with a log beside the file, it may be under way.
+    try:
+        checkpointing = path.with_name(path.name + "-wal").stat().st_size > 0
+    except OSError:
+        checkpointing = False
+    if header[24:28] == header[92:96] and info.st_size < page_size * pages and not checkpointing:
         raise NotADatabase(f"is cut short ({info.st_size} of {page_size * pages} bytes): it is damaged")
 
 
