@@ -26,6 +26,7 @@ from bot.importing import (  # noqa: F401  (re-exported: other modules import th
     _NUMBERED,
     Claims,
     DiskFullDuringImport,
+    LaterClaims,
     UpsertCounts,
     _Batch,
     _free_slug,

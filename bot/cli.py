@@ -321,21 +321,26 @@ def cmd_import(args, settings: Settings) -> int:
     store = _store(settings)
     unreadable = 0
     lists = []
-    claimed = []
-    # Each file is read twice, a row at a time: first every file for what its rows claim (and for
-    # broken syntax, before anything is written), then each to write it. A file that is not a
-    # regular file or is too large is refused before anything is read from it.
+    claimed: dict[Path, catalog.Claims] = {}
+    # Files are read a row at a time. A YAML or JSON list is read once before anything is written,
+    # so that broken syntax refuses it whole (in JSON Lines and CSV it is one line's problem). A file
+    # that is not a regular file or is too large is refused before anything is read from it.
     for name in args.files:
         path = Path(name)
         try:
             papers = papers_file.PaperList(path)
-            claimed.append(catalog.Claims(papers))
+            if not papers.by_line:
+                claimed[path] = catalog.Claims(papers.quietly())
             lists.append((path, papers))
         except papers_file.UnreadableFile as e:
             print(f"paperbot: {e}", file=sys.stderr)
             unreadable += 1
+
+    def every_claim() -> catalog.Claims:
+        return catalog.Claims.union(claimed.get(path) or catalog.Claims(papers.quietly()) for path, papers in lists)
+
     # The files of one import are one list: an id named in any of them is claimed in all (catalog.Claims).
-    claims = catalog.Claims.union(claimed)
+    claims = catalog.LaterClaims(every_claim)
     for path, report in lists:
         try:
             counts = catalog.upsert(store, report, claims=claims)

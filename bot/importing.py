@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -301,6 +301,28 @@ class Claims:
     def free_for(self, slug: str, title: str) -> bool:
         """May a new paper of `title` from an id-less row get `slug`: no row names it, or one does for that title?"""
         return slug not in self._titles or self._titles[slug] == title.casefold()
+
+
+class LaterClaims(Claims):
+    """Claims read only when a row without an id asks for them (`read()` reads every row of the import
+    again): an import whose rows all have ids, as an export's do, reads its files once."""
+
+    def __init__(self, read: Callable[[], Claims]):
+        self._read, self._known = read, None
+
+    def _claims(self) -> Claims:
+        if self._known is None:
+            self._known = self._read()
+        return self._known
+
+    def fields(self, slug: str) -> set[str]:
+        return self._claims().fields(slug)
+
+    def elsewhere(self, slug: str, title: str) -> bool:
+        return self._claims().elsewhere(slug, title)
+
+    def free_for(self, slug: str, title: str) -> bool:
+        return self._claims().free_for(slug, title)
 
 
 _FIELDS = ("title", "summary", "url", "tags")

@@ -101,43 +101,57 @@ class PaperList:
         self.problems: list[str] = []
         self.notes: list[str] = []
 
+    @property
+    def by_line(self) -> bool:
+        """Is each line read on its own (JSON Lines, CSV): broken syntax is one row's problem, not the file's?"""
+        return self.kind in ("jsonl", "csv")
+
     def __iter__(self) -> Iterator[PaperInput]:
-        path, kind = self.path, self.kind
         self.problems, self.notes = [], []
+        return self._read(self.problems, self.notes)
+
+    def quietly(self) -> Iterator[PaperInput]:
+        """The rows again, keeping the problems and notes of the last iteration as they are."""
+        return self._read([], [])
+
+    def _read(self, problems: list[str], notes: list[str]) -> Iterator[PaperInput]:
+        path, kind = self.path, self.kind
         seen: dict[str, str] = {}
         unknown: dict[str, str] = {}  # a key paperbot does not read -> where it was first seen
         with _text(path) as text:
             for where, row in _decoded(path, _rows(path, kind, text)):
-                paper = self._paper(where, row, unknown)
+                paper = self._paper(where, row, unknown, problems, notes)
                 if paper is None:
                     continue
                 key = paper.id or f"title:{(paper.title or '').casefold()}"
                 if key in seen:
-                    self.problems.append(f"{path} {where}: repeats the paper of {seen[key]}; skipped")
+                    problems.append(f"{path} {where}: repeats the paper of {seen[key]}; skipped")
                     continue
                 seen[key] = where
                 yield paper
-            if not seen and not self.problems and not text.seen_text:
+            if not seen and not problems and not text.seen_text:
                 raise UnreadableFile(f"{path}: is empty")
         for key, where in unknown.items():
-            self.notes.append(
+            notes.append(
                 f"{path}: {'column' if kind == 'csv' else 'key'} {key[:40]!r} ({where}) is not read;"
                 f" paperbot reads {', '.join(FIELDS)}"
             )
 
-    def _paper(self, where: str, row: object, unknown: dict[str, str]) -> PaperInput | None:
+    def _paper(
+        self, where: str, row: object, unknown: dict[str, str], problems: list[str], notes: list[str]
+    ) -> PaperInput | None:
         path, kind = self.path, self.kind
         if isinstance(row, _Bad):
-            self.problems.append(f"{path} {where}: {row}")
+            problems.append(f"{path} {where}: {row}")
             return None
         if not isinstance(row, dict):
-            self.problems.append(f"{path} {where}: expected an object with id, title, summary, tags, url")
+            problems.append(f"{path} {where}: expected an object with id, title, summary, tags, url")
             return None
         folded: dict[str, object] = {}
         for k, v in row.items():  # "Tags" as a CSV header may write it
             key = str(k).strip().lower()
             if key in folded:
-                self.notes.append(f"{path} {where}: {k!r} names the field {key!r} again; the last one is read")
+                notes.append(f"{path} {where}: {k!r} names the field {key!r} again; the last one is read")
             folded[key] = v
         for key in folded:  # in the file's order
             if key not in FIELDS:
@@ -146,9 +160,9 @@ class PaperList:
             # A row with an id may be an update, which needs no title (upsert refuses an unknown id without one).
             return validate(folded, new=False, source=f"{path} {where}")
         except InvalidPaper as e:
-            self.problems.append(f"{path} {where}: {e}")
+            problems.append(f"{path} {where}: {e}")
         except (ValueError, TypeError, RecursionError) as e:  # whatever a row holds, it is one row's problem
-            self.problems.append(f"{path} {where}: cannot be read ({e.__class__.__name__})")
+            problems.append(f"{path} {where}: cannot be read ({e.__class__.__name__})")
         return None
 
 

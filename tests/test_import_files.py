@@ -184,3 +184,21 @@ def test_a_paper_whose_id_an_earlier_version_cut_mid_word_is_found_again(store):
     counts = catalog.upsert(store, [PaperInput(id=None, title=title, summary="Now with a summary")])
     assert (counts.added, counts.updated) == (0, 1)
     assert catalog.find(store, "efficient-large-scale-language-model-tra").summary == "Now with a summary"
+
+
+def test_rows_without_ids_still_see_what_every_file_claims_when_read_a_row_at_a_time(tmp_path):
+    first = tmp_path / "first.jsonl"
+    first.write_text('{"title": "Title X"}\n', encoding="utf-8")
+    second = tmp_path / "second.csv"
+    second.write_text("id,title\ntitle-x,Another paper\n", encoding="utf-8")
+    done = _import(tmp_path, first, second)
+    assert done.returncode == 0, done.stderr
+    assert f"{first}: 1 added" in done.stdout and f"{second}: 1 added" in done.stdout
+    exported = subprocess.run(
+        [sys.executable, "-m", "bot", "export"], capture_output=True, text=True, env=_env(tmp_path), timeout=60
+    )
+    ids = {p["title"]: p["id"] for p in json.loads(exported.stdout)}
+    assert ids["Title X"] == "title-x-2" and ids["Another paper"] == "title-x"  # the id is the row's that names it
+    again = _import(tmp_path, first, second)
+    assert f"{first}: 0 added, 0 updated, 1 unchanged" in again.stdout
+    assert f"{second}: 0 added, 0 updated, 1 unchanged" in again.stdout
