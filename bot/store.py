@@ -304,6 +304,10 @@ def _check_tables(db: sqlite_utils.Database) -> None:
         raise NotADatabase(
             "is a SQLite database of another program" if tables else "is a SQLite file without paperbot's tables"
         )
+    # Every page read once (about half a second at 100,000 papers): damage found now, not by a sign-up.
+    found = db.execute("PRAGMA quick_check(1)").fetchone()[0]
+    if found != "ok":
+        raise NotADatabase(f"is damaged ({found})")
 
 
 def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -> None:

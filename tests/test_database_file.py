@@ -151,3 +151,18 @@ def test_a_store_alone_knows_no_papers(tmp_path):
     store = Store(tmp_path / "bare.db")
     assert store.db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
     store.close()
+
+
+def test_a_database_damaged_in_its_middle_is_refused_at_start(tmp_path):
+    from bot.catalog import PaperInput
+
+    path = tmp_path / "paperbot.db"
+    store = catalog.open_store(path)
+    catalog.upsert(store, [PaperInput(id=f"p-{i}", title=f"Paper {i}", summary="总结" * 500) for i in range(300)])
+    store.close()
+    size = path.stat().st_size
+    with path.open("r+b") as f:  # a run of pages in the middle overwritten, header and schema intact
+        f.seek(size // 2 // 4096 * 4096)
+        f.write(os.urandom(64 * 1024))
+    with pytest.raises(NotADatabase, match="is damaged"):
+        catalog.open_store(path)
