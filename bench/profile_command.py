@@ -42,9 +42,9 @@ def main() -> int:
     from slack_sdk.signature import SignatureVerifier
     from slack_standin import SlackStandin
 
+    from bot.catalog import open_store
     from bot.settings import Settings
     from bot.slack.app import SlackBot, build_app
-    from bot.catalog import open_store
 
     secret = "profile-secret"
     with SlackStandin(channels={"C0BENCH"}) as slack:
