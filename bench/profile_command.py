@@ -42,9 +42,9 @@ def main() -> int:
     from slack_sdk.signature import SignatureVerifier
     from slack_standin import SlackStandin
 
+    from bot.catalog import open_store
     from bot.settings import Settings
     from bot.slack.app import SlackBot, build_app
-    from bot.store import Store
 
     secret = "profile-secret"
     with SlackStandin(channels={"C0BENCH"}) as slack:
@@ -59,7 +59,7 @@ def main() -> int:
             },
             dotenv=None,
         )
-        store = Store(settings.db_path)
+        store = open_store(settings.db_path)
         bot = SlackBot(settings, store)
         app = build_app(bot)
         verifier = SignatureVerifier(secret)

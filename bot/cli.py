@@ -49,24 +49,60 @@ def _parse_at(text: str | None, settings: Settings) -> datetime:
     return at.astimezone(settings.timezone)
 
 
-def _store(settings: Settings, *, writes: bool = True):
-    from bot.store import BUSY_TIMEOUT_MS, Store
+def _store(settings: Settings, *, writes: bool = True, seed: bool = True):
+    from bot import catalog
+    from bot.store import BUSY_TIMEOUT_MS, DiskFull, NotADatabase
 
+    path = settings.db_path
     try:
-        return Store(settings.db_path, writes=writes)
+        store = catalog.open_store(path, writes=writes, **({} if seed else {"seed": None}))
+    except NotADatabase as e:
+        raise Failure(
+            f"PAPERBOT_DB: {path} {e}; it is not a paperbot database, so it was left as it is "
+            "(only a missing file is made): restore it from a backup, or move it away to start a new one"
+        ) from None
+    except DiskFull:
+        raise Failure(f"PAPERBOT_DB: {DISK_FULL}") from None
     except OSError as e:
-        raise Failure(f"PAPERBOT_DB: cannot open {settings.db_path} ({e.strerror or e})") from None
+        raise Failure(f"PAPERBOT_DB: cannot open {path} ({e.strerror or e})") from None
     except Exception as e:
         if e.__class__.__name__ in ("OperationalError", "DatabaseError"):
             if "unable to open" in str(e) or "readonly" in str(e):
-                raise Failure(f"PAPERBOT_DB: cannot write {settings.db_path} or its folder ({e})") from None
+                raise Failure(f"PAPERBOT_DB: cannot write {path} or its folder ({e})") from None
             if "locked" in str(e):  # the file is fine: another process held it all the while
                 raise Failure(
-                    f"PAPERBOT_DB: {settings.db_path} is busy: another process kept it locked for "
+                    f"PAPERBOT_DB: {path} is busy: another process kept it locked for "
                     f"{BUSY_TIMEOUT_MS / 1000:g} s ({e}); try again when it is done"
                 ) from None
-            raise Failure(f"PAPERBOT_DB: {settings.db_path} is not a usable SQLite file ({e})") from None
+            raise Failure(f"PAPERBOT_DB: {path} is not a usable SQLite file ({e})") from None
         raise
+    if store.created:
+        _say_new_database(path, catalog.count(store))
+    return store
+
+
+#: The one line for a write that found no room on the disk (store.DiskFull).
+DISK_FULL = "the disk holding the database is full: nothing was changed. Free some space and try again."
+
+
+def _disk_full(error: Exception) -> bool:
+    import sqlite3  # not bot.store: `run` handles signals before the slow imports
+
+    return isinstance(error, sqlite3.Error) and getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+
+
+def _say_new_database(path: Path, papers: int) -> None:
+    """A new database is news: said on stderr with its full path, loudly when the path depends on
+    where paperbot was started (a `run` started in another folder gets a database of its own)."""
+    line = f"paperbot: made a new database at {path.resolve()} ({papers} papers)"
+    if not path.is_absolute():
+        line += (
+            f"; PAPERBOT_DB ({path}) is relative to the current folder, so paperbot started elsewhere uses another"
+            " database: set PAPERBOT_DB to an absolute path"
+        )
+    elif not sys.stderr.isatty():  # a path given in full was meant; a script reads the outcome alone
+        return
+    print(line, file=sys.stderr)
 
 
 # -- verbs ---------------------------------------------------------------------
@@ -285,18 +321,41 @@ def cmd_import(args, settings: Settings) -> int:
 
     store = _store(settings)
     unreadable = 0
-    reports = []
+    lists = []
+    claimed: dict[Path, catalog.Claims] = {}
+    # Files are read a row at a time. A YAML or JSON list is read once before anything is written,
+    # so that broken syntax refuses it whole (in JSON Lines and CSV it is one line's problem). A file
+    # that is not a regular file or is too large is refused before anything is read from it.
     for name in args.files:
         path = Path(name)
         try:
-            reports.append((path, papers_file.read(path)))
+            papers = papers_file.PaperList(path)
+            if not papers.by_line:
+                claimed[path] = catalog.Claims(papers.quietly())
+            lists.append((path, papers))
         except papers_file.UnreadableFile as e:
             print(f"paperbot: {e}", file=sys.stderr)
             unreadable += 1
+
+    def every_claim() -> catalog.Claims:
+        return catalog.Claims.union(claimed.get(path) or catalog.Claims(papers.quietly()) for path, papers in lists)
+
     # The files of one import are one list: an id named in any of them is claimed in all (catalog.Claims).
-    claims = catalog.Claims(paper for _, report in reports for paper in report.papers)
-    for path, report in reports:
-        counts = catalog.upsert(store, report.papers, claims=claims)
+    claims = catalog.LaterClaims(every_claim)
+    for path, report in lists:
+        try:
+            counts = catalog.upsert(store, report, claims=claims)
+        except catalog.DiskFullDuringImport as stopped:  # each batch commits: what came before is in
+            done = stopped.counts
+            raise Failure(
+                f"{path}: the disk holding the database is full: the import stopped after {done.added} papers"
+                f" added and {done.updated} updated, which are kept; free some space and import again"
+                " (papers already in stay as they are)"
+            ) from None
+        except papers_file.UnreadableFile as e:  # it changed since the first reading: the rows before are in
+            print(f"paperbot: {e} (it changed while it was imported; import it again)", file=sys.stderr)
+            unreadable += 1
+            continue
         problems = report.problems + counts.problems  # the file's, then the catalog's (an unknown id, no title)
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -309,6 +368,29 @@ def cmd_import(args, settings: Settings) -> int:
     return EXIT_FAILED if unreadable else 0
 
 
+def cmd_init(args, settings: Settings) -> int:
+    """Make the database: with the group's first list, or with no papers (--empty). Never an existing file."""
+    from bot.store import NotADatabase, check_file
+
+    path = settings.db_path
+    if os.path.lexists(path):
+        try:
+            check_file(path)
+        except NotADatabase as e:
+            raise Failure(
+                f"PAPERBOT_DB: {path} {e}; init makes only a new database, and leaves this file as it is"
+            ) from None
+        raise Failure(f"PAPERBOT_DB: {path} exists already; init makes only a new database, and leaves it as it is")
+    store = _store(settings, seed=not args.empty)
+    if not store.created:  # another process made it first
+        raise Failure(f"PAPERBOT_DB: {path} was made by another process meanwhile; it was left as it is")
+    from bot import catalog
+
+    papers = catalog.count(store)
+    print(f"Made a new database at {path.resolve()} with {papers} paper{'' if papers == 1 else 's'}.")
+    return 0
+
+
 def cmd_export(args, settings: Settings) -> int:
     from bot import catalog, papers_file
 
@@ -317,9 +399,19 @@ def cmd_export(args, settings: Settings) -> int:
     return 0
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("paperbot")
+    except PackageNotFoundError:  # run from a folder that was never installed
+        return "(not installed)"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="paperbot", description="A Slack bot for research reading groups.")
     p.add_argument("-v", "--verbose", action="store_true", help="log more, and show tracebacks")
+    p.add_argument("--version", action="version", version=f"paperbot {_version()}")
     # -v after the verb too (paperbot run -v); SUPPRESS keeps a -v given before it.
     verbose = argparse.ArgumentParser(add_help=False)
     verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -353,6 +445,10 @@ def parser() -> argparse.ArgumentParser:
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.set_defaults(fn=cmd_import)
 
+    init = verbs.add_parser("init", parents=[verbose], help="make a new database (PAPERBOT_DB), seeded or empty")
+    init.add_argument("--empty", action="store_true", help="start with no papers instead of the group's first list")
+    init.set_defaults(fn=cmd_init)
+
     exp = verbs.add_parser("export", parents=[verbose], help="write the whole catalog to stdout")
     exp.add_argument("--format", choices=["json", "csv", "yaml"], default="json")
     exp.set_defaults(fn=cmd_export)
@@ -377,6 +473,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:
+        if _disk_full(e):  # whichever write found no room: one line, as for the other expected failures
+            print(f"paperbot: {DISK_FULL}", file=sys.stderr)
+            return EXIT_FAILED
         if args.verbose:
             raise
         logging.getLogger("bot").debug("unexpected failure", exc_info=True)

@@ -46,7 +46,7 @@ from bot.replies import (
     text,
 )
 from bot.signups import Change, Member, Refusal
-from bot.store import Busy, Store
+from bot.store import Busy, DiskFull, Store
 
 
 @dataclass(frozen=True)
@@ -420,6 +420,19 @@ def add_paper(ctx: Context, fields: dict) -> catalog.Paper:
     return catalog.add(ctx.store, catalog.validate(fields, new=True))
 
 
+def cmd_delete(ctx: Context, args: str) -> Answer:
+    signups.require_admin(ctx.member, "delete papers")
+    if not args.strip():
+        return _usage("delete")
+    paper = signups.find_paper(ctx.store, args.strip())
+    try:
+        catalog.delete(ctx.store, paper)
+    except catalog.PaperInUse as use:
+        in_use = f" stays: {use} refers to it. Only a paper nothing refers to can be deleted."
+        raise Refusal(PaperRef(paper), in_use) from None
+    return _notice("Deleted ", PaperRef(paper), " (", Code(paper.id), "). Its number is not given to another paper.")
+
+
 COMMANDS: list[Command] = [
     Command("help", "", "these commands", "help", cmd_help),
     Command("tags", "", "every tag with its paper count", "tags", cmd_tags),
@@ -443,6 +456,7 @@ COMMANDS: list[Command] = [
     Command("unassign", "<date>", "clear a week", "unassign next", cmd_unassign, admin=True),
     Command("skip", "<date>", "no meeting that week", "skip next", cmd_skip, admin=True),
     Command("add", "", "add a paper (opens a form)", "add", cmd_add, admin=True),
+    Command("delete", "<paper>", "delete a paper nothing refers to", "delete 32", cmd_delete, admin=True),
 ]
 BY_NAME = {c.name: c for c in COMMANDS}
 
@@ -490,6 +504,7 @@ def split(line: str) -> tuple[str, str]:
 MEANT = 0.7
 
 BUSY = "The catalog is busy just now, so nothing was changed. Try again in a moment."
+DISK_FULL = "The disk that holds the catalog is full, so nothing was changed. Ask whoever runs the bot to free space."
 
 
 def run(ctx: Context, line: str) -> Answer:
@@ -523,6 +538,8 @@ def run(ctx: Context, line: str) -> Answer:
         return Answer(Notice(refusal.text, ok=False))
     except Busy:  # another writer (an import's batch, a second process) held the catalog too long
         return Answer(Notice(text(BUSY), ok=False))
+    except DiskFull:
+        return Answer(Notice(text(DISK_FULL), ok=False))
 
 
 #: What App Home lists: the coming weeks, and papers waiting for a presenter.

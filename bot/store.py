@@ -1,22 +1,29 @@
-"""The SQLite file: connections, migrations and first-use seeding.
+"""The SQLite file: connections, transactions and migrations.
 
-    store = Store("data/paperbot.db")        # created, migrated and seeded on first use
+    store = Store("data/paperbot.db")        # created and migrated on first use
     with store.write() as db:                # BEGIN IMMEDIATE ... COMMIT
         db.execute("UPDATE papers SET title = ? WHERE id = ?", [title, slug])
     rows = store.db.query("SELECT * FROM papers")
 
-Slack listeners run in a thread pool and scheduler jobs in another, and a
+Chat listeners run in a thread pool and scheduler jobs in another, and a
 shared connection once lost a write, so every thread gets its own connection.
 The file is in WAL mode (readers never wait for writers), each connection has a
 busy timeout, and every read-then-write happens in `write()`, whose
 BEGIN IMMEDIATE takes the write lock before the read, so two writers can never
 both decide on the same stale state.
+
+A file that exists is opened only when it is a paperbot database (NotADatabase
+otherwise); a missing one is built beside it and moved into place whole, so
+that no process ever sees a half-made database at the path. What a new database
+holds besides its tables (the catalog's first papers) is the caller's `create`.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,20 +35,6 @@ import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
 log = logging.getLogger(__name__)
-
-#: The group's first list, loaded into a new database: data/ of a clone, or its copy in an
-#: installed package (pyproject.toml ships data/ as bot/seed/).
-SEED_FILE = next(
-    (
-        path
-        for path in (
-            Path(__file__).resolve().parent.parent / "data" / "papers.yaml",
-            Path(__file__).resolve().parent / "seed" / "papers.yaml",
-        )
-        if path.is_file()
-    ),
-    Path(__file__).resolve().parent.parent / "data" / "papers.yaml",
-)
 
 BUSY_TIMEOUT_MS = 15_000
 
@@ -99,7 +92,7 @@ def m002_schedule(db: sqlite_utils.Database) -> None:
         CREATE INDEX slots_by_presenter ON slots (presenter, week);
         CREATE INDEX slots_by_paper ON slots (paper, week);
 
-        -- Messages that must reach Slack exactly once: the weekly post
+        -- Messages that must reach the chat exactly once: the weekly post
         -- (kind 'post', dest = channel, key = week) and presenter reminders
         -- (kind 'reminder', dest = user, key = week). See delivery.py.
         CREATE TABLE deliveries (
@@ -142,9 +135,8 @@ def m004_search_groups(db: sqlite_utils.Database) -> None:
     # "Best first" reads titles, then tags, then everything. A column filter on
     # the one index would walk every match of a common word to find the few in
     # titles, so titles and tags get indexes of their own. search_vocab lists
-    # the indexed words, so that a prefix can be spelled as the words it stands for.
-    from bot import search_terms
-
+    # the indexed words, so that a prefix can be spelled as the words it stands for:
+    # here every term of the index as it stands (SQL only, so this step never changes).
     db.executescript(
         """
         CREATE VIRTUAL TABLE paper_titles USING fts5(text, prefix='2 3');
@@ -152,13 +144,11 @@ def m004_search_groups(db: sqlite_utils.Database) -> None:
         CREATE TABLE search_vocab (term TEXT NOT NULL PRIMARY KEY) WITHOUT ROWID;
         INSERT INTO paper_titles (rowid, text) SELECT rowid, title FROM paper_search;
         INSERT INTO paper_tag_words (rowid, text) SELECT rowid, tags FROM paper_search;
+        CREATE VIRTUAL TABLE temp.m004_terms USING fts5vocab(main, paper_search, 'row');
+        INSERT INTO search_vocab (term) SELECT term FROM temp.m004_terms;
+        DROP TABLE temp.m004_terms;
         """
     )
-    words: set[str] = set()
-    for title, summary, tags in db.execute("SELECT title, summary, tags FROM paper_search"):
-        for text in (title, summary, tags):
-            words |= search_terms.index_form(text)[1]
-    db.conn.executemany("INSERT INTO search_vocab (term) VALUES (?)", [(w,) for w in sorted(words)])
 
 
 @migrations()
@@ -188,7 +178,7 @@ def m005_valid_ids(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m006_outbox(db: sqlite_utils.Database) -> None:
-    # Announcements and post updates, kept until Slack has them (see outbox.py).
+    # Announcements and post updates, kept until the chat platform has them (see outbox.py).
     db.executescript(
         """
         CREATE TABLE outbox (
@@ -214,25 +204,117 @@ def m007_message_ref(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE deliveries RENAME COLUMN ts TO message_ref")
 
 
-#: The FTS5 indexes, and how they merge their segments: as FTS5 does by default, or not
-#: at all while a big import writes (its end merges each index once, see catalog.optimize).
-SEARCH_TABLES = ("paper_titles", "paper_tag_words", "paper_search")
-MERGING = {"automerge": 4, "crisismerge": 16}
-MERGING_DEFERRED = {"automerge": 0, "crisismerge": 1000}
-
-
-def set_merging(db: sqlite_utils.Database, settings: dict[str, int]) -> None:
-    for table in SEARCH_TABLES:
-        for key, value in settings.items():
-            db.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", [key, value])
-
-
 #: How often a writer that waits for the write lock asks for it again.
 WRITE_POLL_SECONDS = 0.001
 
 
 class Busy(sqlite3.OperationalError):
     """The write lock was not free before an answer was due (see Store.answering_by): nothing was written."""
+
+
+class DiskFull(sqlite3.OperationalError):
+    """The disk (or the file's size limit) left no room for a write: it was rolled back, nothing was changed."""
+
+
+class NotADatabase(Exception):
+    """The file at the path exists but is no paperbot database; str() says what it is instead."""
+
+
+#: What a paperbot database's first 16 bytes are (every SQLite file's).
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+#: Less room than this on the database's file system, and a failed write is taken for a full disk.
+NEARLY_FULL_BYTES = 1 << 20
+
+
+def is_disk_full(error: BaseException, path: Path | None = None) -> bool:
+    """Is `error` SQLite saying that the disk or the database is full?
+
+    SQLite says "full" when a write of the database or its log finds no room, but "disk I/O error"
+    when growing its shared-memory file fails for the same reason: with `path`, an I/O error while
+    the file system there has (almost) no room left is a full disk too.
+    """
+    if not isinstance(error, sqlite3.Error):
+        return False
+    code = getattr(error, "sqlite_errorcode", None)
+    if code == sqlite3.SQLITE_FULL:
+        return True
+    if path is None or code is None or code & 0xFF != sqlite3.SQLITE_IOERR:
+        return False
+    try:
+        room = os.statvfs(path.parent if path.name else path)
+    except (OSError, AttributeError):  # no statvfs (Windows)
+        return False
+    return room.f_bavail * room.f_frsize < NEARLY_FULL_BYTES
+
+
+def _disk_full(error: sqlite3.Error) -> DiskFull:
+    full = DiskFull(f"the disk holding the database is full ({error})")
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL
+    return full
+
+
+def check_file(path: Path) -> None:
+    """Raise NotADatabase unless the file at `path` (which exists) can be a paperbot database.
+
+    Read before SQLite opens it: SQLite takes a file of 0 bytes for a new database, and would
+    hang on a named pipe. Damage past the header shows when the file's tables are read (see _check_tables).
+    """
+    try:
+        info = path.stat()
+    except OSError as e:
+        raise NotADatabase(f"cannot be read ({e.strerror or e})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise NotADatabase("is a folder, not a database file")
+    if not stat.S_ISREG(info.st_mode):
+        raise NotADatabase("is not a regular file (a pipe or a device)")
+    if info.st_size == 0:
+        raise NotADatabase("is empty (0 bytes): it was cut short or never finished")
+    try:
+        with path.open("rb") as f:
+            header = f.read(100)
+    except OSError as e:
+        raise NotADatabase(f"cannot be read ({e.strerror or e})") from None
+    if not header.startswith(SQLITE_HEADER):
+        raise NotADatabase("is not a SQLite database")
+    if len(header) < 100:
+        raise NotADatabase("is cut short: it is damaged")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    # The page count is valid when the change counter equals "version valid for" (SQLite's file format).
+    # A checkpoint writes page 1 before the pages after it: with a log beside the file, it may be under way.
+    try:
+        checkpointing = path.with_name(path.name + "-wal").stat().st_size > 0
+    except OSError:
+        checkpointing = False
+    if header[24:28] == header[92:96] and info.st_size < page_size * pages and not checkpointing:
+        raise NotADatabase(f"is cut short ({info.st_size} of {page_size * pages} bytes): it is damaged")
+
+
+def _check_tables(db: sqlite_utils.Database) -> None:
+    """Raise NotADatabase unless `db` holds paperbot's migrations (a SQLite file of another program does not)."""
+    try:
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        ours = (
+            "_sqlite_migrations" in tables
+            and db.execute(
+                "SELECT 1 FROM _sqlite_migrations WHERE migration_set = ? LIMIT 1", [migrations.name]
+            ).fetchone()
+        )
+    except sqlite3.DatabaseError as e:
+        if not _damaged(e):
+            raise
+        raise NotADatabase(f"is damaged ({e})") from None
+    if not ours:
+        raise NotADatabase(
+            "is a SQLite database of another program" if tables else "is a SQLite file without paperbot's tables"
+        )
+    # Every page read once (about half a second at 100,000 papers): damage found now, not by a sign-up.
+    found = db.execute("PRAGMA quick_check(1)").fetchone()[0]
+    if found != "ok":
+        raise NotADatabase(f"is damaged ({found})")
 
 
 def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -> None:
@@ -250,7 +332,7 @@ def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -
         answering = answer_by is not None and answer_by < deadline
         if answering:
             deadline = answer_by
-            if time.monotonic() > deadline:  # the answer is late already: Slack has told the user it failed
+            if time.monotonic() > deadline:  # the answer is late already: the platform has told the user it failed
                 raise Busy("the answer was due before the write could begin")
         while True:
             try:
@@ -271,18 +353,40 @@ def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -
 class Store:
     """One SQLite file, one connection per thread."""
 
-    def __init__(self, path: str | Path, seed: Path | None = SEED_FILE, *, writes: bool = True):
-        """`writes=False` for a reader (export): a read-only file (a backup) is then fine."""
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        create: Callable[[Store], None] | None = None,
+        writes: bool = True,
+        _building: bool = False,
+    ):
+        """Open the paperbot database at `path`, or make it when there is no file there.
+
+        `create(store)` fills a new database before it appears at `path` (the catalog's first
+        papers). `writes=False` for a reader (export): a read-only file (a backup) is then fine.
+        Raises NotADatabase for a file that is there but is no paperbot database.
+        """
         self.path = Path(path)
         self._writes = writes
-        if str(self.path) != ":memory:":
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._all_lock = threading.Lock()
         #: Called by close(), for what other modules hold for this database (delivery's owner file).
         self.on_close: list[Callable[[], None]] = []
-        self._prepare(seed)
+        #: Did this Store make the file (it was missing)?
+        self.created = False
+        memory = str(self.path) == ":memory:"
+        if not memory and not _building:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not os.path.lexists(self.path):
+                self.created = self._build(create)
+            check_file(self.path)
+        try:
+            self._prepare(check=not memory and not _building)
+        except BaseException:
+            self.close()
+            raise
 
     # -- connections -------------------------------------------------------
 
@@ -306,23 +410,25 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[sqlite_utils.Database]:
-        """A write transaction that holds the write lock from its first read."""
+        """A write transaction that holds the write lock from its first read. A full disk raises
+        DiskFull, after the rollback."""
         db = self.db
         try:
             # Inside the try: a signal just after BEGIN still rolls back.
             _begin_immediate(db.conn, getattr(self._local, "answer_by", None))
             yield db
-        except BaseException:
+            db.conn.execute("COMMIT")
+        except BaseException as e:
             if db.conn.in_transaction:
                 db.conn.execute("ROLLBACK")
+            if not isinstance(e, DiskFull) and is_disk_full(e, self.path):
+                raise _disk_full(e) from e
             raise
-        else:
-            db.conn.execute("COMMIT")
 
     @contextmanager
     def answering_by(self, deadline: float) -> Iterator[None]:
         """Writes made meanwhile in this thread wait for the write lock until `deadline` (monotonic)
-        at most, then raise Busy: an answer must keep Slack's 3 seconds, whoever holds the lock."""
+        at most, then raise Busy: an answer must keep the platform's deadline (3 seconds), whoever holds the lock."""
         self._local.answer_by = deadline
         try:
             yield
@@ -341,29 +447,62 @@ class Store:
 
     # -- first use -----------------------------------------------------------
 
-    def _prepare(self, seed: Path | None) -> None:
-        db = self.db
-        self._use_wal(db)
-        # Two processes starting on a new file must not both migrate it: the
-        # whole run happens under one write lock (migrations nest as savepoints).
-        with self.write():
-            migrations.apply(db)
-            seeded = db.execute("SELECT value FROM meta WHERE key = 'seeded'").fetchone()
-            if seeded is None:
-                # Only an empty catalog is seeded: papers someone already has are never overwritten.
-                empty = db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
-                count = self._seed(seed) if empty else 0
-                db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
-            if self._writes:
-                # A real write, so that a file this process can read but not write (read-only, on a
-                # read-only mount) stops it here, named, and not at the first sign-up.
-                db.execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('opened_at', ?)",
-                    [datetime.now(UTC).isoformat(timespec="seconds")],
-                )
-            # An import that was killed leaves merging off, and searches would slow down as segments pile up.
-            if db.execute("SELECT v FROM paper_search_config WHERE k = 'automerge'").fetchone() == (0,):
-                set_merging(db, MERGING)
+    def _build(self, create: Callable[[Store], None] | None) -> bool:
+        """Make a new database beside the path, then link it there; False when another process's came first.
+
+        A link fails on a file that exists, so of two processes making the same database one wins
+        and the other opens the winner's, and the path never holds a database still being made.
+        """
+        part = self.path.with_name(f".{self.path.name}.new-{os.getpid()}-{threading.get_ident()}")
+        for leftover in _with_journals(part):
+            leftover.unlink(missing_ok=True)
+        try:
+            new = Store(part, writes=True, _building=True)
+            try:
+                if create is not None:
+                    create(new)
+            finally:
+                new.close()
+            try:
+                os.link(part, self.path)
+            except FileExistsError:
+                return False
+            except OSError:  # a file system without hard links: a rename, which a race could overwrite
+                if os.path.lexists(self.path):
+                    return False
+                os.replace(part, self.path)
+            return True
+        except sqlite3.Error as e:
+            if is_disk_full(e, self.path):
+                raise _disk_full(e) from e
+            raise
+        finally:
+            for leftover in _with_journals(part):
+                leftover.unlink(missing_ok=True)
+
+    def _prepare(self, *, check: bool) -> None:
+        try:
+            db = self.db
+            if check:
+                _check_tables(db)
+            self._use_wal(db)
+            # Two processes starting on one file must not both migrate it: the
+            # whole run happens under one write lock (migrations nest as savepoints).
+            with self.write():
+                migrations.apply(db)
+                if self._writes:
+                    # A real write, so that a file this process can read but not write (read-only, on a
+                    # read-only mount) stops it here, named, and not at the first sign-up.
+                    db.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('opened_at', ?)",
+                        [datetime.now(UTC).isoformat(timespec="seconds")],
+                    )
+        except sqlite3.DatabaseError as e:
+            if not isinstance(e, DiskFull) and is_disk_full(e, self.path):
+                raise _disk_full(e) from e
+            if not check or not _damaged(e):
+                raise
+            raise NotADatabase(f"is damaged ({e})") from None
 
     @staticmethod
     def _use_wal(db: sqlite_utils.Database) -> None:
@@ -381,14 +520,17 @@ class Store:
                     raise
                 time.sleep(0.02)
 
-    def _seed(self, seed: Path | None) -> int:
-        if seed is None or not seed.is_file():
-            log.warning("no seed catalog at %s; starting with an empty catalog", seed)
-            return 0
-        from bot import catalog, papers_file
 
-        report = papers_file.read(seed)
-        for problem in report.problems:
-            log.warning("seed %s", problem)
-        catalog.upsert(self, report.papers, in_transaction=True)
-        return len(report.papers)
+def _damaged(error: sqlite3.DatabaseError) -> bool:
+    """Does `error` say the file's content is broken (rather than the file being busy, read-only or full)?"""
+    code = getattr(error, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB) or "malformed" in str(error)
+
+
+def _with_journals(path: Path) -> list[Path]:
+    return [
+        path,
+        path.with_name(path.name + "-wal"),
+        path.with_name(path.name + "-shm"),
+        path.with_name(path.name + "-journal"),
+    ]

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from slack_standin import SlackStandin  # noqa: E402
 
+from bot.catalog import open_store  # noqa: E402
 from bot.slack.settings import Settings  # noqa: E402
 from bot.store import Store  # noqa: E402
 
@@ -76,14 +77,14 @@ def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env
 def seeded_file(tmp_path_factory) -> Path:
     """A database as first use leaves it, made once a session: a copy costs far less than seeding."""
     path = tmp_path_factory.mktemp("template") / "paperbot.db"
-    Store(path).close()
+    open_store(path).close()
     return path
 
 
 @pytest.fixture
 def store(tmp_path, seeded_file) -> Store:
     shutil.copyfile(seeded_file, tmp_path / "paperbot.db")
-    s = Store(tmp_path / "paperbot.db")
+    s = open_store(tmp_path / "paperbot.db")
     yield s
     s.close()
 
@@ -239,7 +240,7 @@ def make_harness(tmp_path, slack):
 
     def make(clock: Clock | None = None, **env) -> SlackHarness:
         settings = settings_for(tmp_path, slack.api_url, **env)
-        store = Store(settings.db_path)
+        store = open_store(settings.db_path)
         bot = SlackBot(settings, store, clock=clock)  # the clients `run` makes, aimed at the stand-in
         harness = SlackHarness(bot, build_app(bot), slack)
         made.append(harness)

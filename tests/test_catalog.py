@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from bot import catalog, papers_file, search_terms
 from bot.catalog import PaperInput
-from bot.store import Store
 
 SEED_LINES = (ROOT / "data" / "papers.yaml").read_text(encoding="utf-8")
 
@@ -27,10 +26,9 @@ def test_a_new_database_is_seeded_with_the_groups_list(store):
 
 
 def test_the_seed_file_keeps_the_source_list_verbatim():
-    """Every summary line of the group's list is in data/papers.yaml, unchanged."""
-    source = ROOT.parent / "shared" / "seeds" / "000_6ac7c6d181614f55.txt"
-    if not source.exists():
-        pytest.skip("the source list is not beside this clone")
+    """Every summary line of the group's list (as it was given, kept in tests/data) is in data/papers.yaml,
+    unchanged."""
+    source = ROOT / "tests" / "data" / "seed-source.txt"
     lines = source.read_text(encoding="utf-8").splitlines()
     summaries = {row["summary"] for row in yaml.safe_load(SEED_LINES)}
     pairs = [lines[0:2]] + [lines[i : i + 2] for i in range(5, len(lines), 2)]
@@ -41,7 +39,7 @@ def test_the_seed_file_keeps_the_source_list_verbatim():
 
 def test_reopening_does_not_seed_again(store, tmp_path):
     catalog.upsert(store, [PaperInput(id="chopper", title="Renamed")])
-    again = Store(tmp_path / "paperbot.db")
+    again = catalog.open_store(tmp_path / "paperbot.db")
     assert catalog.find(again, "chopper").title == "Renamed" and catalog.count(again) == 32
     again.close()
 
@@ -200,14 +198,14 @@ def test_import_formats_and_bad_rows(tmp_path, store):
     js = write(tmp_path, "list.json", json.dumps([{"id": "k1", "title": "K1", "tags": ["x"]}, {"title": ""}, "x"]))
     report = papers_file.read(js)
     assert [p.id for p in report.papers] == ["k1"] and [
-        "item 1" in report.problems[0],
-        "item 2" in report.problems[1],
+        "item 2" in report.problems[0],
+        "item 3" in report.problems[1],
     ] == [True, True]
 
     ym = write(tmp_path, "list.yml", "- id: y1\n  title: Y1\n  tags: [a]\n- {id: y2}\n- {summary: no title}\n")
     report = papers_file.read(ym)
-    assert [p.id for p in report.papers] == ["y1", "y2"] and "item 2: title is required" in report.problems[0]
-    assert "item 1: there is no paper y2" in catalog.upsert(store, report.papers).problems[0]
+    assert [p.id for p in report.papers] == ["y1", "y2"] and "item 3: title is required" in report.problems[0]
+    assert "item 2: there is no paper y2" in catalog.upsert(store, report.papers).problems[0]
 
 
 @pytest.mark.parametrize("text, problem", [("[broken", "not valid"), ("{}", "expected a list")])
@@ -228,7 +226,7 @@ def test_export_then_import_round_trips(tmp_path, store, fmt):
     report = papers_file.read(path)
     assert report.problems == [] and len(report.papers) == 32
     assert catalog.upsert(store, report.papers).unchanged == 32
-    fresh = Store(tmp_path / f"fresh-{fmt}.db", seed=None)
+    fresh = catalog.open_store(tmp_path / f"fresh-{fmt}.db", seed=None)
     catalog.upsert(fresh, report.papers)
     assert [(p.number, p.id, p.title, p.summary, p.tags, p.url) for p in catalog.all_papers(fresh)] == [
         (p.number, p.id, p.title, p.summary, p.tags, p.url) for p in catalog.all_papers(store)
@@ -393,7 +391,7 @@ def test_thousands_of_rows_without_ids_or_ascii_words(tmp_path, store):
     backwards = write(
         tmp_path, "backwards.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[::-1])
     )
-    fresh = Store(tmp_path / "fresh.db", seed=None)
+    fresh = catalog.open_store(tmp_path / "fresh.db", seed=None)
     catalog.upsert(fresh, papers_file.read(backwards).papers)
     assert {p.title: p.id for p in catalog.all_papers(fresh)} == ids
     fresh.close()
@@ -552,7 +550,7 @@ def test_ids_are_never_only_digits(tmp_path, store):
             catalog.validate({"id": pid, "title": "Seven"}, new=False)
     rows = [{"id": "7", "title": "Seven"}, {"title": "数据并行训练方法研究 第7篇"}, {"title": "2024: 综述"}]
     report = papers_file.read(write(tmp_path, "digits.json", json.dumps(rows, ensure_ascii=False)))
-    assert len(report.problems) == 1 and "item 0: id '7' is only digits" in report.problems[0]
+    assert len(report.problems) == 1 and "item 1: id '7' is only digits" in report.problems[0]
     assert catalog.upsert(store, report.papers).added == 2
     for title in ("数据并行训练方法研究 第7篇", "2024: 综述"):
         paper = next(p for p in catalog.all_papers(store) if p.title == title)
@@ -635,7 +633,7 @@ def test_awkward_text_round_trips(tmp_path, store, fmt):
     report = papers_file.read(path)
     assert report.problems == [] and len(report.papers) == 34
     assert catalog.upsert(store, report.papers).unchanged == 34
-    fresh = Store(tmp_path / "fresh.db", seed=None)
+    fresh = catalog.open_store(tmp_path / "fresh.db", seed=None)
     catalog.upsert(fresh, report.papers)
     paper = catalog.find(fresh, "odd")
     # Control characters go (C1's U+0085 too), and every line break is one \n, as the file had it or not.
@@ -734,7 +732,7 @@ def test_rows_no_list_should_hold_are_each_skipped_and_the_rest_imported(tmp_pat
     report = papers_file.read(path)
     assert [p.id for p in report.papers] == ["p-0", "p-4", "p-5"]
     assert [p.title for p in report.papers][1] == "Red 31m, a C1 control" and report.papers[1].tags == ("abcd",)
-    assert [problem.split(": ", 1)[0] for problem in report.problems] == [f"{path} item {i}" for i in (1, 2, 3)]
+    assert [problem.split(": ", 1)[0] for problem in report.problems] == [f"{path} item {i}" for i in (2, 3, 4)]
     assert "title must be text, and is a number (in YAML, put it in quotes)" in report.problems[2]
 
     lines = tmp_path / "list.jsonl"
@@ -757,7 +755,7 @@ def test_keys_are_read_in_any_case_and_one_paperbot_does_not_read_is_named(tmp_p
     report = papers_file.read(path)
     assert (report.papers[0].title, report.papers[0].tags) == ("A", ("x",))
     assert report.notes == [
-        f"{path}: key 'tag' (item 0) is not read; paperbot reads id, number, title, summary, tags, url"
+        f"{path}: key 'tag' (item 1) is not read; paperbot reads id, number, title, summary, tags, url"
     ]
 
 
@@ -768,9 +766,9 @@ def test_a_yaml_or_json_row_with_a_value_no_parser_takes_is_one_bad_row(tmp_path
         encoding="utf-8",
     )
     report = papers_file.read(path)
-    assert [p.id for p in report.papers] == ["a", "c"] and len(report.problems) == 1 and "item 1" in report.problems[0]
+    assert [p.id for p in report.papers] == ["a", "c"] and len(report.problems) == 1 and "item 2" in report.problems[0]
     assert report.notes == [
-        f"{path}: key 'added' (item 0) is not read; paperbot reads id, number, title, summary, tags, url"
+        f"{path}: key 'added' (item 1) is not read; paperbot reads id, number, title, summary, tags, url"
     ]
     path = tmp_path / "list.json"
     path.write_text('[{"id": "b", "title": 1' + "0" * 5000 + '}, {"id": "c", "title": "C"}]', encoding="utf-8")
@@ -790,7 +788,7 @@ def test_yaml_tags_no_value_fits_stay_text_and_a_key_given_twice_is_named(tmp_pa
         ("b", "maybe", "abc"),
         ("c", "D", None),
     ]
-    assert report.notes == [f"{path} item 2: 'title' names the field 'title' again; the last one is read"]
+    assert report.notes == [f"{path} item 3: 'title' names the field 'title' again; the last one is read"]
 
 
 def test_yaml_values_of_no_type_paperbot_knows_stay_text(tmp_path):

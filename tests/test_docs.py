@@ -179,16 +179,16 @@ def test_the_readme_session_is_what_the_console_prints(tmp_path):
     from zoneinfo import ZoneInfo
 
     from bot import console
+    from bot.catalog import open_store
     from bot.settings import Settings
     from bot.signups import Member
-    from bot.store import Store
 
     block = README.split("## A session", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
     export, piped, shown = block.split("\n", 2)
     environ = dict(assignment.split("=", 1) for assignment in shlex.split(export.removeprefix("$ export ")))
     [typed] = re.fullmatch(r"\$ printf '([^']*)' \| paperbot console", piped).groups()
     settings = Settings.load(environ, dotenv=None)
-    store = Store(tmp_path / "paperbot.db")
+    store = open_store(tmp_path / "paperbot.db")
     now = datetime(2026, 12, 3, 21, 44, tzinfo=ZoneInfo("Asia/Shanghai"))
 
     out = io.StringIO()

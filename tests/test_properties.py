@@ -61,9 +61,9 @@ lines = st.builds(
 
 @pytest.fixture(scope="module")
 def ctx_factory(tmp_path_factory):
-    from bot.store import Store
+    from bot.catalog import open_store
 
-    store = Store(tmp_path_factory.mktemp("props") / "paperbot.db")
+    store = open_store(tmp_path_factory.mktemp("props") / "paperbot.db")
     group = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
 
     def make(user: str, admin: bool) -> Context:

@@ -11,7 +11,9 @@ import pytest
 import sqlite_utils
 
 from bot import catalog, papers_file
-from bot.store import MERGING_DEFERRED, SEARCH_TABLES, Store, migrations, set_merging
+from bot.catalog import open_store
+from bot.search_index import MERGING_DEFERRED, SEARCH_TABLES, set_merging
+from bot.store import Store, migrations
 
 
 def test_an_older_database_is_migrated_and_keeps_its_data(tmp_path):
@@ -21,7 +23,7 @@ def test_an_older_database_is_migrated_and_keeps_its_data(tmp_path):
     db.execute("INSERT INTO papers (id, title, added_at, updated_at) VALUES ('mine', 'My own paper', 'x', 'x')")
     db.close()
 
-    store = Store(path)
+    store = open_store(path)
     assert [p.id for p in catalog.all_papers(store)] == ["mine"]  # kept, and not seeded over
     assert store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0  # the new tables exist
     assert migrations.pending(store.db) == []
@@ -39,7 +41,7 @@ def test_ids_that_no_longer_read_back_are_renamed_and_an_export_imports_whole(tm
         db.execute("INSERT INTO papers (id, title, added_at, updated_at) VALUES (?, ?, 'x', 'x')", [pid, title])
     db.close()
 
-    store = Store(path)
+    store = open_store(path)
     ids = {p.title: (p.id, p.number) for p in catalog.all_papers(store)}
     assert ids == {
         "Explicitly numbered": ("paper-1999", 1),
@@ -85,7 +87,7 @@ def test_many_threads_opening_a_new_file_at_once(tmp_path):
     def open_it():
         barrier.wait()
         try:
-            Store(path).close()
+            open_store(path).close()
         except Exception as e:  # pragma: no cover - the assertion below shows it
             errors.append(e)
 
@@ -95,7 +97,7 @@ def test_many_threads_opening_a_new_file_at_once(tmp_path):
     for t in threads:
         t.join()
     assert errors == []
-    store = Store(path)
+    store = open_store(path)
     assert catalog.count(store) == 32  # seeded once, not eight times
     store.close()
 
@@ -170,11 +172,11 @@ def test_a_big_import_leaves_each_search_index_in_one_piece(store):
 
 
 def test_merging_left_off_by_a_killed_import_is_turned_back_on_at_open(tmp_path):
-    store = Store(tmp_path / "paperbot.db")
+    store = open_store(tmp_path / "paperbot.db")
     with store.write() as db:
         set_merging(db, MERGING_DEFERRED)  # as an import killed halfway leaves it
     store.close()
-    reopened = Store(tmp_path / "paperbot.db")
+    reopened = open_store(tmp_path / "paperbot.db")
     assert merging(reopened) == [[("automerge", 4), ("crisismerge", 16)]] * 3
     reopened.close()
 
@@ -226,7 +228,7 @@ def test_a_database_another_process_keeps_locked_is_called_busy_not_broken(tmp_p
     from bot.settings import Settings
 
     path = tmp_path / "held.db"
-    Store(path).close()
+    open_store(path).close()
     holder = sqlite3.connect(path)
     holder.execute("BEGIN IMMEDIATE")  # another process writing, and writing, and writing
     monkeypatch.setattr(store, "BUSY_TIMEOUT_MS", 300)  # 15 s in the bot
@@ -240,3 +242,45 @@ def test_a_database_another_process_keeps_locked_is_called_busy_not_broken(tmp_p
     said = str(failed.value)
     assert said.startswith(f"PAPERBOT_DB: {path} is busy: another process kept it locked")
     assert "not a usable" not in said
+
+
+def _imports_of_bot() -> dict[str, set[str]]:
+    """Each module of bot/ and the modules of bot/ it imports, at its top or inside a function."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    names = {
+        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__") for p in root.glob("bot/**/*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for path in root.glob("bot/**/*.py"):
+        name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "bot":
+                found.add(node.module)
+                found |= {f"{node.module}.{a.name}" for a in node.names} & names
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names} & names
+        graph[name] = (found & names) - {name}
+    return graph
+
+
+def test_the_store_imports_nothing_of_the_domain_and_bot_has_no_import_circle():
+    graph = _imports_of_bot()
+    assert graph["bot.store"] == set()
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            raise AssertionError("import circle: " + " -> ".join(path[path.index(name) :] + [name]))
+        if name in done:
+            return
+        for dep in sorted(graph[name]):
+            if dep in graph:
+                visit(dep, path + [name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])

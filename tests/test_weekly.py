@@ -19,7 +19,7 @@ from slack_standin import check_message
 
 from bot import catalog, delivery, liveness, signups, weekly
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
-from bot.catalog import PaperInput
+from bot.catalog import PaperInput, open_store
 from bot.replies import WeeklyPost
 from bot.scheduler import ScheduledChecks
 from bot.signups import Member
@@ -362,7 +362,7 @@ def test_owner_files_of_processes_that_died_are_swept_and_ours_goes_with_us(tmp_
     live = os.open(folder / "11ve1111", os.O_RDWR)
     fcntl.flock(live, fcntl.LOCK_EX)  # a process that runs
     try:
-        store = Store(tmp_path / "p.db")
+        store = open_store(tmp_path / "p.db")
         store.db.execute(  # a dead owner still named by a row: its file tells the next look it is dead
             "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "
             "VALUES ('post', 'C1', '2026-W50', 'sending', 'elsewhere:7:d3adr0w0', 9e18, 0, 'x')"
@@ -476,9 +476,8 @@ def test_a_post_waiting_when_the_bot_stops_is_taken_up_by_the_next_start(store, 
 
 
 def test_empty_catalog_says_why(tmp_path, group, transport, slack):
-    from bot.store import Store
 
-    empty = Store(tmp_path / "empty.db", seed=None)
+    empty = Store(tmp_path / "empty.db")
     outcome = post(empty, group, transport, at(MONDAY))
     assert outcome.status == "failed" and "no papers" in outcome.detail and posts(slack) == []
     empty.close()

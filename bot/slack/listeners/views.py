@@ -12,7 +12,7 @@ from bot.signups import Refusal
 from bot.slack import blocks
 from bot.slack.blocks import plain
 from bot.slack.client import call
-from bot.store import Busy
+from bot.store import Busy, DiskFull
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,9 @@ def register(app, bot) -> None:
             return
         except Busy:
             ack(response_action="errors", errors={"title": "The catalog is busy just now. Submit again in a moment."})
+            return
+        except DiskFull:
+            ack(response_action="errors", errors={"title": commands.DISK_FULL[:150]})
             return
         except InvalidPaper as e:
             field = e.field if e.field in blocks.ADD_FIELDS else "title"
