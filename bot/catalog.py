@@ -149,14 +149,14 @@ def closest_tags(store: Store, wanted: str, n: int = 3) -> list[str]:
     return close
 
 
-def tagged(store: Store, tag: str, page: int = 1) -> tuple[str, Page]:
-    """Papers carrying `tag` (folded), a page of PAGE_SIZE at a time, by number."""
+def tagged(store: Store, tag: str, page: int = 1, size: int = PAGE_SIZE) -> tuple[str, Page]:
+    """Papers carrying `tag` (folded), a page of `size` at a time, by number."""
     name = fold_tag(tag)
     # One statement, so one consistent read: the tag's count comes along with each of its papers.
     rows = store.db.execute(
         f"SELECT t.papers, {PAPER_COLUMNS} FROM tags t JOIN paper_tags pt ON pt.tag = t.id "
         "JOIN papers p ON p.number = pt.paper WHERE t.name = ? ORDER BY pt.paper LIMIT ? OFFSET ?",
-        [name, PAGE_SIZE, (page - 1) * PAGE_SIZE],
+        [name, size, (page - 1) * size],
     ).fetchall()
     if rows:
         total = rows[0][0]
@@ -164,10 +164,10 @@ def tagged(store: Store, tag: str, page: int = 1) -> tuple[str, Page]:
         row = store.db.execute("SELECT papers FROM tags WHERE name = ?", [name]).fetchone()
         total = row[0] if row else 0
     papers = [Paper(r[1], r[2], r[3], r[4], r[5]) for r in rows]
-    return name, Page(papers, page, page * PAGE_SIZE < total, total)
+    return name, Page(papers, page, page * size < total, total)
 
 
-def search(store: Store, query: str, page: int = 1) -> Page | None:
+def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Page | None:
     """Papers matching every word of `query`, best first; None if there is nothing to search for.
 
     Best first means: papers whose title has all the words, then those whose
@@ -185,8 +185,8 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
     if not terms:
         return None
     expr = search_terms.all_of(terms)
-    skip = (page - 1) * PAGE_SIZE
-    want = PAGE_SIZE + 1  # one more tells whether there is a next page
+    skip = (page - 1) * size
+    want = size + 1  # one more tells whether there is a next page
     groups = list(SEARCH_TABLES)
     if len(terms) > 1:
         # FTS5 walks an AND backwards by loading each word's whole list, even when another of the words
@@ -208,7 +208,7 @@ def search(store: Store, query: str, page: int = 1) -> Page | None:
         "JOIN papers p ON p.number = m.n ORDER BY m.g, m.n DESC",
         {"q": expr, "deep": skip + want, "want": want, "skip": skip},
     ).fetchall()
-    return Page([Paper(*row) for row in rows[:PAGE_SIZE]], page, len(rows) > PAGE_SIZE)
+    return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
 
 
 def _words_starting(db, prefix: str) -> list[str] | None:

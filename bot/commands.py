@@ -60,6 +60,8 @@ class Platform:
     member_example: str = "ada"
     #: Tags one reply lists.
     tags_page: int = 500
+    #: Papers one list reply holds (`tag`, `search`).
+    papers_page: int = PAGE_SIZE
 
 
 def _member_id(word: str) -> str | None:
@@ -135,7 +137,7 @@ LIST_FOOTER = text(
 )
 
 
-def _pager(command: str, page: int, has_more: bool, size: int = PAGE_SIZE) -> list[Button]:
+def _pager(command: str, page: int, has_more: bool, size: int) -> list[Button]:
     buttons = []
     if page > 1:
         buttons.append(Button(f"◀ Previous {size}", f"{command} --page {page - 1}"))
@@ -144,8 +146,8 @@ def _pager(command: str, page: int, has_more: bool, size: int = PAGE_SIZE) -> li
     return buttons
 
 
-def _range(page: catalog.Page) -> str:
-    first = (page.page - 1) * PAGE_SIZE + 1
+def _range(page: catalog.Page, size: int) -> str:
+    first = (page.page - 1) * size + 1
     return f"{first}–{first + len(page.papers) - 1}"
 
 
@@ -180,7 +182,8 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
     wanted, page_no = _paged(args)
     if not catalog.fold_tag(wanted):
         return _usage("tag")
-    name, page = catalog.tagged(ctx.store, wanted, page_no)
+    size = ctx.platform.papers_page
+    name, page = catalog.tagged(ctx.store, wanted, page_no, size)
     if page.total == 0:
         close = catalog.closest_tags(ctx.store, name)
         hint: list = []
@@ -192,16 +195,19 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
         return _notice("No paper is tagged ", Code(name), ".", *hint, " All tags: ", command_code("tags"), ok=False)
     if not page.papers:
         return _notice("Tag ", Code(name), f" has {page.total} papers; there is no page {page_no}.", ok=False)
-    many = page.total > PAGE_SIZE
+    many = page.total > size
     heading = text(
-        f"{page.total} paper{'s' if page.total != 1 else ''} tagged ", Bold(name), f" ({_range(page)})" if many else ""
+        f"{page.total} paper{'s' if page.total != 1 else ''} tagged ",
+        Bold(name),
+        f" ({_range(page, size)})" if many else "",
     )
-    return Answer(PaperList(heading, page.papers, LIST_FOOTER, _pager(f"tag {name}", page.page, page.has_more)))
+    return Answer(PaperList(heading, page.papers, LIST_FOOTER, _pager(f"tag {name}", page.page, page.has_more, size)))
 
 
 def cmd_search(ctx: Context, args: str) -> Answer:
     words, page_no = _paged(args)
-    page = catalog.search(ctx.store, words, page_no)
+    size = ctx.platform.papers_page
+    page = catalog.search(ctx.store, words, page_no, size)
     shown = words.strip()[:100]
     if page is None:
         example = (command_code("search diloco"), " or ", command_code("search 数据并行"), ".")
@@ -220,12 +226,12 @@ def cmd_search(ctx: Context, args: str) -> Answer:
             ok=False,
         )
     more = page.has_more or page_no > 1
-    heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page)})" if more else "")
+    heading = text("Papers matching “", Bold(shown), "”, best first", f" ({_range(page, size)})" if more else "")
     # The pager repeats the query as typed, so that the next page reads the same; a long one only as
     # far as it was searched: the whole text would not fit in a button.
     again = " ".join(words.split())
     pager = _pager(
-        f"search {again if len(again) <= 200 else search_terms.searched_words(words)}", page.page, page.has_more
+        f"search {again if len(again) <= 200 else search_terms.searched_words(words)}", page.page, page.has_more, size
     )
     return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager))
 

@@ -45,6 +45,8 @@ from bot.replies import (
 MAX_BLOCKS = 50
 #: Tags one reply lists: a few sections of them, well within MAX_BLOCKS even for 50-character tags.
 TAGS_PAGE = 500
+#: Papers one list reply holds: packed a few to a section, 40 take about 8 of MAX_BLOCKS.
+PAPERS_PAGE = 40
 MAX_VIEW_BLOCKS = 100
 HOME_SLOTS = 15  # of your own, each with its Withdraw button
 SECTION = 3000
