@@ -245,3 +245,17 @@ def test_the_systemd_unit_runs_the_bot_as_its_own_user_writing_only_the_database
     assert unit["ProtectSystem"] == ["strict"]
     [db] = [v.split("=", 1)[1] for e in unit["Environment"] for v in e.split() if v.startswith("PAPERBOT_DB=")]
     assert str(Path(db).parent) in unit["ReadWritePaths"][0].split()
+
+
+def test_the_architecture_page_names_every_module_and_no_gone_one():
+    """docs/architecture.md's map follows the code: a new module is placed in it, a removed one leaves it."""
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "bot").glob("*.py")} - {
+        "bot/__init__.py",
+        "bot/__main__.py",
+    }
+    named = set(re.findall(r"`(bot/[\w/]+\.py)`", page))
+    assert modules - named == set(), "modules missing from docs/architecture.md"
+    assert {n for n in named if not (ROOT / n).exists()} == set(), "docs/architecture.md names modules that are gone"
+    for adapter in ("bot/slack/", "bot/console/"):
+        assert f"`{adapter}`" in page
