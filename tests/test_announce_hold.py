@@ -159,3 +159,26 @@ def test_net_keeps_a_lone_change_and_names_what_stands():
     assert announce.net([admin_clears, {**resign, "by": "UADMIN", "action": "assign"}, admin_clears]) == [
         {**admin_clears, "action": "unassign"}
     ]
+
+
+def test_plan_merges_a_members_minute_keeps_a_weeks_order_and_holds_nobody_else():
+    from bot.outbox import Item, ItemKind
+
+    def row(id_: int, by: str, week: str, at: float, **kw) -> Item:
+        change = {"by": by, "week": week}
+        return Item(id_, ItemKind.ANNOUNCE, {"channel": CHANNEL, "change": change}, 0, at, **kw)
+
+    def plan(items, now):
+        return outbox_sender.plan(items, now, quiet=5, longest=60)
+
+    # U1 quiet since 10 s, U2 still clicking: U1's rows go as one message; U2 is held until 5 s after
+    # their last click, and U1's later row of U2's week waits for it.
+    items = [row(1, "U1", "W1", 0), row(2, "U2", "W2", 1), row(3, "U1", "W3", 2), row(4, "U2", "W2", 20)]
+    items.append(row(5, "U1", "W2", 3))
+    assert plan(items, now=21) == outbox_sender.outbox.Plan([(1, 3)], ready_at=25)
+    # Changes more than a minute apart (the bot was down) are not merged: the first minute goes first.
+    apart = [row(1, "U1", "W1", 0), row(2, "U1", "W1", 100)]
+    assert plan(apart, now=200).units == [(1,)]
+    # A message planned (and tried) before goes again as it was, whatever came since.
+    again = [row(1, "U1", "W1", 0, tried=True, unit=(1,)), row(2, "U1", "W1", 1)]
+    assert plan(again, now=200).units == [(1,), (2,)]
