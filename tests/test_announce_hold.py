@@ -102,7 +102,8 @@ def test_a_members_changes_close_together_go_as_one_message_a_line_a_week(h):
     lines = html.unescape(message["text"]).split("\n")
     assert [line.split(" will present #")[1].split(" ")[0] for line in lines] == ["9", "8"]
     assert all(line.startswith("📅 <@U1> will present") for line in lines)
-    assert len(message["blocks"]) == 2
+    [section] = message["blocks"]
+    assert section["text"]["text"].count("\n") == 1
 
 
 def test_different_members_changes_are_each_announced_and_a_weeks_keep_their_order(h):
@@ -182,3 +183,18 @@ def test_plan_merges_a_members_minute_keeps_a_weeks_order_and_holds_nobody_else(
     # A message planned (and tried) before goes again as it was, whatever came since.
     again = [row(1, "U1", "W1", 0, tried=True, unit=(1,)), row(2, "U1", "W1", 1)]
     assert plan(again, now=200).units == [(1,), (2,)]
+
+
+def test_a_member_who_books_thirty_weeks_in_a_minute_gets_one_message_with_every_line(h):
+    from datetime import date, timedelta
+
+    for k in range(30):
+        week = (date(2026, 12, 14) + timedelta(weeks=k)).isoformat()
+        assert "You're signed up" in said(h, f"signup {k + 1} {week}", "U1")
+    sent_all(h)
+    [message] = h.slack.messages(CHANNEL)
+    check_message(message)  # within Slack's limits: 50 blocks, 3000 characters a section
+    lines = html.unescape(message["text"]).split("\n")
+    assert [line.split(" will present #")[1].split(" ")[0] for line in lines] == [str(k + 1) for k in range(30)]
+    shown = "\n".join(b["text"]["text"] for b in message["blocks"])
+    assert all(f"#{k + 1}*" in shown or f"#{k + 1} " in shown for k in range(30))

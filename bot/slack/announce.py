@@ -37,9 +37,15 @@ def message(bot, announcement: Announcement) -> dict:
     ]
     if len(lines) == 1:
         return blocks.announcement(lines[0])
-    # A section a line, as many as a message holds (a member changes at most a few dozen weeks a minute).
-    sections = [blocks.section(blocks.mrkdwn(line)[: blocks.SECTION]) for line in lines][: blocks.MAX_BLOCKS]
-    return {"text": blocks.cut("\n".join(blocks.plain(line) for line in lines), blocks.MAX_TEXT), "blocks": sections}
+    # Lines packed into sections, each within Slack's 3000 characters: some fifty lines to a section.
+    sections: list[str] = []
+    for line in (blocks.cut(blocks.mrkdwn(line), blocks.SECTION) for line in lines):
+        if sections and len(sections[-1]) + 1 + len(line) <= blocks.SECTION:
+            sections[-1] += "\n" + line
+        else:
+            sections.append(line)
+    text = blocks.cut("\n".join(blocks.plain(line) for line in lines), blocks.MAX_TEXT)
+    return {"text": text, "blocks": [blocks.section(body) for body in sections][: blocks.MAX_BLOCKS]}
 
 
 class SlackPoster:
