@@ -12,7 +12,7 @@ when its lease runs out. An announcement is posted marked with its row, so that 
 row tried before (a timeout, a sender that died mid-send) is first looked for in
 the channel and not posted twice when the platform had it; when the channel cannot
 be read, it is posted again: a rare second line beats a lost one. Several announcement rows may go
-as one message (`Item.unit`, chosen by the sender's policy: see announce.plan); they are taken,
+as one message (`Item.unit`, chosen by the sender's policy: see outbox_sender.plan); they are taken,
 retried and done together.
 """
 
@@ -57,7 +57,7 @@ class Item:
 
 @dataclass(frozen=True)
 class Plan:
-    """Which announcement rows go now, and as which messages: the sender's policy (announce.plan)."""
+    """Which announcement rows go now, and as which messages: the sender's policy (outbox_sender.plan)."""
 
     #: Each a message's rows, in order; the messages in the order of their first rows.
     units: list[tuple[int, ...]] = field(default_factory=list)
@@ -128,7 +128,7 @@ def take(store: Store, now: float | None = None, limit: int = 20, plan: Planner 
 
     Announcements keep the order of their changes, in every process and across restarts: none
     is taken while an earlier one waits (held off by the platform) or is being sent; `plan` may hold
-    some back (see announce.plan). Post updates are planned afresh from the database when sent, so
+    some back (see outbox_sender.plan). Post updates are planned afresh from the database when sent, so
     they need no order. `limit` counts post updates and messages.
     """
     now = now or time.time()

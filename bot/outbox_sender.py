@@ -79,11 +79,14 @@ def plan(items: list[outbox.Item], now: float, quiet: float, longest: float) -> 
     going: dict[tuple, list[int]] = {}
     waiting: set[tuple] = set()  # (channel, week) of rows that wait: later rows of the week wait too
     ready_at = None
+    complete: dict[tuple[int, ...], bool] = {}  # a message planned before: are all its rows here?
     for item in items:
         if item.unit:
-            if item.unit[0] == item.id and set(item.unit) <= present:
-                units.append(item.unit)
-            elif "change" in item.payload and not set(item.unit) <= present:
+            if item.unit not in complete:
+                complete[item.unit] = set(item.unit) <= present
+                if complete[item.unit]:
+                    units.append(item.unit)
+            if not complete[item.unit] and "change" in item.payload:
                 waiting.add((item.payload["channel"], item.payload["change"]["week"]))
             continue
         if not mergeable(item):

@@ -32,9 +32,7 @@ def message(bot, announcement: Announcement) -> dict:
     or, for a row an older paperbot queued, its Block Kit message as it was kept."""
     if announcement.message is not None:
         return announcement.message
-    lines = [
-        commands.announcement(announce.change_of(bot.store, kept, bot.group.tz)) for kept in announcement.changes
-    ]
+    lines = [commands.announcement(announce.change_of(bot.store, kept, bot.group.tz)) for kept in announcement.changes]
     if len(lines) == 1:
         return blocks.announcement(lines[0])
     # Lines packed into sections, each within Slack's 3000 characters: some fifty lines to a section.
