@@ -56,6 +56,20 @@ class Item:
 
 
 @dataclass(frozen=True)
+class Waiting:
+    """An announcement row as the sending policy sees it (outbox_sender.plan): whose change, of
+    which week, in which channel (see announce.record), read without reading the whole row."""
+
+    id: int
+    created_at: float
+    tried: bool
+    unit: tuple[int, ...]  # as Item.unit
+    channel: str | None
+    by: str | None  # None: a row an older paperbot queued, its message as kept
+    week: str | None
+
+
+@dataclass(frozen=True)
 class Plan:
     """Which announcement rows go now, and as which messages: the sender's policy (outbox_sender.plan)."""
 
@@ -66,12 +80,12 @@ class Plan:
 
 
 #: Given the announcement rows that may go (due, free, none waiting before them) and the time: a Plan.
-Planner = Callable[[list[Item], float], Plan]
+Planner = Callable[[list[Waiting], float], Plan]
 
 
-def each_alone(items: list[Item], now: float) -> Plan:
+def each_alone(rows: list[Waiting], now: float) -> Plan:
     """Every announcement its own message, at once (a sender without a policy of its own)."""
-    return Plan([i.unit or (i.id,) for i in items])
+    return Plan([r.unit or (r.id,) for r in rows])
 
 
 def queue(db, items: list[tuple[ItemKind, dict]]) -> None:
@@ -96,29 +110,36 @@ def _item(r) -> Item:
     return Item(r[0], ItemKind(r[1]), payload, r[3], r[7], tried, unit)
 
 
-def _look(store: Store, now: float, plan: Planner) -> tuple[list[Item], list[tuple[int, ...]], float | None]:
-    """The post updates due, the announcement messages to send now (by `plan`) with their rows, and
-    when the next row that waits is due."""
-    refreshes, announcements, blocked, later = [], [], False, []
-    for r in store.db.execute(f"SELECT {_COLUMNS} FROM outbox ORDER BY id").fetchall():
+def _look(store: Store, now: float, plan: Planner) -> tuple[list[int], list[tuple[int, ...]], float | None]:
+    """The post updates due, the announcement messages to send now (by `plan`), and when the next
+    row that waits is due. Reads every row, but none whole: it runs at every wake of the sender."""
+    refreshes, waiting, blocked, later = [], [], False, []
+    rows = store.db.execute(
+        "SELECT id, kind, attempts, owner, lease_until, next_try, created_at, json_extract(payload, '$.unit'), "
+        "json_extract(payload, '$.channel'), json_extract(payload, '$.change.by'), "
+        "json_extract(payload, '$.change.week') FROM outbox ORDER BY id"
+    ).fetchall()
+    for id_, kind, attempts, owner, lease_until, next_try, created_at, unit, *change in rows:
         # Free, or leased by a process of this host that is gone (killed mid-send): no need to wait out its lease.
-        free = r[5] < now or (r[4] != OWNER and owner_is_dead(store, r[4]))
-        ready = free and r[6] <= now
+        free = lease_until < now or (owner != OWNER and owner_is_dead(store, owner))
+        ready = free and next_try <= now
         if not ready:
-            later.append(r[6] if free else r[5])
-        if r[1] == ItemKind.ANNOUNCE:
+            later.append(next_try if free else lease_until)
+        if kind == ItemKind.ANNOUNCE:
             # In order: none is taken while an earlier one waits (held off by the platform) or is being sent.
             blocked = blocked or not ready
             if not blocked:
-                announcements.append(_item(r))
+                # A row with an owner still (its lease ran out, its sender died) was being sent: maybe it was.
+                tried = attempts > 0 or owner is not None
+                waiting.append(Waiting(id_, created_at, tried, tuple(json.loads(unit)) if unit else (), *change))
         elif ready:
-            refreshes.append(_item(r))
-    planned = plan(announcements, now)
+            refreshes.append(id_)
+    planned = plan(waiting, now)
     if planned.ready_at is not None:
         later.append(planned.ready_at)
-    by_id = {i.id: i for i in announcements}
-    units = [u for u in planned.units if all(row in by_id for row in u)]
-    return refreshes, [tuple(by_id[row] for row in u) for u in units], min(later) if later else None
+    present = {w.id for w in waiting}
+    units = [u for u in planned.units if all(row in present for row in u)]
+    return refreshes, units, min(later) if later else None
 
 
 def take(store: Store, now: float | None = None, limit: int = 20, plan: Planner = each_alone) -> list[Item]:
@@ -135,21 +156,26 @@ def take(store: Store, now: float | None = None, limit: int = 20, plan: Planner 
     hold(store)
     with store.write() as db:
         refreshes, units, _ = _look(store, now, plan)
-        batches = sorted([(i,) for i in refreshes] + units, key=lambda batch: batch[0].id)[:limit]
+        batches = sorted([(i,) for i in refreshes] + units)[:limit]
+        unit_of = {row: batch for batch in batches for row in batch}
+        if not unit_of:
+            return []
+        rows = db.execute(
+            f"SELECT {_COLUMNS} FROM outbox WHERE id IN ({','.join('?' * len(unit_of))}) ORDER BY id", list(unit_of)
+        ).fetchall()
         items = []
-        for batch in batches:
-            ids = tuple(i.id for i in batch)
-            for item in batch:
-                if item.kind == ItemKind.ANNOUNCE and item.unit != ids:  # kept: a retry sends the same message
-                    payload = json.dumps({**item.payload, "unit": list(ids)}, ensure_ascii=False)
-                    db.execute("UPDATE outbox SET payload = ? WHERE id = ?", [payload, item.id])
-                    item = dataclasses.replace(item, unit=ids)
-                items.append(item)
+        for r in rows:
+            item = _item(r)
+            if item.kind == ItemKind.ANNOUNCE and item.unit != unit_of[item.id]:  # kept: a retry sends the same
+                payload = json.dumps({**item.payload, "unit": list(unit_of[item.id])}, ensure_ascii=False)
+                db.execute("UPDATE outbox SET payload = ? WHERE id = ?", [payload, item.id])
+                item = dataclasses.replace(item, unit=unit_of[item.id])
+            items.append(item)
         db.conn.executemany(
             "UPDATE outbox SET owner = ?, lease_until = ? WHERE id = ?",
             [(OWNER, now + LEASE_SECONDS, i.id) for i in items],
         )
-    return sorted(items, key=lambda i: i.id)
+    return items
 
 
 def _ids(items: tuple[Item, ...]) -> tuple[str, list[int]]:

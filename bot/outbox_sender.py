@@ -52,8 +52,8 @@ ANNOUNCE_QUIET = 5.0
 ANNOUNCE_LONGEST_HOLD = 60.0
 
 
-def plan(items: list[outbox.Item], now: float, quiet: float, longest: float) -> outbox.Plan:
-    """Which announcement rows go now, as which messages (see outbox.take for `items`).
+def plan(rows: list[outbox.Waiting], now: float, quiet: float, longest: float) -> outbox.Plan:
+    """Which announcement rows go now, as which messages (see outbox.take for `rows`).
 
     A member's rows in a channel go together, as one message, once the member has been `quiet`
     that long, or `longest` after the first of them; rows queued later than that go in a later
@@ -61,47 +61,44 @@ def plan(items: list[outbox.Item], now: float, quiet: float, longest: float) -> 
     else back, except that a week's changes are announced in their order: a row waits while an
     earlier row of its week does. A message planned before (and perhaps sent) goes again as it was.
     """
-    present = {i.id for i in items}
+    present = {r.id for r in rows}
     first: dict[tuple, float] = {}
     last: dict[tuple, float] = {}
 
-    def mergeable(item: outbox.Item) -> bool:  # not planned before, not queued by an older paperbot
-        return not item.unit and not item.tried and "change" in item.payload
+    def mergeable(row: outbox.Waiting) -> bool:  # not planned before, not queued by an older paperbot
+        return not row.unit and not row.tried and row.by is not None
 
-    def member(item: outbox.Item) -> tuple:
-        return item.payload["channel"], item.payload["change"]["by"]
-
-    for item in items:
-        if mergeable(item):
-            first.setdefault(member(item), item.created_at)
-            last[member(item)] = item.created_at
+    for row in rows:
+        if mergeable(row):
+            first.setdefault((row.channel, row.by), row.created_at)
+            last[row.channel, row.by] = row.created_at
     units: list[tuple[int, ...]] = []
     going: dict[tuple, list[int]] = {}
     waiting: set[tuple] = set()  # (channel, week) of rows that wait: later rows of the week wait too
-    ready_at = None
     complete: dict[tuple[int, ...], bool] = {}  # a message planned before: are all its rows here?
-    for item in items:
-        if item.unit:
-            if item.unit not in complete:
-                complete[item.unit] = set(item.unit) <= present
-                if complete[item.unit]:
-                    units.append(item.unit)
-            if not complete[item.unit] and "change" in item.payload:
-                waiting.add((item.payload["channel"], item.payload["change"]["week"]))
+    ready_at = None
+    for row in rows:
+        week = (row.channel, row.week)
+        if row.unit:
+            if row.unit not in complete:
+                complete[row.unit] = set(row.unit) <= present
+                if complete[row.unit]:
+                    units.append(row.unit)
+            if not complete[row.unit] and row.week is not None:
+                waiting.add(week)
             continue
-        if not mergeable(item):
-            units.append((item.id,))
+        if not mergeable(row):
+            units.append((row.id,))
             continue
-        who = member(item)
-        week = (item.payload["channel"], item.payload["change"]["week"])
+        who = (row.channel, row.by)
         held = min(last[who] + quiet, first[who] + longest)
         if now < held:
             ready_at = held if ready_at is None else min(ready_at, held)
-        if now < held or week in waiting or item.created_at > first[who] + longest:
+        if now < held or week in waiting or row.created_at > first[who] + longest:
             waiting.add(week)
             continue
-        going.setdefault(who, []).append(item.id)
-    units += [tuple(rows) for rows in going.values()]
+        going.setdefault(who, []).append(row.id)
+    units += [tuple(ids) for ids in going.values()]
     return outbox.Plan(sorted(units), ready_at)
 
 
@@ -228,8 +225,8 @@ class OutboxSender:
         self._later(self._send_after, seconds)
 
     @staticmethod
-    def _plan(items: list[outbox.Item], now: float) -> outbox.Plan:
-        return plan(items, now, ANNOUNCE_QUIET, ANNOUNCE_LONGEST_HOLD)
+    def _plan(rows: list[outbox.Waiting], now: float) -> outbox.Plan:
+        return plan(rows, now, ANNOUNCE_QUIET, ANNOUNCE_LONGEST_HOLD)
 
     def _send_after(self, seconds: float) -> None:
         if self._stopping.wait(seconds):

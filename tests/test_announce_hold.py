@@ -163,11 +163,10 @@ def test_net_keeps_a_lone_change_and_names_what_stands():
 
 
 def test_plan_merges_a_members_minute_keeps_a_weeks_order_and_holds_nobody_else():
-    from bot.outbox import Item, ItemKind
+    from bot.outbox import Waiting
 
-    def row(id_: int, by: str, week: str, at: float, **kw) -> Item:
-        change = {"by": by, "week": week}
-        return Item(id_, ItemKind.ANNOUNCE, {"channel": CHANNEL, "change": change}, 0, at, **kw)
+    def row(id_: int, by: str, week: str, at: float, tried: bool = False, unit: tuple = ()) -> Waiting:
+        return Waiting(id_, at, tried, unit, CHANNEL, by, week)
 
     def plan(items, now):
         return outbox_sender.plan(items, now, quiet=5, longest=60)
