@@ -198,3 +198,24 @@ def test_a_member_who_books_thirty_weeks_in_a_minute_gets_one_message_with_every
     assert [line.split(" will present #")[1].split(" ")[0] for line in lines] == [str(k + 1) for k in range(30)]
     shown = "\n".join(b["text"]["text"] for b in message["blocks"])
     assert all(f"#{k + 1}*" in shown or f"#{k + 1} " in shown for k in range(30))
+
+
+def test_the_weekly_post_is_updated_at_once_while_the_announcement_waits(make_harness, monkeypatch):
+    from test_slack_commands import blocks_text, buttons
+
+    from bot import weekly
+
+    clock = Clock(at("2026-12-07 09:00"))
+    h = make_harness(clock)
+    weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, clock())
+    [post] = h.slack.messages(CHANNEL)
+    [button] = [b for b in buttons(post) if b["action_id"].startswith("weekly:")]
+    monkeypatch.setattr(outbox_sender, "ANNOUNCE_QUIET", 2.0)
+    monkeypatch.setattr(outbox_sender, "ANNOUNCE_LONGEST_HOLD", 60.0)
+    clock.set(at("2026-12-07 09:05"))
+    h.click(button, user="U3", message=post, drain=False)
+    assert h.slack.wait_for(lambda s: "Presenter: <@U3>" in blocks_text(s.messages(CHANNEL)[0]), timeout=1.5)
+    assert len(h.slack.messages(CHANNEL)) == 1  # the line waits for U3 to be quiet
+    sent_all(h)
+    post, line = h.slack.messages(CHANNEL)
+    assert "<@U3> will present" in line["text"]
