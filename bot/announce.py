@@ -6,10 +6,14 @@ Called inside the change's write transaction (signups.OnChange), by the running 
 console alike: the rows are saved with the change or not at all, and whichever `run` has the
 outbox sends them. The outbox keeps what happened (`record`), not a platform's message: the
 platform's adapter draws the line when it sends it (`change_of`, then commands.announcement).
+
+A member's changes made close together go out as one `Announcement` (the sender decides which:
+outbox_sender.plan), of what stands (`net`): a sign-up withdrawn at once announces nothing.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -36,6 +40,84 @@ def record(change: Change) -> dict:
         "line": _line_record(change.line),
         "before": _line_record(change.before) if change.before is not None else None,
     }
+
+
+#: A week before a sign-up, an assignment or a skip (which `record` keeps without a `before`).
+_OPEN = {"state": "open", "presenter": None, "paper": None}
+
+
+def _same(a: dict, b: dict) -> bool:
+    return (a["state"], a["presenter"], a["paper"]) == (b["state"], b["presenter"], b["paper"])
+
+
+def _action(before: dict, after: dict, by: str) -> str:
+    """The action that takes a week from `before` to `after` in one step, as `record` names it."""
+    if after["state"] == "presenter":
+        return "signup" if after["presenter"] == by else "assign"
+    if after["state"] == "skipped":
+        return "skip"
+    return "withdraw" if before["presenter"] == by else "unassign"
+
+
+def net(kept: list[dict]) -> list[dict]:
+    """One member's changes, as `record` keeps them and in their order, as they stand: a week's
+    changes become one, from how it was before the first to how it is after the last, or none when
+    it ends as it began. In the order of the weeks' first changes; a lone change stays as it is."""
+    weeks: dict[str, list[dict]] = {}
+    for change in kept:
+        weeks.setdefault(change["week"], []).append(change)
+    stands = []
+    for changes in weeks.values():
+        first, last = changes[0], changes[-1]
+        if len(changes) == 1:
+            stands.append(first)
+            continue
+        before, after = first.get("before") or _OPEN, last["line"]
+        if _same(before, after):
+            continue
+        stands.append(
+            {
+                "action": _action(before, after, last["by"]),
+                "week": last["week"],
+                "meeting": last["meeting"],
+                "by": last["by"],
+                "line": after,
+                "before": before if after["state"] == "open" else None,
+            }
+        )
+    return stands
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """One message to a channel: what stands of one member's changes, for the outbox rows it stands for."""
+
+    channel: str
+    rows: tuple[int, ...]  # outbox ids, in order: the message's mark, to find it again
+    queued: float  # when the first row was queued (unix time)
+    tried: bool  # tried before: it may be in the channel already
+    changes: tuple[dict, ...]  # what stands, as `record` keeps a change; none: nothing to say
+    about: str  # for the log
+    message: dict | None = None  # a row an older paperbot queued: its Block Kit message as kept
+
+    @classmethod
+    def of(cls, items: list[outbox.Item]) -> Announcement:
+        first = items[0]
+        payload = first.payload
+        if "change" in payload:
+            changes = tuple(net([i.payload["change"] for i in items]))
+        else:
+            changes = ()
+        about = payload["about"] if len(items) == 1 else f"{len(items)} changes by {payload['change']['by']}"
+        return cls(
+            payload["channel"],
+            tuple(i.id for i in items),
+            first.created_at,
+            any(i.tried for i in items),
+            changes,
+            about,
+            payload.get("message"),
+        )
 
 
 def change_of(store: Store, kept: dict, tz: ZoneInfo) -> Change:

@@ -6,6 +6,10 @@
 The policy is the same on every platform; the `Poster` is the adapter's part: it renders an
 announcement for its platform, posts it marked so that it can be found again, looks for an
 earlier try's line, and brings a week's post up to date.
+
+A member's announcements are held until they have been quiet a moment (`plan`), and go as one
+message of what stands: one member cannot flood the channel, and a sign-up withdrawn at once is
+never announced.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from concurrent.futures import Future
 from typing import Protocol
 
 from bot import outbox
+from bot.announce import Announcement
 from bot.answer_time import Replies
 from bot.calendar import Week
 from bot.delivery import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain, Unreachable
@@ -39,17 +44,82 @@ OUTBOX_AFTER_FAILURE = 1.0
 REFUSED_ANNOUNCEMENT_WAIT = 60.0
 #: A post update waits this long (and again) while the post itself is being sent.
 POST_IN_FLIGHT_WAIT = 2.0
+#: A member's announcements go once they have made no change in the channel for this long, and at
+#: the latest this long after the first of them: one message a minute at most, however fast they
+#: click, of what stands (changes undone within the minute say nothing). Read at each round (tests
+#: shorten them).
+ANNOUNCE_QUIET = 5.0
+ANNOUNCE_LONGEST_HOLD = 60.0
+
+
+def plan(rows: list[outbox.Waiting], now: float, quiet: float, longest: float) -> outbox.Plan:
+    """Which announcement rows go now, as which messages (see outbox.take for `rows`).
+
+    A member's rows in a channel go together, as one message, once the member has been `quiet`
+    that long, or `longest` after the first of them; rows queued later than that go in a later
+    message. Different members' rows never share a message, and a member held back holds no one
+    else back, except that a week's changes are announced in their order: a row waits while an
+    earlier row of its week does. A message planned before (and perhaps sent) goes again as it was.
+    """
+    present = {r.id for r in rows}
+    first: dict[tuple, float] = {}
+    last: dict[tuple, float] = {}
+
+    def mergeable(row: outbox.Waiting) -> bool:  # not planned before, not queued by an older paperbot
+        return not row.unit and not row.tried and row.by is not None
+
+    for row in rows:
+        if mergeable(row):
+            first.setdefault((row.channel, row.by), row.created_at)
+            last[row.channel, row.by] = row.created_at
+    units: list[tuple[int, ...]] = []
+    going: dict[tuple, list[int]] = {}
+    waiting: set[tuple] = set()  # (channel, week) of rows that wait: later rows of the week wait too
+    complete: dict[tuple[int, ...], bool] = {}  # a message planned before: are all its rows here?
+    ready_at = None
+    for row in rows:
+        week = (row.channel, row.week)
+        if row.unit:
+            if row.unit not in complete:
+                complete[row.unit] = set(row.unit) <= present
+                if complete[row.unit]:
+                    units.append(row.unit)
+            if not complete[row.unit] and row.week is not None:
+                waiting.add(week)
+            continue
+        if not mergeable(row):
+            units.append((row.id,))
+            continue
+        who = (row.channel, row.by)
+        held = min(last[who] + quiet, first[who] + longest)
+        if now < held:
+            ready_at = held if ready_at is None else min(ready_at, held)
+        if now < held or week in waiting or row.created_at > first[who] + longest:
+            waiting.add(week)
+            continue
+        going.setdefault(who, []).append(row.id)
+    units += [tuple(ids) for ids in going.values()]
+    return outbox.Plan(sorted(units), ready_at)
+
+
+def _batches(items: list[outbox.Item]) -> list[list[outbox.Item]]:
+    """The taken items as what is sent: an announcement message's rows together, in order of their first."""
+    batches: dict[int, list[outbox.Item]] = {}
+    for item in items:
+        batches.setdefault(item.unit[0] if item.unit else item.id, []).append(item)
+    return list(batches.values())
 
 
 class Poster(Protocol):
     """A platform's part in sending the outbox; each method raises delivery's errors."""
 
-    def announce(self, item: outbox.Item) -> None:
-        """Post the announcement of `item` in its channel, marked so that `announced` finds it."""
+    def announce(self, announcement: Announcement) -> None:
+        """Post the announcement (its changes, one line each) in its channel, marked with its rows so
+        that `announced` finds it."""
         ...
 
-    def announced(self, item: outbox.Item) -> bool:
-        """Is the announcement of `item` in its channel already (an earlier try)?"""
+    def announced(self, announcement: Announcement) -> bool:
+        """Is the announcement in its channel already (an earlier try)?"""
         ...
 
     def refresh_post(self, week: Week) -> bool:
@@ -110,13 +180,14 @@ class OutboxSender:
                     self._wanted = False
                 self.replies.wait_for_quiet(woken, self._stopping)
                 # While the platform holds the channel off, every line waits its turn, in order.
-                while time.monotonic() >= self.held_until and (items := outbox.take(self.store)):
-                    for i, item in enumerate(items):
+                while time.monotonic() >= self.held_until and (items := outbox.take(self.store, plan=self._plan)):
+                    batches = _batches(items)
+                    for i, batch in enumerate(batches):
                         self.replies.wait_for_quiet(woken, self._stopping)
-                        self._send(item)
+                        self._send(batch)
                         if time.monotonic() < self.held_until:
-                            for rest in items[i + 1 :]:
-                                outbox.release(self.store, rest)
+                            for rest in batches[i + 1 :]:
+                                outbox.release(self.store, *rest)
                             break
         except Exception:
             # A round that failed (the database held past its busy timeout, say) leaves its lines in
@@ -140,7 +211,7 @@ class OutboxSender:
         at a time. Later ones are left to the scheduler's 30-second check."""
         if self._stopping.is_set():
             return
-        due = outbox.next_due(self.store)
+        due = outbox.next_due(self.store, self._plan)
         if due is None:
             return
         seconds = max(due - time.time(), self.held_until - time.monotonic(), 0.0)
@@ -153,6 +224,10 @@ class OutboxSender:
             self._wake_at = wake_at
         self._later(self._send_after, seconds)
 
+    @staticmethod
+    def _plan(rows: list[outbox.Waiting], now: float) -> outbox.Plan:
+        return plan(rows, now, ANNOUNCE_QUIET, ANNOUNCE_LONGEST_HOLD)
+
     def _send_after(self, seconds: float) -> None:
         if self._stopping.wait(seconds):
             return
@@ -160,42 +235,50 @@ class OutboxSender:
             self._wake_at = None
         self.send()
 
-    def _send(self, item: outbox.Item) -> None:
-        """Send one item; on failure put it back for later. A rate limit or a failing platform holds
-        every item off (`held_until`); a refusal only this one."""
+    def _send(self, batch: list[outbox.Item]) -> None:
+        """Send one post update, or one announcement (its rows together); on failure put it back for
+        later. A rate limit or a failing platform holds every item off (`held_until`); a refusal only this one."""
+        item = batch[0]
         week, channel = item.payload.get("week"), item.payload.get("channel")
+        announcement = None
         if item.kind == ItemKind.REFRESH:
             what = f"update the post of {week}"
         else:
-            what = f"announce {item.payload['about']} in {channel}"
+            announcement = Announcement.of(batch)
+            what = f"announce {announcement.about} in {channel}"
         try:
-            if item.kind == ItemKind.REFRESH:
+            if announcement is None:
                 if not self.poster.refresh_post(Week.from_key(week)):
                     # Being sent now, perhaps planned before the change: updated once it is out (not a try).
-                    outbox.postpone(self.store, item, time.time() + POST_IN_FLIGHT_WAIT, "the post is being sent")
+                    at = time.time() + POST_IN_FLIGHT_WAIT
+                    outbox.postpone(self.store, item, at=at, why="the post is being sent")
                     return
+            elif not announcement.changes and announcement.message is None:
+                log.info("nothing to announce of %s: the changes undid each other", announcement.about)
+                outbox.done(self.store, *batch)
+                return
             else:
-                if item.tried and self._announced(item):
-                    log.info("the announcement of %s was in %s already", item.payload["about"], channel)
-                    outbox.done(self.store, item)
+                if announcement.tried and self._announced(announcement):
+                    log.info("the announcement of %s was in %s already", announcement.about, channel)
+                    outbox.done(self.store, *batch)
                     return
-                self.poster.announce(item)
+                self.poster.announce(announcement)
         except RateLimited as e:  # not a failure of the line: it waits as long as asked, never dropped
             wait = max(e.retry_after, 1.0)
             self.held_until = time.monotonic() + wait
-            outbox.postpone(self.store, item, time.time() + wait, str(e))
+            outbox.postpone(self.store, *batch, at=time.time() + wait, why=str(e))
             log.warning("could not %s yet: %s", what, e)
             return
         except Unreachable as e:  # certainly not sent, and the platform will be back: none is dropped
             self.held_until = time.monotonic() + UNREACHABLE_WAIT
-            outbox.postpone(self.store, item, time.time() + UNREACHABLE_WAIT, str(e))
+            outbox.postpone(self.store, *batch, at=time.time() + UNREACHABLE_WAIT, why=str(e))
             log.warning("could not %s yet: %s", what, e)
             return
         except Uncertain as e:  # it may have been posted: the next try looks in the channel first
             error, wait = e, float(min(2**item.attempts, 300))
             self.held_until = time.monotonic() + wait
         except Rejected as e:
-            if item.kind == ItemKind.REFRESH:  # the post is gone or cannot be edited: trying again will not help
+            if announcement is None:  # the post is gone or cannot be edited: trying again will not help
                 log.warning("could not %s: %s", what, e)
                 outbox.done(self.store, item)
                 return
@@ -207,23 +290,23 @@ class OutboxSender:
                 self._refusing.add(channel)
                 self.poster.channel_refused(channel, e)
         else:
-            outbox.done(self.store, item)
+            outbox.done(self.store, *batch)
             self._refusing.discard(channel)
             return
-        if outbox.retry(self.store, item, time.time() + wait, str(error)):
+        if outbox.retry(self.store, *batch, at=time.time() + wait, error=str(error)):
             log.warning("could not %s yet: %s", what, error)
         else:
             log.error("could not %s, and gave up after %d tries: %s", what, outbox.MAX_ATTEMPTS, error)
 
-    def _announced(self, item: outbox.Item) -> bool:
+    def _announced(self, announcement: Announcement) -> bool:
         """Is the announcement already in its channel (an earlier try that the platform took, then no
         answer)? When the channel cannot be read at all, no: it is posted (again); when the platform
         fails to answer for now, that is raised, and the line waits."""
         try:
-            return self.poster.announced(item)
+            return self.poster.announced(announcement)
         except (RateLimited, Unreachable):
             raise  # the line waits its turn, as a post held off is
         except Rejected as e:  # the channel cannot be read at all: post, rather than lose it
-            log.warning("could not look for an earlier announcement in %s: %s", item.payload.get("channel"), e)
+            log.warning("could not look for an earlier announcement in %s: %s", announcement.channel, e)
             return False
         # Uncertain (a 500, a timeout) passes: raised, so the line is tried again later, looking first.

@@ -232,9 +232,14 @@ class SlackHarness:
 
 
 @pytest.fixture
-def make_harness(tmp_path, slack):
-    """make_harness(clock, **env) -> SlackHarness on a fresh database."""
+def make_harness(tmp_path, slack, monkeypatch):
+    """make_harness(clock, **env) -> SlackHarness on a fresh database. Its announcements are not held
+    (each goes as soon as its reply has): a test of the hold sets outbox_sender's ANNOUNCE_* itself."""
+    from bot import outbox_sender
     from bot.slack.app import SlackBot, build_app
+
+    monkeypatch.setattr(outbox_sender, "ANNOUNCE_QUIET", 0.0)
+    monkeypatch.setattr(outbox_sender, "ANNOUNCE_LONGEST_HOLD", 0.0)
 
     made = []
 

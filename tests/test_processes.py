@@ -884,7 +884,8 @@ def test_an_announcement_held_by_a_rate_limit_survives_a_crash(procs, tmp_path, 
     week = monday(4).isoformat()
     status, reply, _ = server.command(f"signup 5 {week}", user="U1")
     assert status == 200 and "You're signed up" in reply["text"]
-    assert slack.wait_for(lambda s: [c for c in s.calls_to("chat.postMessage") if c.status == 429], timeout=10)
+    # Its line waits for the member to be quiet for 5 s (outbox_sender.ANNOUNCE_QUIET), then meets the 429.
+    assert slack.wait_for(lambda s: [c for c in s.calls_to("chat.postMessage") if c.status == 429], timeout=20)
     os.kill(server.proc.pid, signal.SIGKILL)
     assert server.proc.wait(10) == -signal.SIGKILL
     assert [m for m in slack.messages(CHANNEL) if "will present" in m.get("text", "")] == []
@@ -899,6 +900,43 @@ def test_an_announcement_held_by_a_rate_limit_survives_a_crash(procs, tmp_path, 
     assert code == 0 and db_rows(tmp_path, "SELECT count(*) FROM outbox") == [(0,)]
 
 
+def test_announcements_held_when_the_bot_is_killed_go_out_after_the_restart_once(procs, tmp_path, slack):
+    """A member's lines wait for them to be quiet (5 s): a kill meanwhile loses none, and the next start
+    sends them, as one message, once."""
+    server = start_server(procs, tmp_path, slack)
+    for paper, weeks in ((5, 4), (6, 5)):
+        status, reply, _ = server.command(f"signup {paper} {monday(weeks).isoformat()}", user="U1")
+        assert status == 200 and "You're signed up" in reply["text"]
+    os.kill(server.proc.pid, signal.SIGKILL)
+    assert server.proc.wait(10) == -signal.SIGKILL
+    assert [m for m in slack.messages(CHANNEL) if "will present" in m.get("text", "")] == []  # they were held
+    again = start_server(procs, tmp_path, slack)
+    assert slack.wait_for(lambda s: db_rows(tmp_path, "SELECT count(*) FROM outbox") == [(0,)], timeout=30), (
+        again.proc.log()
+    )
+    [line] = [m["text"] for m in slack.messages(CHANNEL) if "will present" in m.get("text", "")]
+    assert "<@U1> will present #5" in line and "<@U1> will present #6" in line
+
+
+@pytest.mark.slow
+def test_one_member_flooding_sign_ups_and_withdrawals_does_not_flood_the_channel(procs, tmp_path, slack):
+    """Issue 23: 221 sign-up/withdraw pairs in 12 s posted 442 lines. Now they undo each other: none."""
+    server = start_server(procs, tmp_path, slack)
+    week = monday(4).isoformat()
+    began = time.monotonic()
+    for _ in range(200):
+        for line in (f"signup 5 {week}", f"withdraw {week}"):
+            status, _reply, _ = server.command(line, user="U1")
+            assert status == 200
+    flood = time.monotonic() - began
+    assert slack.wait_for(lambda s: db_rows(tmp_path, "SELECT count(*) FROM outbox") == [(0,)], timeout=90), (
+        server.proc.log()
+    )
+    lines = [m for m in slack.messages(CHANNEL) if "<@U1>" in m.get("text", "")]
+    assert len(lines) <= 2, (flood, len(lines))  # none when the minute held the whole flood
+    assert db_rows(tmp_path, "SELECT count(*) FROM slots") == [(0,)]
+
+
 def test_a_change_made_in_the_console_is_announced_by_run(procs, tmp_path, slack):
     env = env_for_process(tmp_path, slack.api_url)
     done = procs.run("console", "--user", "U7", env=env, input=f"signup 5 {monday(4).isoformat()}\n")
@@ -908,7 +946,9 @@ def test_a_change_made_in_the_console_is_announced_by_run(procs, tmp_path, slack
     assert slack.wait_for(
         lambda s: [m for m in s.messages(CHANNEL) if "<@U7> will present #5" in m.get("text", "")], timeout=20
     ), server.proc.log()
-    assert slack.wait_for(lambda s: [m for m in s.messages(CHANNEL) if "📅 @console will present #6" in m["text"]])
+    assert slack.wait_for(
+        lambda s: [m for m in s.messages(CHANNEL) if "📅 @console will present #6" in m["text"]], timeout=20
+    )
     assert "<@console>" not in json.dumps(slack.messages(CHANNEL))
 
 
@@ -917,7 +957,11 @@ def test_announcements_refused_before_a_restart_go_out_at_the_restart(procs, tmp
     server = start_server(procs, tmp_path, slack)
     status, reply, _ = server.command(f"signup 5 {monday(4).isoformat()}", user="U1")
     assert status == 200 and "You're signed up" in reply["text"]
-    assert slack.wait_for(lambda s: [c for c in s.calls_to("chat.postMessage") if c.params.get("channel") == CHANNEL])
+    # Refused once the member has been quiet for 5 s (the catch-up post, if any, is refused too).
+    assert slack.wait_for(
+        lambda s: [c for c in s.calls_to("chat.postMessage") if "will present" in c.params.get("text", "")],
+        timeout=20,
+    )
     server.proc.terminate_and_wait(timeout=30)
     slack.members.add(CHANNEL)  # /invite @paperbot, then a restart
     start_server(procs, tmp_path, slack)
@@ -933,7 +977,11 @@ def test_a_stop_does_not_wait_for_a_slack_call_that_hangs_and_loses_nothing(proc
     slack.fail_next("chat.postMessage", accept_then="hang", seconds=60)
     status, reply, _ = server.command(f"signup 5 {monday(4).isoformat()}", user="U1")
     assert status == 200 and "You're signed up" in reply["text"]
-    assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=10)
+    # The line is tried (and hangs) once the member has been quiet for 5 s; not the catch-up post.
+    assert slack.wait_for(
+        lambda s: [c for c in s.calls_to("chat.postMessage") if "will present" in c.params.get("text", "")],
+        timeout=20,
+    )
     code, seconds = server.proc.terminate_and_wait(timeout=30)
     assert code == 0 and seconds < 9, (code, seconds, server.proc.log())
     again = start_server(procs, tmp_path, slack)  # the hung line arrived: the next start finds it, once

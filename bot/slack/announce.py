@@ -1,5 +1,6 @@
-"""The outbox's work on Slack: announcements drawn in Block Kit and marked with their row in
-message metadata, and week posts brought up to date (see bot.outbox_sender for the policy).
+"""The outbox's work on Slack: announcements drawn in Block Kit (one line a change) and marked with
+their rows in message metadata, and week posts brought up to date (see bot.outbox_sender for the
+policy).
 
     sender = OutboxSender(store, SlackPoster(bot), ...)
 """
@@ -8,7 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from bot import announce, commands, outbox, weekly
+from bot import announce, commands, weekly
+from bot.announce import Announcement
 from bot.calendar import Week
 from bot.delivery import Rejected
 from bot.slack import blocks
@@ -17,18 +19,31 @@ from bot.slack.client import call
 log = logging.getLogger(__name__)
 
 
-def announcement_key(item: outbox.Item) -> dict:
-    """What the announcement's metadata says of its outbox row, to find it again."""
-    return {"outbox": item.id, "queued": round(item.created_at, 3)}
+def announcement_key(announcement: Announcement) -> dict:
+    """What the announcement's metadata says of its outbox rows, to find it again: its first row
+    (a row is in one message only) and how many (one row: as an older paperbot marked it, so that
+    its lines are found after an upgrade)."""
+    key = {"outbox": announcement.rows[0], "queued": round(announcement.queued, 3)}
+    return key if len(announcement.rows) == 1 else {**key, "rows": len(announcement.rows)}
 
 
-def message(bot, item: outbox.Item) -> dict:
-    """The announcement's Slack message: drawn from the change the outbox keeps, or, for a row an
-    older paperbot queued, its Block Kit message as it was kept."""
-    if "message" in item.payload:
-        return item.payload["message"]
-    change = announce.change_of(bot.store, item.payload["change"], bot.group.tz)
-    return blocks.announcement(commands.announcement(change))
+def message(bot, announcement: Announcement) -> dict:
+    """The announcement's Slack message, a line a change, drawn from the changes the outbox keeps;
+    or, for a row an older paperbot queued, its Block Kit message as it was kept."""
+    if announcement.message is not None:
+        return announcement.message
+    lines = [commands.announcement(announce.change_of(bot.store, kept, bot.group.tz)) for kept in announcement.changes]
+    if len(lines) == 1:
+        return blocks.announcement(lines[0])
+    # Lines packed into sections, each within Slack's 3000 characters: some fifty lines to a section.
+    sections: list[str] = []
+    for line in (blocks.cut(blocks.mrkdwn(line), blocks.SECTION) for line in lines):
+        if sections and len(sections[-1]) + 1 + len(line) <= blocks.SECTION:
+            sections[-1] += "\n" + line
+        else:
+            sections.append(line)
+    text = blocks.cut("\n".join(blocks.plain(line) for line in lines), blocks.MAX_TEXT)
+    return {"text": text, "blocks": [blocks.section(body) for body in sections][: blocks.MAX_BLOCKS]}
 
 
 class SlackPoster:
@@ -37,20 +52,20 @@ class SlackPoster:
     def __init__(self, bot):
         self.bot = bot
 
-    def announce(self, item: outbox.Item) -> None:
-        marked = {"event_type": blocks.ANNOUNCE_EVENT, "event_payload": announcement_key(item)}
+    def announce(self, announcement: Announcement) -> None:
+        marked = {"event_type": blocks.ANNOUNCE_EVENT, "event_payload": announcement_key(announcement)}
         transport = self.bot.transport
         call(
             transport.client.chat_postMessage,
-            channel=item.payload["channel"],
+            channel=announcement.channel,
             metadata=marked,
-            **message(self.bot, item),
+            **message(self.bot, announcement),
         )
 
-    def announced(self, item: outbox.Item) -> bool:
-        key = announcement_key(item)
+    def announced(self, announcement: Announcement) -> bool:
+        key = announcement_key(announcement)
         found = self.bot.transport.find_message(
-            item.payload["channel"], item.created_at - 600, blocks.ANNOUNCE_EVENT, lambda payload: payload == key
+            announcement.channel, announcement.queued - 600, blocks.ANNOUNCE_EVENT, lambda payload: payload == key
         )
         return found is not None
 
