@@ -23,12 +23,14 @@ import platform
 import random
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from multiprocessing import get_context
 from pathlib import Path
@@ -66,6 +68,18 @@ GROWTH = 3.0
 
 
 # -- small helpers ---------------------------------------------------------------
+
+
+def outbox_empties(db: Path, seconds: float = 120) -> None:
+    """Wait (untimed) until the bot has sent or dropped every announcement: a member's lines are held
+    until they have been quiet a few seconds, and would otherwise leave during the next row's samples."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with closing(sqlite3.connect(db, timeout=30)) as conn:
+            if conn.execute("SELECT count(*) FROM outbox").fetchone()[0] == 0:
+                return
+        time.sleep(0.2)
+    raise SystemExit(f"the bot's outbox did not empty within {seconds:g} s")
 
 
 def free_port() -> int:
@@ -602,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
                         done = pool.submit(loadgen.sequential, bot.url, SECRET, withdraws, 0).result()
                         if done["kinds"].get("withdrawn") != span:
                             raise SystemExit(f"the round's sign-ups were not all withdrawn: {done['kinds']}")
-                        time.sleep(1)
+                        outbox_empties(db)
             rows: dict[str, dict] = {}
             for name, command, _line, _url, extra in plan:
                 t = taken[name]

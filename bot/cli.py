@@ -49,7 +49,7 @@ def _parse_at(text: str | None, settings: Settings) -> datetime:
     return at.astimezone(settings.timezone)
 
 
-def _store(settings: Settings, *, writes: bool = True, seed: bool = True):
+def _store(settings: Settings, *, writes: bool = True, seed: bool = True, quiet_when_new: bool = False):
     from bot import catalog
     from bot.store import BUSY_TIMEOUT_MS, DiskFull, NotADatabase
 
@@ -76,7 +76,7 @@ def _store(settings: Settings, *, writes: bool = True, seed: bool = True):
                 ) from None
             raise Failure(f"PAPERBOT_DB: {path} is not a usable SQLite file ({e})") from None
         raise
-    if store.created:
+    if store.created and not quiet_when_new:
         _say_new_database(path, catalog.count(store))
     return store
 
@@ -113,6 +113,8 @@ def cmd_console(args, settings: Settings) -> int:
     from bot.commands import Context
     from bot.signups import Member
 
+    if args.user is not None:
+        args.user = args.user.removeprefix("@")  # as `assign @ada` reads it
     if args.user is not None and not re.fullmatch(r"[A-Za-z0-9._-]{1,40}", args.user):
         # It is shown as @user in the channel's announcements and is who reminders go to.
         raise Failure(f"--user: {args.user[:40]!r} is not a user ID such as U012ABCDEF")
@@ -129,7 +131,9 @@ def cmd_console(args, settings: Settings) -> int:
             announce.queue(store, settings.channel, change)
 
     return console.serve(
-        lambda: Context(store, settings.group, member, settings.now(), settings.focus_tag, settings.channel, on_change)
+        lambda: Context(store, settings.group, member, settings.now(), settings.focus_tag, settings.channel, on_change),
+        sys.stdin,  # read now, not when console was imported: a caller may have replaced them
+        sys.stdout,
     )
 
 
@@ -380,8 +384,12 @@ def cmd_init(args, settings: Settings) -> int:
             raise Failure(
                 f"PAPERBOT_DB: {path} {e}; init makes only a new database, and leaves this file as it is"
             ) from None
-        raise Failure(f"PAPERBOT_DB: {path} exists already; init makes only a new database, and leaves it as it is")
-    store = _store(settings, seed=not args.empty)
+        raise Failure(
+            f"PAPERBOT_DB: {path} exists already; init makes only a new database and leaves it as it is "
+            "(to start afresh, stop paperbot and remove the file, with its -wal and -shm beside it, "
+            "or set PAPERBOT_DB to a new path)"
+        )
+    store = _store(settings, seed=not args.empty, quiet_when_new=True)  # init says it in its own line
     if not store.created:  # another process made it first
         raise Failure(f"PAPERBOT_DB: {path} was made by another process meanwhile; it was left as it is")
     from bot import catalog

@@ -108,11 +108,14 @@ def _read_dotenv(path: Path, names: Mapping[str, object]) -> dict[str, str]:
         raise SettingError(str(path), f"is not UTF-8 text (byte {e.start}): save it as UTF-8") from None
     unreadable = _Unreadable()
     log = logging.getLogger(_DOTENV_LOG)
+    level = log.level
+    log.setLevel(logging.WARNING)  # its warnings reach the filter even when the verb logs nothing
     log.addFilter(unreadable)
     try:
         values = dotenv_values(stream=io.StringIO(text))
     finally:
         log.removeFilter(unreadable)
+        log.setLevel(level)
     lines = text.splitlines()
     problems: list[tuple[int, str]] = []
     for line in unreadable.lines:

@@ -9,6 +9,7 @@ database, with generous deadlines.
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import os
 import queue
@@ -224,10 +225,21 @@ def one_line(text: str) -> str:
 # -- HTTP ------------------------------------------------------------------------
 
 
+#: Ports for `run` processes: each xdist worker its own range below the kernel's ephemeral ports, taken
+#: in turn, so that two tests never pick the same free port before either child has bound it.
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+_PORTS = itertools.count(20000 + 1000 * (_WORKER % 12))
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    for port in _PORTS:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("no free port")
 
 
 class Server:

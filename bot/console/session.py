@@ -22,9 +22,15 @@ from bot.replies import COMMAND
 log = logging.getLogger(__name__)
 
 
+#: A chat's mention pasted into the terminal (`<@U0ADA123|ada>`, `<@U0ADA123>`): its member's id.
+_PASTED_MENTION = re.compile(r"<@([A-Za-z0-9._-]{1,80})(?:\|[^>]*)?>")
+
+
 def read_member(word: str) -> str | None:
-    """`@ada` or `ada`: the member whose id is `ada` (a terminal has no mentions of its own)."""
-    name = word.removeprefix("@")
+    """`@ada`, `ada`, or a mention pasted from the chat: the member's id (a terminal has no mentions
+    of its own, and an operator books members by the id the chat knows them by)."""
+    pasted = _PASTED_MENTION.fullmatch(word)
+    name = pasted[1] if pasted else word.removeprefix("@")
     return name if re.fullmatch(r"[A-Za-z0-9._-]{1,80}", name) else None
 
 

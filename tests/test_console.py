@@ -1,0 +1,56 @@
+"""The console as an operator uses it: members named as a terminal can, and a new database said once."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from bot import cli
+from bot.console.session import read_member
+
+
+@pytest.mark.parametrize(
+    ("word", "member"),
+    [
+        ("@ada", "ada"),
+        ("ada", "ada"),
+        ("U0ADA123", "U0ADA123"),
+        ("<@U0ADA123|ada>", "U0ADA123"),  # a mention copied from Slack
+        ("<@U0ADA123>", "U0ADA123"),
+        ("@", None),
+        ("<@>", None),
+        ("a b", None),
+    ],
+)
+def test_a_member_is_named_by_id_at_sign_or_a_pasted_mention(word, member):
+    assert read_member(word) == member
+
+
+def _main(monkeypatch, tmp_path, capsys, stdin: str, *argv: str):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PAPERBOT_DB", str(tmp_path / "paperbot.db"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    code = cli.main(list(argv))
+    return (code, *capsys.readouterr())
+
+
+def test_the_console_acts_as_a_member_written_with_an_at_sign(tmp_path, monkeypatch, capsys):
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "signup 7 next\nmine\n", "console", "--user", "@ada")
+    assert code == 0, err
+    assert "You're signed up" in out
+    assert "#7" in out.split("Your coming slots", 1)[1]
+
+
+def test_init_says_its_new_database_once_and_how_to_start_afresh(tmp_path, monkeypatch, capsys):
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "", "init", "--empty")
+    assert code == 0 and out.count("new database") == 1 and "new database" not in err, (out, err)
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "", "init")
+    assert code == 1 and "exists already" in err and "remove the file" in err, err
+
+
+def test_a_line_of_env_that_cannot_be_read_stops_every_verb(tmp_path, monkeypatch, capsys):
+    """Verbs log nothing of their own (only `run` does): a skipped .env line is still said, not ignored."""
+    (tmp_path / ".env").write_text("PAPERBOT_TIMEZONE=UTC\nthis is not a line\n")
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "", "export")
+    assert code == 2 and err == "paperbot: .env: line 2 cannot be read ('this is not a line'): write it as NAME=value\n"
