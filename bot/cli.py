@@ -69,6 +69,21 @@ def _store(settings: Settings, *, writes: bool = True):
         raise
 
 
+def load_settings(environ) -> Settings:
+    """The settings of the platform this install serves: Discord when DISCORD_TOKEN is set, else Slack."""
+    from bot.discord.settings import DiscordSettings, wanted
+
+    if wanted(environ):
+        return DiscordSettings.load(environ)  # type: ignore[return-value]
+    return Settings.load(environ)
+
+
+def _on_discord(settings) -> bool:
+    from bot.discord.settings import DiscordSettings
+
+    return isinstance(settings, DiscordSettings)
+
+
 # -- verbs ---------------------------------------------------------------------
 
 
@@ -367,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        settings = Settings.load(os.environ)
+        settings = load_settings(os.environ)
         return args.fn(args, settings)
     except (SettingError, Failure) as e:
         print(f"paperbot: {e}", file=sys.stderr)
