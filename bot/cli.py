@@ -84,6 +84,10 @@ def _on_discord(settings) -> bool:
     return isinstance(settings, DiscordSettings)
 
 
+def _token_name(settings) -> str:
+    return "DISCORD_TOKEN" if _on_discord(settings) else "SLACK_BOT_TOKEN"
+
+
 # -- verbs ---------------------------------------------------------------------
 
 
@@ -133,9 +137,15 @@ def cmd_run(args, settings: Settings) -> int:
 
     stop = threading.Event()
     _stop_on_signals(stop, unwind=not settings.socket_mode)  # before the slow imports below
-    from bot.slack import serve
+    if _on_discord(settings):
+        from bot.discord import serve
+    else:
+        from bot.slack import serve
 
-    serve.require_settings(settings)
+    try:
+        serve.require_settings(settings)
+    except serve.StartError as e:
+        raise Failure(str(e)) from None
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" on every burst
     if not args.verbose:
@@ -184,6 +194,11 @@ def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:
 
 
 def _transport(settings: Settings):
+    if _on_discord(settings):
+        from bot.discord.rest import Rest
+        from bot.discord.transport import DiscordTransport
+
+        return DiscordTransport(Rest(settings.api_url, settings.token), settings.admins)
     from bot.slack.client import SlackTransport, make_client
 
     return SlackTransport(make_client(settings, retries=False))
@@ -193,7 +208,7 @@ def cmd_post_week(args, settings: Settings) -> int:
     from bot import console, delivery, slots, weekly
 
     if not args.dry_run:
-        settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
+        settings.require(_token_name(settings), "PAPERBOT_CHANNEL")
     store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     check_focus_tag(settings, store)
     at = _parse_at(args.at, settings)
@@ -227,7 +242,7 @@ def cmd_post_week(args, settings: Settings) -> int:
 
     def waiting(seconds: float) -> bool:  # a post that Slack did not take is tried again: say so, to a person
         if sys.stderr.isatty():  # a script or cron gets the outcome alone, in one line
-            print(f"paperbot: Slack did not take the post yet; trying again in {seconds:g} s", file=sys.stderr)
+            print(f"paperbot: the platform did not take the post yet; trying again in {seconds:g} s", file=sys.stderr)
         time.sleep(seconds)
         return False
 
@@ -272,7 +287,7 @@ def cmd_post_week(args, settings: Settings) -> int:
 def cmd_remind(args, settings: Settings) -> int:
     from bot import reminders
 
-    settings.require("SLACK_BOT_TOKEN")
+    settings.require(_token_name(settings))
     store = _store(settings)
     at = _parse_at(args.at, settings)
     sendings = reminders.send_due(store, settings.group, _transport(settings), at, force=True)
@@ -282,7 +297,8 @@ def cmd_remind(args, settings: Settings) -> int:
         if s.result.delivered:
             print(f"Reminded {r.presenter} about #{r.paper.number} {r.paper.title} ({r.week.key}).")
         elif s.result.status == "unreachable":  # signed up from the console, as its operator
-            print(f"No reminder for {r.presenter} about {r.week.key}: not a Slack user.")
+            platform = "Discord" if _on_discord(settings) else "Slack"
+            print(f"No reminder for {r.presenter} about {r.week.key}: not a {platform} user.")
         elif s.result.status == "busy":  # the scheduler in `run`, or another `remind`: not a failure of ours
             print(f"Not reminding {r.presenter} about {r.week.key} from here: {s.result.detail}.")
         elif s.result.status == "moot":  # the week changed while it waited: nothing to send, not a failure

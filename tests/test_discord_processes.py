@@ -1,0 +1,253 @@
+"""A real `paperbot run` (and `post-week`) on Discord: HTTP interactions signed as Discord signs
+them, the stand-in as Discord's REST API, one SQLite file in tmp_path."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from discord_standin import APP_ID, GUILD, PUBLIC_KEY, TOKEN, DiscordStandin, click, ping, pings, sign, slash
+
+pytestmark = pytest.mark.slow
+
+BOT = [sys.executable, "-m", "bot"]
+CHANNEL = "1000000000000000003"
+ADMIN = "1300000000000000001"
+MEMBER = "1300000000000000002"
+NO_DMS = "1300000000000000003"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def discord():
+    with DiscordStandin(channels={CHANNEL}, users={ADMIN: {}, MEMBER: {}, NO_DMS: {"dms": False}}) as d:
+        yield d
+
+
+def env_for(tmp_path, discord: DiscordStandin, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "PAPERBOT_", "DISCORD_"))}
+    return {
+        **env,
+        "DISCORD_TOKEN": TOKEN,
+        "DISCORD_PUBLIC_KEY": PUBLIC_KEY,
+        "DISCORD_API_URL": discord.api_url,
+        "DISCORD_GUILD": GUILD,
+        "PAPERBOT_DB": str(tmp_path / "paperbot.db"),
+        "PAPERBOT_CHANNEL": CHANNEL,
+        "PAPERBOT_TIMEZONE": "Europe/Berlin",
+        "PAPERBOT_SCHEDULE": "0 9 * * mon",
+        "PAPERBOT_MEETING": "thu 16:00",
+        "PAPERBOT_ADMINS": ADMIN,
+        "PYTHONUNBUFFERED": "1",
+        **extra,
+    }
+
+
+class Bot:
+    """A `run` process, and a way to talk to it as Discord does."""
+
+    def __init__(self, tmp_path, discord, **extra):
+        self.port = free_port()
+        self.log = tmp_path / f"run-{self.port}.log"
+        self.env = env_for(tmp_path, discord, PORT=str(self.port), **extra)
+        with self.log.open("w") as out:
+            self.proc = subprocess.Popen(BOT + ["run"], cwd=tmp_path, env=self.env, stdout=out, stderr=out)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log.read_text()
+            try:
+                if self.request("GET", "/healthz", "")[0] == 200:
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError(f"run did not listen within 30 s:\n{self.log.read_text()}")
+
+    def request(self, method: str, path: str, body: str, headers: dict | None = None) -> tuple[int, bytes]:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request(method, path, body=body.encode(), headers=headers or {})
+            r = conn.getresponse()
+            return r.status, r.read()
+        finally:
+            conn.close()
+
+    def interact(self, interaction: dict, headers: dict | None = None) -> tuple[int, dict | bytes]:
+        body = json.dumps(interaction)
+        status, data = self.request("POST", "/discord/interactions", body, sign(body) if headers is None else headers)
+        try:
+            return status, json.loads(data)
+        except ValueError:
+            return status, data
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+@pytest.fixture
+def run_bot(tmp_path, discord):
+    made: list[Bot] = []
+
+    def start(**extra) -> Bot:
+        bot = Bot(tmp_path, discord, **extra)
+        made.append(bot)
+        return bot
+
+    yield start
+    for bot in made:
+        bot.stop()
+
+
+def answer(response: dict) -> dict:
+    """The message of an immediate ephemeral answer."""
+    assert response["type"] == 4, response
+    assert response["data"]["flags"] & 64
+    return response["data"]
+
+
+def shown(message: dict) -> str:
+    return message.get("content", "") + "\n" + "\n".join(e.get("description", "") for e in message.get("embeds", []))
+
+
+def everything(message: dict) -> str:
+    """All the text a message shows: content, and each embed's title, description, fields and footer."""
+    parts = [message.get("content", "")]
+    for e in message.get("embeds", []):
+        parts += [e.get("title", ""), e.get("description", ""), (e.get("footer") or {}).get("text", "")]
+        parts += [f["name"] + "\n" + f["value"] for f in e.get("fields", [])]
+    return "\n".join(parts)
+
+
+def papers_in(message: dict) -> set[int]:
+    import re
+
+    return {int(n) for n in re.findall(r"\*\*#(\d+)\*\*", shown(message))}
+
+
+def test_registers_paper_in_the_guild_and_answers_a_ping(run_bot, discord):
+    bot = run_bot()
+    [command] = discord.registered[GUILD]
+    assert command["name"] == "paper"
+    subs = {o["name"]: o for o in command["options"]}
+    assert {"tag", "show", "signup", "assign", "skip"} <= set(subs)
+    assert [o["type"] for o in subs["assign"]["options"]][:1] == [6]
+    assert subs["show"]["options"][0]["autocomplete"] and subs["tag"]["options"][0]["autocomplete"]
+    assert "permissions=84992" in bot.log.read_text() and f"client_id={APP_ID}" in bot.log.read_text()
+    assert bot.interact(ping()) == (200, {"type": 1})
+
+
+def test_a_signed_tag_command_lists_all_32_papers_privately(run_bot, discord):
+    bot = run_bot()
+    status, response = bot.interact(slash("tag", MEMBER, tag="parallelism-dp"))
+    assert status == 200
+    message = answer(response)
+    assert "32 papers tagged" in message["content"]
+    numbers = papers_in(message)
+    pages = [message]
+    while len(numbers) < 32 and message.get("components"):  # paged, if need be: the Next button
+        [row] = message["components"]
+        next_id = [b["custom_id"] for b in row["components"] if b["label"].startswith("Next")][0]
+        status, response = bot.interact(click(next_id, MEMBER))
+        assert response["type"] == 7
+        message = response["data"]
+        numbers |= papers_in(message)
+        pages.append(message)
+    assert len(numbers) == 32
+    for page in pages:
+        assert page["allowed_mentions"] == {"parse": []}
+
+
+def test_forged_and_missing_signatures_are_refused_and_change_nothing(run_bot, discord, tmp_path):
+    bot = run_bot()
+    signup = slash("signup", MEMBER, paper="7")
+    body = json.dumps(signup)
+    forged = sign(body)
+    forged["X-Signature-Ed25519"] = ("0" if forged["X-Signature-Ed25519"][0] != "0" else "1") + forged[
+        "X-Signature-Ed25519"
+    ][1:]
+    assert bot.request("POST", "/discord/interactions", body, forged)[0] == 401
+    assert bot.request("POST", "/discord/interactions", body, {"Content-Type": "application/json"})[0] == 401
+    other = sign(json.dumps(ping()))  # a signature of another body
+    assert bot.request("POST", "/discord/interactions", body, other)[0] == 401
+    assert bot.request("POST", "/discord/interactions", "{not json", sign("{not json"))[0] == 400
+    db = sqlite3.connect(tmp_path / "paperbot.db")
+    assert db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0
+    headers = sign(body)
+    assert bot.request("POST", "/discord/interactions", body, headers)[0] == 200
+    assert bot.request("POST", "/discord/interactions", body, headers)[0] == 401  # the same request again: a replay
+    assert db.execute("SELECT count(*) FROM slots").fetchone()[0] == 1
+    log = bot.log.read_text()
+    assert "Traceback" not in log and log.count("refused a request to /discord/interactions") == 5
+
+
+def test_a_title_with_mentions_shows_as_text_and_pings_nobody(run_bot, discord, tmp_path):
+    papers = tmp_path / "papers.yaml"
+    papers.write_text('- id: loud\n  title: "@everyone <@123> **x**"\n  tags: [loud]\n  summary: "<@&456> @here"\n')
+    env = env_for(tmp_path, discord)
+    done = subprocess.run(BOT + ["import", str(papers)], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    bot = run_bot()
+    for sub, options in (("tag", {"tag": "loud"}), ("show", {"paper": "loud"}), ("search", {"words": "everyone"})):
+        message = answer(bot.interact(slash(sub, MEMBER, **options))[1])
+        assert pings(message) == set(), message
+        text = everything(message)
+        assert "<@123>" not in text.replace("\\<@123>", "") and "@everyone" not in text
+        assert "\\*\\*x\\*\\*" in text  # the stars shown, not bold
+    # Signed up for the week, the weekly post names the paper: it pings nobody either.
+    week_post = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert week_post.returncode == 0, week_post.stderr
+    for m in discord.messages(CHANNEL):
+        assert pings(m) == set()
+
+
+def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, discord, tmp_path):
+    env = env_for(tmp_path, discord)
+    first = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    second = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert first.returncode == 0 and second.returncode == 0, (first.stderr, second.stderr)
+    assert "Posted the paper of the week" in first.stdout and "already has its post" in second.stdout
+    [post] = discord.messages(CHANNEL)
+    week = post["embeds"][0]["footer"]["text"].split("· ")[1]
+    assert week in first.stdout and week in post["content"]
+    [row] = post["components"]
+    [signup] = row["components"]
+    assert signup["label"] == "Sign up to present"
+
+    bot = run_bot()
+    status, response = bot.interact(click(signup["custom_id"], MEMBER, post))
+    assert status == 200
+    message = answer(response)
+    assert "signed up" in message["content"]
+    db = sqlite3.connect(tmp_path / "paperbot.db")
+    assert db.execute("SELECT week, presenter FROM slots").fetchall() == [(week, MEMBER)]
+    # The announcement and the post's update go out through the outbox.
+    assert discord.wait_for(lambda d: len(d.messages(CHANNEL)) == 2 and d.messages(CHANNEL)[0]["edited_timestamp"])
+    posted, announced = discord.messages(CHANNEL)
+    assert f"<@{MEMBER}>" in posted["embeds"][0]["description"] and not posted["components"]
+    assert f"<@{MEMBER}> will present" in announced["content"] and pings(announced) == set()
+
+
+def test_run_without_a_public_key_says_gateway_mode_is_not_there_yet(discord, tmp_path):
+    env = env_for(tmp_path, discord)
+    del env["DISCORD_PUBLIC_KEY"]
+    done = subprocess.run(BOT + ["run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    [line] = done.stderr.strip().splitlines()
+    assert "DISCORD_PUBLIC_KEY" in line and "gateway mode is not available yet" in line
