@@ -17,8 +17,11 @@ def load(**env):
 
 
 def test_a_whole_discord_setting_loads():
-    s = load(DISCORD_API_URL="http://127.0.0.1:9/api/v10/", DISCORD_GUILD="1200000000000000001",
-             PAPERBOT_ADMINS="1300000000000000001, 1300000000000000002")
+    s = load(
+        DISCORD_API_URL="http://127.0.0.1:9/api/v10/",
+        DISCORD_GUILD="1200000000000000001",
+        PAPERBOT_ADMINS="1300000000000000001, 1300000000000000002",
+    )
     assert s.token == TOKEN and s.public_key == KEY and s.api_url == "http://127.0.0.1:9/api/v10"
     assert s.guild == "1200000000000000001" and s.admins == {"1300000000000000001", "1300000000000000002"}
     assert load(DISCORD_API_URL=None).api_url == "https://discord.com/api/v10"
