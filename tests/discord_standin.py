@@ -89,7 +89,7 @@ def ping() -> dict:
     return {"id": "1", "application_id": APP_ID, "type": 1, "token": "ping-token", "version": 1}
 
 
-def slash(sub: str, user: str, *, permissions: int = 0, focused: str | None = None, **options) -> dict:
+def slash(sub: str, who: str, *, permissions: int = 0, focused: str | None = None, **options) -> dict:
     """`/paper <sub> option:value ...` as Discord sends it (type 2; with `focused`, an autocomplete, type 4)."""
     opts = []
     for name, value in options.items():
@@ -103,13 +103,15 @@ def slash(sub: str, user: str, *, permissions: int = 0, focused: str | None = No
         "type": 1,
         "options": [{"name": sub, "type": 1, "options": opts}],
     }
-    return _interaction(4 if focused else 2, data, user, permissions)
+    if "user" in options:  # Discord sends the user an option names, resolved
+        data["resolved"] = {"users": {options["user"]: {"id": options["user"], "username": "someone", "bot": False}}}
+    return _interaction(4 if focused else 2, data, who, permissions)
 
 
-def click(custom_id: str, user: str, message: dict | None = None, *, permissions: int = 0) -> dict:
+def click(custom_id: str, who: str, message: dict | None = None, *, permissions: int = 0) -> dict:
     """A button pressed (type 3) on `message`."""
     data = {"custom_id": custom_id, "component_type": 2}
-    return _interaction(3, data, user, permissions, message=message or {"id": "1", "content": "", "flags": EPHEMERAL})
+    return _interaction(3, data, who, permissions, message=message or {"id": "1", "content": "", "flags": EPHEMERAL})
 
 
 @dataclass(frozen=True)
@@ -318,6 +320,13 @@ class DiscordStandin:
     def followups(self) -> list[dict]:
         with self._lock:
             return copy.deepcopy(self._followups)
+
+    def took(self, interaction: dict, response: dict) -> None:
+        """What Discord does with the response to an interaction it POSTed to the bot (HTTP mode):
+        checked as a callback is, and kept, so that `@original` can be edited after it."""
+        with self._lock:
+            status, _ = self._callback({"token": interaction["token"]}, {}, response)
+        self._record(Call("callback", "POST", "(http response)", response, status, None))
 
     def wait_for(self, predicate: Callable[[DiscordStandin], Any], timeout: float = 10.0) -> bool:
         deadline = time.monotonic() + timeout

@@ -59,6 +59,13 @@ class Bot:
     """A `run` process, and a way to talk to it as Discord does."""
 
     def __init__(self, tmp_path, discord, **extra):
+        self.discord = discord
+        for _ in range(3):  # a free port may be taken by another process before run listens on it
+            if self._start(tmp_path, discord, extra):
+                return
+        raise AssertionError(f"run found no free port:\n{self.log.read_text()}")
+
+    def _start(self, tmp_path, discord, extra) -> bool:
         self.port = free_port()
         self.log = tmp_path / f"run-{self.port}.log"
         self.env = env_for(tmp_path, discord, PORT=str(self.port), **extra)
@@ -66,12 +73,13 @@ class Bot:
             self.proc = subprocess.Popen(BOT + ["run"], cwd=tmp_path, env=self.env, stdout=out, stderr=out)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()
-            try:
-                if self.request("GET", "/healthz", "")[0] == 200:
-                    return
-            except OSError:
-                time.sleep(0.05)
+            if self.proc.poll() is not None:
+                if "Address already in use" in self.log.read_text():
+                    return False
+                raise AssertionError(self.log.read_text())
+            if "serving Discord interactions" in self.log.read_text():  # listening: this process, not another
+                return True
+            time.sleep(0.05)
         raise AssertionError(f"run did not listen within 30 s:\n{self.log.read_text()}")
 
     def request(self, method: str, path: str, body: str, headers: dict | None = None) -> tuple[int, bytes]:
@@ -87,9 +95,12 @@ class Bot:
         body = json.dumps(interaction)
         status, data = self.request("POST", "/discord/interactions", body, sign(body) if headers is None else headers)
         try:
-            return status, json.loads(data)
+            response = json.loads(data)
         except ValueError:
             return status, data
+        if status == 200 and interaction["type"] != 1:
+            self.discord.took(interaction, response)  # as Discord takes it: refused if out of its limits
+        return status, response
 
     def stop(self) -> None:
         if self.proc.poll() is None:

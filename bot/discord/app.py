@@ -144,7 +144,7 @@ class DiscordBot:
             body = future.result(timeout=max(left, 0.05))
         except FutureTimeout:
             token = interaction["token"]
-            future.add_done_callback(lambda f: self.later(self._edit_original, token, f))
+            future.add_done_callback(lambda f: self._when_ready(token, f))
             return {"type": DEFERRED_UPDATE} if update else {"type": DEFERRED_MESSAGE, "data": {"flags": EPHEMERAL}}
         if update:
             return {"type": UPDATE, "data": body}
@@ -163,6 +163,12 @@ class DiscordBot:
         except Exception:
             log.exception("answering %r failed", line[:80])
             return render.message(Notice(text("Something went wrong while answering that. Try again."), ok=False))
+
+    def _when_ready(self, token: str, future: Future) -> None:
+        try:
+            self.later(self._edit_original, token, future)
+        except RuntimeError:  # stopping: the pools take nothing more
+            log.warning("stopped before a deferred answer was sent")
 
     def _edit_original(self, token: str, future: Future) -> None:
         body = future.result()
