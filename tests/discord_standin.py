@@ -321,6 +321,11 @@ class DiscordStandin:
         with self._lock:
             return copy.deepcopy(self._followups)
 
+    def forget_nonces(self) -> None:
+        """The nonce window has passed: a nonce seen before no longer dedupes."""
+        with self._lock:
+            self._nonces.clear()
+
     def took(self, interaction: dict, response: dict) -> None:
         """What Discord does with the response to an interaction it POSTed to the bot (HTTP mode):
         checked as a callback is, and kept, so that `@original` can be edited after it."""

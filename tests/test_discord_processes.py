@@ -262,3 +262,36 @@ def test_run_without_a_public_key_says_gateway_mode_is_not_there_yet(discord, tm
     assert done.returncode != 0
     [line] = done.stderr.strip().splitlines()
     assert "DISCORD_PUBLIC_KEY" in line and "gateway mode is not available yet" in line
+
+
+@pytest.mark.parametrize("nonce_remembered", [True, False])
+def test_a_kill_after_discord_took_the_post_and_before_it_was_recorded_posts_nothing_more(
+    discord, tmp_path, nonce_remembered
+):
+    env = env_for(tmp_path, discord)
+    proc: list[subprocess.Popen] = []
+
+    def kill_on_post(call) -> None:
+        if call.route == "create_message" and proc:
+            proc[0].kill()  # SIGKILL: Discord has the message, the bot never hears so
+            proc[0].wait(10)
+
+    discord.on_accept = kill_on_post
+    proc.append(
+        subprocess.Popen(
+            BOT + ["post-week"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    )
+    assert proc[0].wait(30) == -9
+    discord.on_accept = None
+    assert len(discord.messages(CHANNEL)) == 1
+    if not nonce_remembered:  # minutes later: only the channel's history can tell
+        discord.forget_nonces()
+    again = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert again.returncode == 0, again.stderr
+    assert len(discord.messages(CHANNEL)) == 1
+    assert "an earlier attempt arrived" in again.stdout or "already" in again.stdout
