@@ -206,6 +206,44 @@ def check_message(body: Any, *, where: str = "message") -> None:
         raise Refused(400, 50006, "Cannot send an empty message")
 
 
+def check_modal(data: Any) -> None:
+    """What Discord checks of a modal: custom_id, a title of at most 45, 1 to 5 rows of one text input."""
+    if not isinstance(data, dict) or not 1 <= len(data.get("custom_id") or "") <= MAX_CUSTOM_ID:
+        raise Refused(400, 50035, "Invalid Form Body: data.custom_id")
+    if not 1 <= len(data.get("title") or "") <= 45:
+        raise Refused(400, 50035, "Invalid Form Body: data.title: Must be between 1 and 45 in length.")
+    rows = data.get("components") or []
+    if not 1 <= len(rows) <= 5:
+        raise Refused(400, 50035, "Invalid Form Body: data.components: 1 to 5 rows")
+    for r, row in enumerate(rows):
+        inputs = row.get("components") or []
+        if row.get("type") != 1 or len(inputs) != 1 or inputs[0].get("type") != 4:
+            raise Refused(400, 50035, f"Invalid Form Body: data.components.{r}: one text input a row")
+        i = inputs[0]
+        if not 1 <= len(i.get("label") or "") <= 45 or i.get("style") not in (1, 2):
+            raise Refused(400, 50035, f"Invalid Form Body: data.components.{r}.components.0: label or style")
+        if not 1 <= len(i.get("custom_id") or "") <= MAX_CUSTOM_ID or not 1 <= i.get("max_length", 4000) <= 4000:
+            raise Refused(400, 50035, f"Invalid Form Body: data.components.{r}.components.0: custom_id or max_length")
+
+
+def submit(form: dict, who: str, values: dict[str, str], *, permissions: int = 0) -> dict:
+    """A modal submitted (type 5) with `values` by input."""
+    rows = [
+        {
+            "type": 1,
+            "components": [
+                {
+                    "type": 4,
+                    "custom_id": row["components"][0]["custom_id"],
+                    "value": values.get(row["components"][0]["custom_id"], ""),
+                }
+            ],
+        }
+        for row in form["components"]
+    ]
+    return _interaction(5, {"custom_id": form["custom_id"], "components": rows}, who, permissions)
+
+
 _MENTION = re.compile(r"<@!?(\d+)>|<@&(\d+)>|@(everyone|here)")
 
 
@@ -527,6 +565,8 @@ class DiscordStandin:
         data = body.get("data") or {}
         if body["type"] in (4, 7):
             check_message(data, where="message" if body["type"] == 4 else "edit")
+        if body["type"] == 9:
+            check_modal(data)
         if body["type"] == 8 and len(data.get("choices") or []) > 25:
             raise Refused(400, 50035, "Invalid Form Body: data.choices: Must be 25 or fewer in length.")
         self._answered[token] = {"token": token, **copy.deepcopy(body)}

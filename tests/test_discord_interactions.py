@@ -341,3 +341,28 @@ def test_a_rate_limited_post_waits_as_discord_asks(make_bot, discord):
     )
     assert outcome.status == "sent" and waits == [1.5] and len(discord.messages(CHANNEL)) == 1
     assert delivery.sent_message(bot.store, "post", CHANNEL, bot.group.week_of(datetime.now(TZ)).key)
+
+
+def test_add_opens_a_modal_for_admins_and_its_submission_adds_the_paper(make_bot, discord):
+    from discord_standin import submit
+
+    from bot import catalog
+
+    bot = make_bot()
+    refused = respond(bot, discord, slash("add", MEMBER))
+    assert refused["type"] == 4 and "Only admins" in refused["data"]["content"]
+    opened = respond(bot, discord, slash("add", ADMIN))
+    assert opened["type"] == 9
+    form = opened["data"]
+    values = {"title": "Loud **paper** @everyone", "url": "https://arxiv.org/abs/2612.00001", "tags": "moe, 通信"}
+    added = respond(bot, discord, submit(form, ADMIN, values))["data"]
+    assert added["content"].startswith("Added **#") and pings(added) == set()
+    paper = catalog.find(bot.store, "https://arxiv.org/abs/2612.00001") or catalog.find(
+        bot.store, "loud-paper-everyone"
+    )
+    assert paper is not None and set(paper.tags) == {"moe", "通信"}
+    bad = respond(bot, discord, submit(form, ADMIN, {"title": ""}))["data"]
+    assert bad["content"].startswith("⚠️") and "\n" not in bad["content"]
+    stranger = respond(bot, discord, submit(form, MEMBER, {"title": "Sneaky"}))["data"]
+    assert "Only admins" in stranger["content"]
+    assert catalog.find(bot.store, "sneaky") is None

@@ -21,20 +21,23 @@ from datetime import datetime
 
 from bot import announce, catalog, commands
 from bot.answer_time import Replies
+from bot.catalog import InvalidPaper
 from bot.commands import Context, Platform
 from bot.delivery import Rejected, Uncertain
 from bot.discord import definition, door, render
 from bot.discord.rest import Rest
 from bot.discord.transport import DiscordPoster, DiscordTransport
 from bot.outbox_sender import OutboxSender
-from bot.replies import Code, Mention, Notice, text
+from bot.replies import AddForm, Code, Mention, Notice, PaperRef, text
 from bot.signups import Change, Member, Refusal
-from bot.store import Store
+from bot.store import Busy, Store
 
 log = logging.getLogger(__name__)
 
 #: Interaction response types.
-PONG, MESSAGE, DEFERRED_MESSAGE, DEFERRED_UPDATE, UPDATE, CHOICES = 1, 4, 5, 6, 7, 8
+PONG, MESSAGE, DEFERRED_MESSAGE, DEFERRED_UPDATE, UPDATE, CHOICES, MODAL_FORM = 1, 4, 5, 6, 7, 8, 9
+#: The key under which a worker hands back a modal instead of a message.
+MODAL = "modal"
 EPHEMERAL = 1 << 6
 MANAGE_GUILD, ADMINISTRATOR = 1 << 5, 1 << 3
 #: An answer not ready this long after the request came in is deferred: Discord allows 3 seconds.
@@ -135,8 +138,8 @@ class DiscordBot:
                     Notice(text("That button is from before a restart: type the command instead."), ok=False)
                 )
             weekly, update = which == render.WEEKLY, which == render.PAGE
-        else:  # a modal's submission: no modal is opened yet
-            return self._private(Notice(text("That form is not on Discord yet."), ok=False))
+        else:  # the add form, submitted
+            line, weekly = "", False
 
         future = self._pools["work"].submit(self._answer, interaction, line, weekly)
         left = (arrived if arrived is not None else time.monotonic()) + DEFER_AFTER - time.monotonic()
@@ -146,23 +149,44 @@ class DiscordBot:
             token = interaction["token"]
             future.add_done_callback(lambda f: self._when_ready(token, f))
             return {"type": DEFERRED_UPDATE} if update else {"type": DEFERRED_MESSAGE, "data": {"flags": EPHEMERAL}}
+        if MODAL in body:
+            return {"type": MODAL_FORM, "data": body[MODAL]}
         if update:
             return {"type": UPDATE, "data": body}
         return {"type": MESSAGE, "data": {**body, "flags": EPHEMERAL}}
 
     def _answer(self, interaction: dict, line: str, weekly: bool) -> dict:
+        """The answer's message body (or {MODAL: the form} for the add form)."""
         try:
             with self.replies.one():
                 ctx = self.context(interaction)
+                if interaction["type"] == door.MODAL_SUBMIT:
+                    return render.message(self._submitted(ctx, interaction["data"]))
                 if weekly:
                     line = commands.post_button(ctx, line)
                 answer = commands.run(ctx, line)
             if answer.change is not None:
                 self.wake_outbox()
+            if isinstance(answer.reply, AddForm):
+                return {MODAL: render.add_form()}
             return render.message(answer.reply)
         except Exception:
             log.exception("answering %r failed", line[:80])
             return render.message(Notice(text("Something went wrong while answering that. Try again."), ok=False))
+
+    def _submitted(self, ctx: Context, data: dict) -> Notice:
+        """The add form, filled in: the paper added, or why not, in one line."""
+        if data.get("custom_id") != render.ADD_FORM:
+            return Notice(text("That form is not paperbot's any more. Try the command again."), ok=False)
+        try:
+            paper = commands.add_paper(ctx, render.form_values(data))
+        except Refusal as refusal:
+            return Notice(refusal.text, ok=False)
+        except Busy:
+            return Notice(text(commands.BUSY), ok=False)
+        except InvalidPaper as e:
+            return Notice(text(str(e), " Nothing was added: ", Code("/paper add"), " opens the form again."), ok=False)
+        return Notice(text("Added ", PaperRef(paper), " (", Code(paper.id), ")."))
 
     def _when_ready(self, token: str, future: Future) -> None:
         try:
@@ -172,6 +196,8 @@ class DiscordBot:
 
     def _edit_original(self, token: str, future: Future) -> None:
         body = future.result()
+        if MODAL in body:  # a modal can only be the first answer
+            body = render.message(AddForm())
         try:
             self.answers.call("PATCH", f"/webhooks/{self.app_id}/{token}/messages/@original", body, auth=False)
         except (Rejected, Uncertain) as e:

@@ -103,6 +103,9 @@ def parse(raw: bytes) -> dict:
             raise Refused(400, "a component without its custom_id")
         if "message" in interaction and not isinstance(interaction["message"], dict):
             raise Refused(400, "a message that is not an object")
+    if kind == MODAL_SUBMIT:
+        if not isinstance(data.get("custom_id"), str) or not isinstance(data.get("components"), list):
+            raise Refused(400, "a form without its custom_id or inputs")
     return interaction
 
 

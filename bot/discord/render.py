@@ -406,10 +406,50 @@ def _(reply: Help) -> dict:
 
 
 @message.register
-def _(reply: AddForm) -> dict:
-    return _body(
-        "⚠️ The add form is not on Discord yet: add papers with " + code("paperbot import FILE") + " on the server."
-    )
+def _(reply: AddForm) -> dict:  # only reached when the form cannot be opened (a deferred answer)
+    return _body("The form could not be opened in time: " + code(f"{COMMAND} add") + " again opens it.")
+
+
+ADD_FORM = "add"
+#: The add form's inputs (Discord allows five): name, label, paragraph, required, most characters.
+ADD_FIELDS = (
+    ("title", "Title", False, True, 300),
+    ("url", "Link", False, False, 1000),
+    ("summary", "Summary", True, False, 3000),
+    ("tags", "Tags, separated by commas (e.g. parallelism-dp, moe)", False, False, 300),
+)
+
+
+def add_form() -> dict:
+    """The add form as a Discord modal (the first answer to `/paper add`)."""
+    rows_ = [
+        {
+            "type": 1,
+            "components": [
+                {
+                    "type": 4,
+                    "custom_id": name,
+                    "label": label[:45],
+                    "style": 2 if paragraph else 1,
+                    "required": required,
+                    "max_length": most,
+                }
+            ],
+        }
+        for name, label, paragraph, required, most in ADD_FIELDS
+    ]
+    return {"custom_id": ADD_FORM, "title": "Add a paper", "components": rows_}
+
+
+def form_values(data: dict) -> dict[str, str | None]:
+    """The values of a submitted modal, by input."""
+    values: dict[str, str | None] = {}
+    for row in data.get("components") or []:
+        for item in (row or {}).get("components") or [] if isinstance(row, dict) else []:
+            if isinstance(item, dict) and isinstance(item.get("custom_id"), str):
+                value = item.get("value")
+                values[item["custom_id"]] = value if isinstance(value, str) else None
+    return values
 
 
 # -- messages the bot sends on its own ---------------------------------------------------
