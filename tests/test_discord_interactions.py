@@ -119,7 +119,12 @@ def test_the_door_admits_what_discord_signed_once():
         lambda h: h.pop("X-Signature-Ed25519"),
         lambda h: h.pop("X-Signature-Timestamp"),
         lambda h: h.update({"X-Signature-Ed25519": "zz" * 64}),
-        lambda h: h.update({"X-Signature-Ed25519": h["X-Signature-Ed25519"][:-2] + "00"}),
+        lambda h: h.update(
+            {
+                "X-Signature-Ed25519": h["X-Signature-Ed25519"][:-1]
+                + "0123456789abcdef"[("0123456789abcdef".index(h["X-Signature-Ed25519"][-1]) + 1) % 16]
+            }
+        ),
         lambda h: h.update({"X-Signature-Timestamp": str(int(time.time()) - 3600)}),
         lambda h: h.update({"X-Signature-Timestamp": "１２３"}),
     ],
