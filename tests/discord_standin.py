@@ -18,10 +18,13 @@ Public API of DiscordStandin (thread-safe):
   fail_next(route, ...)         a fault: status (429 with retry_after, 5xx, a Discord error code),
                                 or accept_then="hang" (done, then no answer for `seconds`)
   wait_for(predicate, timeout)  poll predicate(standin)
+  gateway_url, dispatch(i)      the Gateway (HELLO, IDENTIFY checked, READY, heartbeats ACKed), and
+                                an INTERACTION_CREATE sent to the bot; answer_to(i) its callback
+  gateway_sessions, gateway_connected, gateway_disconnect(code)
   close()                       (or use it as a context manager)
 
 It refuses what Discord refuses (message limits, a second answer to an interaction, DMs to a member
-who takes none: 50007), in Discord's own error shape. Standard library + PyNaCl only.
+who takes none: 50007), in Discord's own error shape. Standard library, PyNaCl and websockets.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from nacl.encoding import HexEncoder
 from nacl.signing import SigningKey
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.server import serve
 
 APP_ID = "1000000000000000001"  # the application's id is also its bot user's id
 BOT_ID = APP_ID
@@ -313,6 +318,15 @@ class DiscordStandin:
         self.registered: dict[str, list[dict]] = {}
         self._ids = itertools.count(1)
         self.on_accept: Callable[[Call], None] | None = None
+        # The Gateway: a websocket server whose URL `GET /gateway/bot` hands out.
+        self.heartbeat_ms = 41_250
+        self.gateway_token: str | None = None  # set: the Gateway alone refuses the bot's token (4004)
+        self.gateway_sessions: list[dict] = []  # {"identify": ..., "heartbeats": n}
+        self._sockets: list = []
+        self._seq = itertools.count(2)
+        self._ws_server = serve(self._gateway, "127.0.0.1", 0)
+        self.gateway_url = f"ws://127.0.0.1:{self._ws_server.socket.getsockname()[1]}"
+        threading.Thread(target=self._ws_server.serve_forever, daemon=True, name="discord-standin-gw").start()
         self._server = _HttpServer(("127.0.0.1", 0), _HttpHandler)
         self._server.standin = self
         self.api_url = f"http://127.0.0.1:{self._server.server_address[1]}/api/v10"
@@ -326,6 +340,7 @@ class DiscordStandin:
         self.close()
 
     def close(self) -> None:
+        self._ws_server.shutdown()
         self._server.shutdown()
         self._server.server_close()
 
@@ -400,7 +415,76 @@ class DiscordStandin:
 
     # -- the routes ----------------------------------------------------------------------
 
+    # -- the Gateway -----------------------------------------------------------------------
+
+    def _gateway(self, ws) -> None:
+        session = {"identify": None, "heartbeats": 0, "query": ws.request.path}
+        ws.send(json.dumps({"op": 10, "d": {"heartbeat_interval": self.heartbeat_ms}, "s": None, "t": None}))
+        try:
+            first = json.loads(ws.recv(timeout=10))
+            if first.get("op") != 2:
+                ws.close(4003, "Not authenticated.")
+                return
+            if (first.get("d") or {}).get("token") != (self.gateway_token or self.token):
+                ws.close(4004, "Authentication failed.")
+                return
+            session["identify"] = first["d"]
+            with self._lock:
+                self.gateway_sessions.append(session)
+                self._sockets.append(ws)
+            ready = {
+                "v": 10,
+                "user": {"id": BOT_ID, "username": "paperbot", "bot": True},
+                "guilds": [{"id": GUILD, "unavailable": True}],
+                "session_id": f"session-{len(self.gateway_sessions)}",
+                "resume_gateway_url": self.gateway_url,
+                "application": {"id": APP_ID, "flags": 0},
+            }
+            ws.send(json.dumps({"op": 0, "t": "READY", "s": 1, "d": ready}))
+            for raw in ws:
+                message = json.loads(raw)
+                if message.get("op") == 1:
+                    session["heartbeats"] += 1
+                    ws.send(json.dumps({"op": 11, "d": None, "s": None, "t": None}))
+        except (ConnectionClosed, TimeoutError):
+            pass
+        finally:
+            with self._lock:
+                if ws in self._sockets:
+                    self._sockets.remove(ws)
+
+    @property
+    def gateway_connected(self) -> int:
+        with self._lock:
+            return len(self._sockets)
+
+    def dispatch(self, interaction: dict) -> None:
+        """Send INTERACTION_CREATE to the bot over its Gateway connection(s)."""
+        with self._lock:
+            sockets = list(self._sockets)
+        assert sockets, "no Gateway connection"
+        payload = json.dumps({"op": 0, "t": "INTERACTION_CREATE", "s": next(self._seq), "d": interaction})
+        for ws in sockets:
+            ws.send(payload)
+
+    def answer_to(self, interaction: dict, timeout: float = 10.0) -> dict | None:
+        """The response the bot gave `interaction` through the callback route."""
+        token = interaction["token"]
+        if not self.wait_for(lambda d: token in d._answered, timeout):
+            return None
+        with self._lock:
+            answered = copy.deepcopy(self._answered[token])
+        answered.pop("token")
+        return answered
+
+    def gateway_disconnect(self, code: int = 4000, reason: str = "standin closed it") -> None:
+        with self._lock:
+            sockets = list(self._sockets)
+        for ws in sockets:
+            ws.close(code, reason)
+
     ROUTES = [
+        ("GET", r"/gateway/bot", "gateway"),
         ("GET", r"/users/@me", "me"),
         ("GET", r"/applications/@me", "application"),
         ("PUT", r"/applications/(?P<app>\d+)/commands", "register"),
@@ -456,7 +540,8 @@ class DiscordStandin:
             return fault.status, {"message": f"{fault.status}: standin fault", "code": code}, {}, 0.0, route
         try:
             with self._lock:
-                status, response = getattr(self, f"_{route}")(m.groupdict(), query, body)
+                handler = self._gateway_route if route == "gateway" else getattr(self, f"_{route}")
+                status, response = handler(m.groupdict(), query, body)
         except Refused as e:
             return e.status, {"message": e.message, "code": e.code}, {}, 0.0, route
         hang = fault.seconds if fault is not None and fault.accept_then == "hang" else 0.0
@@ -467,6 +552,10 @@ class DiscordStandin:
             self._calls.append(call)
         if self.on_accept is not None and call.status < 300 and call.method != "GET":
             self.on_accept(call)
+
+    def _gateway_route(self, params, query, body):
+        limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
+        return 200, {"url": self.gateway_url, "shards": 1, "session_start_limit": limit}
 
     def _me(self, params, query, body):
         return 200, {"id": BOT_ID, "username": "paperbot", "discriminator": "0", "bot": True}

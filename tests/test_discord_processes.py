@@ -58,8 +58,10 @@ def env_for(tmp_path, discord: DiscordStandin, **extra: str) -> dict[str, str]:
 class Bot:
     """A `run` process, and a way to talk to it as Discord does."""
 
-    def __init__(self, tmp_path, discord, **extra):
-        self.discord = discord
+    def __init__(self, tmp_path, discord, mode: str = "http", **extra):
+        self.discord, self.mode = discord, mode
+        if mode == "gateway":
+            extra["DISCORD_PUBLIC_KEY"] = ""
         for _ in range(3):  # a free port may be taken by another process before run listens on it
             if self._start(tmp_path, discord, extra):
                 return
@@ -77,7 +79,7 @@ class Bot:
                 if "Address already in use" in self.log.read_text():
                     return False
                 raise AssertionError(self.log.read_text())
-            if "serving Discord interactions" in self.log.read_text():  # listening: this process, not another
+            if "serving Discord interactions" in self.log.read_text():  # listening (or connected), this process
                 return True
             time.sleep(0.05)
         raise AssertionError(f"run did not listen within 30 s:\n{self.log.read_text()}")
@@ -92,6 +94,11 @@ class Bot:
             conn.close()
 
     def interact(self, interaction: dict, headers: dict | None = None) -> tuple[int, dict | bytes]:
+        if self.mode == "gateway":  # over the Gateway, answered through the callback route
+            self.discord.dispatch(interaction)
+            answered = self.discord.answer_to(interaction)
+            assert answered is not None, f"no answer over the Gateway:\n{self.log.read_text()}"
+            return 200, answered
         body = json.dumps(interaction)
         status, data = self.request("POST", "/discord/interactions", body, sign(body) if headers is None else headers)
         try:
@@ -116,8 +123,8 @@ class Bot:
 def run_bot(tmp_path, discord):
     made: list[Bot] = []
 
-    def start(**extra) -> Bot:
-        bot = Bot(tmp_path, discord, **extra)
+    def start(mode: str = "http", **extra) -> Bot:
+        bot = Bot(tmp_path, discord, mode, **extra)
         made.append(bot)
         return bot
 
@@ -164,8 +171,9 @@ def test_registers_paper_in_the_guild_and_answers_a_ping(run_bot, discord):
     assert bot.interact(ping()) == (200, {"type": 1})
 
 
-def test_a_signed_tag_command_lists_all_32_papers_privately(run_bot, discord):
-    bot = run_bot()
+@pytest.mark.parametrize("mode", ["http", "gateway"])
+def test_a_tag_command_lists_all_32_papers_privately(run_bot, discord, mode):
+    bot = run_bot(mode)
     status, response = bot.interact(slash("tag", MEMBER, tag="parallelism-dp"))
     assert status == 200
     message = answer(response)
@@ -228,7 +236,8 @@ def test_a_title_with_mentions_shows_as_text_and_pings_nobody(run_bot, discord, 
         assert pings(m) == set()
 
 
-def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, discord, tmp_path):
+@pytest.mark.parametrize("mode", ["http", "gateway"])
+def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, discord, tmp_path, mode):
     env = env_for(tmp_path, discord)
     first = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True)
     second = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True)
@@ -241,7 +250,7 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     [signup] = row["components"]
     assert signup["label"] == "Sign up to present"
 
-    bot = run_bot()
+    bot = run_bot(mode)
     status, response = bot.interact(click(signup["custom_id"], MEMBER, post))
     assert status == 200
     message = answer(response)
@@ -255,13 +264,33 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     assert f"<@{MEMBER}> will present" in announced["content"] and pings(announced) == set()
 
 
-def test_run_without_a_public_key_says_gateway_mode_is_not_there_yet(discord, tmp_path):
-    env = env_for(tmp_path, discord)
-    del env["DISCORD_PUBLIC_KEY"]
-    done = subprocess.run(BOT + ["run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+def test_the_gateway_identifies_without_intents_heartbeats_and_reconnects(run_bot, discord):
+    discord.heartbeat_ms = 300
+    bot = run_bot("gateway")
+    [session] = discord.gateway_sessions
+    assert session["identify"]["intents"] == 0 and "v=10" in session["query"]
+    assert discord.wait_for(lambda d: d.gateway_sessions[0]["heartbeats"] >= 2, 5)
+    discord.gateway_disconnect()
+    assert discord.wait_for(lambda d: len(d.gateway_sessions) == 2 and d.gateway_connected == 1, 15)
+    assert answer(bot.interact(slash("week", MEMBER))[1])["allowed_mentions"] == {"parse": []}
+    assert "Traceback" not in bot.log.read_text()
+    code = bot.proc.poll()
+    assert code is None
+    bot.proc.terminate()
+    assert bot.proc.wait(10) == 0
+
+
+@pytest.mark.parametrize("refused_by", ["rest", "gateway"])
+def test_a_token_discord_refuses_ends_run_in_one_line(discord, tmp_path, refused_by):
+    if refused_by == "rest":
+        discord.token = "other." + discord.token
+    else:  # REST takes it, the Gateway closes with 4004
+        discord.gateway_token = "other." + discord.token
+    env = env_for(tmp_path, discord, DISCORD_PUBLIC_KEY="")
+    done = subprocess.run(BOT + ["run"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
-    [line] = done.stderr.strip().splitlines()
-    assert "DISCORD_PUBLIC_KEY" in line and "gateway mode is not available yet" in line
+    [line] = done.stderr.strip().splitlines()[-1:]
+    assert line.startswith("paperbot: DISCORD_TOKEN: Discord refused it") and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("nonce_remembered", [True, False])

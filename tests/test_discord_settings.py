@@ -59,8 +59,6 @@ def test_discord_is_chosen_by_its_token_in_the_environment_or_dotenv(tmp_path):
     assert wanted({}, dotenv=env)
 
 
-def test_a_missing_public_key_says_where_to_find_it():
-    s = load(DISCORD_PUBLIC_KEY=None)
-    with pytest.raises(SettingError) as e:
-        s.require("DISCORD_PUBLIC_KEY")
-    assert "Public Key" in str(e.value)
+def test_the_public_key_chooses_http_and_its_absence_the_gateway():
+    assert not load().socket_mode
+    assert load(DISCORD_PUBLIC_KEY=None).socket_mode

@@ -27,6 +27,7 @@ from bot.delivery import Rejected, Uncertain
 from bot.discord import definition, door, render
 from bot.discord.rest import Rest
 from bot.discord.transport import DiscordPoster, DiscordTransport
+from bot.http_door import Refused
 from bot.outbox_sender import OutboxSender
 from bot.replies import AddForm, Code, Mention, Notice, PaperRef, text
 from bot.signups import Change, Member, Refusal
@@ -71,6 +72,8 @@ class DiscordBot:
         self._pools = {
             "work": ThreadPoolExecutor(max_workers=8, thread_name_prefix="paperbot-work"),
             "answer": ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-answer"),
+            # Interactions from the Gateway, each waiting for its worker's answer (apart from "work").
+            "gateway": ThreadPoolExecutor(max_workers=8, thread_name_prefix="paperbot-gateway"),
             "channel": ThreadPoolExecutor(max_workers=2, thread_name_prefix="paperbot-channel"),
         }
         self._pending: set[Future] = set()
@@ -173,6 +176,24 @@ class DiscordBot:
         except Exception:
             log.exception("answering %r failed", line[:80])
             return render.message(Notice(text("Something went wrong while answering that. Try again."), ok=False))
+
+    def from_gateway(self, interaction, arrived: float) -> None:
+        """An INTERACTION_CREATE from the Gateway: answered through the callback route, in the
+        background (the Gateway's reader must not wait for it)."""
+        try:
+            checked = door.check(interaction)
+        except Refused as refusal:  # the Gateway is Discord's own, but nothing here trusts a shape
+            log.warning("ignored an interaction from the Gateway of a shape Discord does not send (%s)", refusal)
+            return
+        self.later(self._answer_callback, checked, arrived, lane="gateway")
+
+    def _answer_callback(self, interaction: dict, arrived: float) -> None:
+        response = self.handle(interaction, arrived)
+        path = f"/interactions/{interaction['id']}/{interaction['token']}/callback"
+        try:
+            self.answers.call("POST", path, response, auth=False)
+        except (Rejected, Uncertain) as e:
+            log.warning("could not answer an interaction: %s", e)
 
     def _submitted(self, ctx: Context, data: dict) -> Notice:
         """The add form, filled in: the paper added, or why not, in one line."""

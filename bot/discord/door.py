@@ -67,6 +67,12 @@ def parse(raw: bytes) -> dict:
         interaction = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise Refused(400, "a body that is not JSON") from None
+    return check(interaction)
+
+
+def check(interaction) -> dict:
+    """`interaction` (from a request's body, or the Gateway's INTERACTION_CREATE), if it has the
+    fields paperbot reads in the types Discord sends; Refused(400) otherwise."""
     if not isinstance(interaction, dict):
         raise Refused(400, "a body that is not a JSON object")
     kind = interaction.get("type")

@@ -1,8 +1,8 @@
-"""`paperbot run` on Discord: register `/paper`, serve HTTP interactions, run the scheduler.
+"""`paperbot run` on Discord: register `/paper`, take interactions, run the scheduler.
 
 With DISCORD_PUBLIC_KEY set, Discord's interactions come to PORT at /discord/interactions, served
 by the neutral door's waitress server (bot.http_door) behind DiscordDoor (signature, replay,
-shape). The Gateway (no public URL) is not available yet.
+shape). Without it, over the Gateway (bot.discord.gateway): no public URL needed.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from bot.delivery import Rejected, Uncertain
 from bot.discord import definition
 from bot.discord.app import DiscordBot
 from bot.discord.door import DiscordDoor
+from bot.discord.gateway import Gateway
 from bot.http_door import Refused, arrival, refuse
 from bot.settings import check_focus_tag
 from bot.store import Store
@@ -33,12 +34,6 @@ class StartError(RuntimeError):
 
 def require_settings(settings) -> None:
     settings.require("DISCORD_TOKEN", "PAPERBOT_CHANNEL")
-    if not settings.public_key:
-        raise StartError(
-            "DISCORD_PUBLIC_KEY is not set: gateway mode is not available yet; set DISCORD_PUBLIC_KEY "
-            "(Developer Portal → General Information → Public Key) to serve HTTP interactions at "
-            f"{INTERACTIONS_PATH} on PORT"
-        )
 
 
 def wsgi(bot: DiscordBot, public_key: str):
@@ -79,6 +74,40 @@ def register(bot: DiscordBot, settings) -> None:
     log.info("registered /paper %s; invite the bot with %s", where, definition.invite_url(bot.app_id))
 
 
+#: How long `run` waits for the Gateway's READY before it says it cannot connect.
+READY_SECONDS = 30.0
+
+
+def serve_gateway(bot: DiscordBot, settings, stop: threading.Event, jobs) -> None:
+    """Interactions over the Gateway until `stop`; the scheduler starts once the session is ready."""
+    gateway = Gateway(bot.rest, settings.token, bot.from_gateway, stop)
+    thread = threading.Thread(target=gateway.run, name="paperbot-gateway-reader", daemon=True)
+    thread.start()
+    try:
+        if not gateway.ready.wait(READY_SECONDS) and not stop.is_set():
+            raise StartError(f"cannot connect to the Discord Gateway (asked of {settings.api_url}/gateway/bot)")
+        if gateway.fatal:
+            raise StartError(gateway.fatal)
+        if stop.is_set():
+            return
+        jobs.start()
+        log.info(
+            "serving Discord interactions over the Gateway; database %s, weekly post to %s at %r in %s",
+            settings.db_path,
+            settings.channel,
+            settings.schedule.expr,
+            settings.timezone.key,
+        )
+        while not stop.wait(0.5):
+            if gateway.fatal:  # refused for good while running: say so and stop
+                log.error("%s; stopping", gateway.fatal)
+                break
+    finally:
+        stop.set()
+        gateway.close()
+        thread.join(3.0)
+
+
 def run(settings, store: Store, stop: threading.Event) -> int:
     check_focus_tag(settings, store)
     for problem in (
@@ -103,6 +132,9 @@ def run(settings, store: Store, stop: threading.Event) -> int:
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
         )
         jobs = scheduler.create(ticker, settings)
+        if not settings.public_key:
+            serve_gateway(bot, settings, stop, jobs)
+            return 0
         try:
             server = http_door.http_server(wsgi(bot, settings.public_key), settings.port)
         except OSError as e:

@@ -25,7 +25,7 @@ API_URL = "https://discord.com/api/v10"
 #: Discord's own settings: `.env.example` and docs/settings.md list them in this order.
 DISCORD_SETTINGS: dict[str, tuple[str | None, str]] = {
     "DISCORD_TOKEN": (None, "bot token: run, post-week and remind serve Discord"),
-    "DISCORD_PUBLIC_KEY": (None, "the application's public key (hex): HTTP interactions at /discord/interactions"),
+    "DISCORD_PUBLIC_KEY": (None, "the application's public key (hex): HTTP interactions; unset, the Gateway"),
     "DISCORD_API_URL": (API_URL, "REST base URL, for a proxy or a local test server"),
     "DISCORD_GUILD": (None, "register /paper in this server only (at once) instead of globally"),
 }
@@ -121,15 +121,10 @@ class DiscordSettings(core.Settings):
         return {**super()._values(), "DISCORD_TOKEN": self.token, "DISCORD_PUBLIC_KEY": self.public_key}
 
     def _unset(self, name: str) -> str:
-        if name == "DISCORD_PUBLIC_KEY":
-            return (
-                "is not set: gateway mode is not available yet, so run serves HTTP interactions, which need "
-                f"the application's public key ({WHERE[name]})"
-            )
         where = f"; find it at {WHERE[name]}" if name in WHERE else ""
         return f"{super()._unset(name)}{where}"
 
     @property
     def socket_mode(self) -> bool:
-        """Whether `run` holds a connection open rather than serving HTTP (cli's signal handling)."""
-        return False
+        """Whether `run` holds a connection open (the Gateway) rather than serving HTTP (cli's signals)."""
+        return self.public_key is None
