@@ -371,3 +371,26 @@ def test_add_opens_a_modal_for_admins_and_its_submission_adds_the_paper(make_bot
     stranger = respond(bot, discord, submit(form, MEMBER, {"title": "Sneaky"}))["data"]
     assert "Only admins" in stranger["content"]
     assert catalog.find(bot.store, "sneaky") is None
+
+
+def test_a_deferred_answer_that_discord_rate_limits_is_sent_after_the_wait(make_bot, discord, tmp_path):
+    bot = make_bot()
+    holder = sqlite3.connect(tmp_path / "paperbot.db", timeout=10, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(2.5, holder.rollback)
+    release.start()
+    discord.fail_next("edit_original", 429, retry_after=0.5)
+    interaction = slash("signup", MEMBER, paper="8")
+    assert respond(bot, discord, interaction)["type"] == 5
+    assert discord.wait_for(lambda d: "signed up" in (d.original(interaction["token"]) or {}).get("content", ""), 10)
+    assert [c.status for c in discord.calls_to("edit_original")] == [429, 200]
+    release.join()
+
+
+def test_a_bot_cannot_be_assigned(make_bot, discord):
+    bot = make_bot()
+    interaction = slash("assign", ADMIN, user="1400000000000000001", paper="7")
+    interaction["data"]["resolved"]["users"]["1400000000000000001"]["bot"] = True
+    refused = respond(bot, discord, interaction)["data"]
+    assert "is a bot and cannot present" in refused["content"]
+    assert bot.store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0

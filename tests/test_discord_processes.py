@@ -11,6 +11,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from discord_standin import APP_ID, GUILD, PUBLIC_KEY, TOKEN, DiscordStandin, click, ping, pings, sign, slash
@@ -324,3 +326,18 @@ def test_a_kill_after_discord_took_the_post_and_before_it_was_recorded_posts_not
     assert again.returncode == 0, again.stderr
     assert len(discord.messages(CHANNEL)) == 1
     assert "an earlier attempt arrived" in again.stdout or "already" in again.stdout
+
+
+def test_remind_sends_a_dm_once(discord, tmp_path):
+    env = env_for(tmp_path, discord)
+    next_week = datetime.now(ZoneInfo("Europe/Berlin")).date() + timedelta(days=7)
+    monday = next_week - timedelta(days=next_week.weekday())
+    line = f"assign {MEMBER} 3 {monday.isoformat()}\n"  # the console's operator is an admin
+    booked = subprocess.run(BOT + ["console"], cwd=tmp_path, env=env, input=line, capture_output=True, text=True)
+    assert booked.returncode == 0 and "presents" in booked.stdout, booked.stdout + booked.stderr
+    at = (monday + timedelta(days=2)).isoformat() + "T12:00"  # Wednesday: a day before Thursday's meeting
+    for _ in range(2):
+        done = subprocess.run(BOT + ["remind", "--at", at], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    [dm] = discord.messages(discord.dm_channel(MEMBER))
+    assert "Reminder: you present" in dm["embeds"][0]["description"] and pings(dm) == set()

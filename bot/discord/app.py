@@ -23,7 +23,7 @@ from bot import announce, catalog, commands
 from bot.answer_time import Replies
 from bot.catalog import InvalidPaper
 from bot.commands import Context, Platform
-from bot.delivery import Rejected, Uncertain
+from bot.delivery import RateLimited, Rejected, Uncertain
 from bot.discord import definition, door, render
 from bot.discord.rest import Rest
 from bot.discord.transport import DiscordPoster, DiscordTransport
@@ -44,6 +44,8 @@ MANAGE_GUILD, ADMINISTRATOR = 1 << 5, 1 << 3
 #: An answer not ready this long after the request came in is deferred: Discord allows 3 seconds.
 DEFER_AFTER = 2.0
 CHOICES_MAX = 25
+#: A deferred answer that Discord rate-limits is tried once more after a wait this short at most.
+ANSWER_RETRY_SECONDS = 5.0
 
 
 def read_member(word: str) -> str | None:
@@ -219,10 +221,18 @@ class DiscordBot:
         body = future.result()
         if MODAL in body:  # a modal can only be the first answer
             body = render.message(AddForm())
-        try:
-            self.answers.call("PATCH", f"/webhooks/{self.app_id}/{token}/messages/@original", body, auth=False)
-        except (Rejected, Uncertain) as e:
-            log.warning("could not send a deferred answer: %s", e)
+        path = f"/webhooks/{self.app_id}/{token}/messages/@original"
+        for last in (False, True):
+            try:
+                self.answers.call("PATCH", path, body, auth=False)
+                return
+            except RateLimited as e:  # the member is waiting: one more try, if Discord asks for a short wait
+                if last or e.retry_after > ANSWER_RETRY_SECONDS or self._stopping.wait(e.retry_after):
+                    log.warning("could not send a deferred answer: %s", e)
+                    return
+            except (Rejected, Uncertain) as e:  # an edit twice is harmless, but a 5xx may well repeat
+                log.warning("could not send a deferred answer: %s", e)
+                return
 
     def _private(self, notice: Notice) -> dict:
         return {"type": MESSAGE, "data": {**render.message(notice), "flags": EPHEMERAL}}

@@ -68,18 +68,17 @@ class Rest:
         conn = kind(self.host, self.port, timeout=timeout or self.timeout)
         try:
             try:
-                conn.request(method, url, body=data, headers=headers)
-            except (ConnectionRefusedError, socket.gaierror) as e:
+                conn.connect()
+            except (ConnectionRefusedError, socket.gaierror) as e:  # certainly not sent
                 raise Unreachable(f"cannot reach Discord ({e})") from None
+            except OSError as e:  # a connect that timed out: nothing was sent either
+                raise Unreachable(f"cannot reach Discord ({e.__class__.__name__}: {e})") from None
             try:
+                conn.request(method, url, body=data, headers=headers)
                 response = conn.getresponse()
                 raw = response.read()
-            except (TimeoutError, OSError, http.client.HTTPException) as e:
+            except (OSError, http.client.HTTPException) as e:  # sent, perhaps: Discord may have done it
                 raise Uncertain(f"no answer from Discord ({e.__class__.__name__}: {e})") from None
-        except OSError as e:  # a connection reset while sending
-            if isinstance(e, Unreachable | Uncertain):
-                raise
-            raise Uncertain(f"no answer from Discord ({e.__class__.__name__}: {e})") from None
         finally:
             conn.close()
         try:
