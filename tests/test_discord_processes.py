@@ -341,3 +341,11 @@ def test_remind_sends_a_dm_once(discord, tmp_path):
         assert done.returncode == 0, done.stderr
     [dm] = discord.messages(discord.dm_channel(MEMBER))
     assert "Reminder: you present" in dm["embeds"][0]["description"] and pings(dm) == set()
+
+
+def test_run_says_at_start_when_the_channel_is_wrong(run_bot, discord):
+    bot = run_bot(PAPERBOT_CHANNEL="1000000000000000099")
+    deadline = time.monotonic() + 10
+    while "PAPERBOT_CHANNEL 1000000000000000099" not in bot.log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "Unknown Channel" in bot.log.read_text() and "no such channel" in bot.log.read_text()

@@ -301,6 +301,19 @@ class DiscordBot:
             except (Rejected, Uncertain) as e:
                 log.warning("could not tell %s: %s", admin, e)
 
+    def check_channel(self) -> None:
+        """Say at start, in the log, when Discord will refuse PAPERBOT_CHANNEL (a mistyped id, a channel
+        the bot cannot see or read): not at the first post."""
+        channel = self.settings.channel
+        if not channel:
+            return
+        try:
+            self.rest.call("GET", f"/channels/{channel}/messages", query={"limit": 1}, timeout=10)
+        except Rejected as e:
+            log.warning("PAPERBOT_CHANNEL %s: %s; the weekly post and announcements wait until it is fixed", channel, e)
+        except Uncertain:
+            pass  # Discord did not answer now: the post will tell, if it comes to that
+
     def close(self, timeout: float = 5) -> bool:
         self._stopping.set()
         deadline = time.monotonic() + timeout

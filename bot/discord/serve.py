@@ -91,6 +91,7 @@ def serve_gateway(bot: DiscordBot, settings, stop: threading.Event, jobs) -> Non
         if stop.is_set():
             return
         jobs.start()
+        bot.later(bot.check_channel)
         log.info(
             "serving Discord interactions over the Gateway; database %s, weekly post to %s at %r in %s",
             settings.db_path,
@@ -140,6 +141,7 @@ def run(settings, store: Store, stop: threading.Event) -> int:
         except OSError as e:
             raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
         jobs.start()
+        bot.later(bot.check_channel)
         log.info(
             "serving Discord interactions on http://0.0.0.0:%s%s; database %s, weekly post to %s at %r in %s",
             settings.port,
