@@ -1,7 +1,7 @@
 """`paperbot VERB` / `python -m bot VERB`: each verb parses its arguments and makes one call.
 
     paperbot console                      # the /paper commands in a terminal
-    paperbot run                          # serve Slack (Socket Mode or HTTP) with the scheduler
+    paperbot run                          # serve Slack or Discord (DISCORD_TOKEN set) with the scheduler
     paperbot post-week --at 2026-12-07T09:00 --dry-run
     paperbot remind
     paperbot import reading-list.csv more.yaml
@@ -349,7 +349,7 @@ def cmd_export(args, settings: Settings) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="paperbot", description="A Slack bot for research reading groups.")
+    p = argparse.ArgumentParser(prog="paperbot", description="A Slack and Discord bot for research reading groups.")
     p.add_argument("-v", "--verbose", action="store_true", help="log more, and show tracebacks")
     # -v after the verb too (paperbot run -v); SUPPRESS keeps a -v given before it.
     verbose = argparse.ArgumentParser(add_help=False)
@@ -357,7 +357,9 @@ def parser() -> argparse.ArgumentParser:
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     run = verbs.add_parser(
-        "run", parents=[verbose], help="connect to Slack and serve (Socket Mode or HTTP) with the scheduler"
+        "run",
+        parents=[verbose],
+        help="connect to Slack (Socket Mode or HTTP) or Discord (Gateway or HTTP) and serve, with the scheduler",
     )
     run.set_defaults(fn=cmd_run)
 

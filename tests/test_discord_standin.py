@@ -171,3 +171,27 @@ def test_sign_is_ed25519_over_timestamp_and_body():
     headers = sign('{"type":1}', timestamp="1700000000")
     VerifyKey(bytes.fromhex(PUBLIC_KEY)).verify(b'1700000000{"type":1}', bytes.fromhex(headers["X-Signature-Ed25519"]))
     assert KEY.verify_key.encode().hex() == PUBLIC_KEY
+
+
+def test_the_gateway_says_hello_checks_identify_and_acks_heartbeats(discord):
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    url = call(discord, "GET", "/gateway/bot")[1]["url"]
+    with connect(url + "/?v=10&encoding=json") as ws:
+        hello = json.loads(ws.recv(timeout=5))
+        assert hello["op"] == 10 and hello["d"]["heartbeat_interval"] > 0
+        ws.send(json.dumps({"op": 2, "d": {"token": TOKEN, "intents": 0, "properties": {}}}))
+        ready = json.loads(ws.recv(timeout=5))
+        assert (ready["op"], ready["t"], ready["d"]["user"]["id"]) == (0, "READY", BOT_ID)
+        ws.send(json.dumps({"op": 1, "d": 1}))
+        assert json.loads(ws.recv(timeout=5))["op"] == 11
+        discord.dispatch({"id": "1", "type": 2})
+        event = json.loads(ws.recv(timeout=5))
+        assert (event["t"], event["d"]["id"]) == ("INTERACTION_CREATE", "1")
+    with connect(url) as ws:
+        ws.recv(timeout=5)
+        ws.send(json.dumps({"op": 2, "d": {"token": "wrong", "intents": 0, "properties": {}}}))
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=5)
+        assert closed.value.rcvd.code == 4004
