@@ -394,3 +394,23 @@ def test_a_bot_cannot_be_assigned(make_bot, discord):
     refused = respond(bot, discord, interaction)["data"]
     assert "is a bot and cannot present" in refused["content"]
     assert bot.store.db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0
+
+
+def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monkeypatch):
+    from discord_standin import check_commands
+
+    from bot import commands
+    from bot.discord import definition
+
+    extra = commands.Command("retire", "<paper>", "retire a paper", "retire 7", commands.cmd_show, admin=True)
+    monkeypatch.setattr(commands, "COMMANDS", [*commands.COMMANDS, extra])
+    monkeypatch.setitem(commands.BY_NAME, "retire", extra)
+    body = definition.definition()
+    check_commands(body)
+    subs = {o["name"]: o for o in body[0]["options"]}
+    assert set(subs) == {c.name for c in commands.COMMANDS}
+    assert definition.line_of(slash("retire", MEMBER, args="7")["data"]) == "retire 7"
+    data = slash("assign", MEMBER, user=ADMIN, paper="7", date="next")["data"]
+    assert definition.line_of(data) == f"assign <@{ADMIN}> 7 next"
+    data = slash("search", MEMBER, words="  数据   并行 ")["data"]
+    assert definition.line_of(data) == "search 数据 并行"

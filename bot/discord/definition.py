@@ -44,9 +44,7 @@ PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 16)
 
 def definition() -> list[dict]:
     subs = []
-    for c in commands.COMMANDS:
-        if c.name not in OPTIONS:
-            continue  # a verb of the core that Discord does not offer yet
+    for c in commands.COMMANDS[:MAX_SUBCOMMANDS]:
         options = [
             {
                 "name": name,
@@ -55,7 +53,7 @@ def definition() -> list[dict]:
                 "required": required,
                 **({"autocomplete": True} if auto else {}),
             }
-            for name, kind, about, required, auto in OPTIONS[c.name]
+            for name, kind, about, required, auto in options_of(c)
         ]
         about = c.summary + (" (admins)" if c.admin else "")
         subs.append({"name": c.name, "type": SUBCOMMAND, "description": about[:100], "options": options})
@@ -71,6 +69,20 @@ def definition() -> list[dict]:
     ]
 
 
+#: Discord's most options (here subcommands) a command.
+MAX_SUBCOMMANDS = 25
+
+
+def options_of(command: commands.Command) -> list[tuple[str, int, str, bool, bool]]:
+    """A verb's options: as OPTIONS says, or for a verb of the core not described there yet, one
+    optional string with the rest of the command line, so that every verb can be run."""
+    if command.name in OPTIONS:
+        return OPTIONS[command.name]
+    if not command.args:
+        return []
+    return [("args", STRING, f"{command.args}, e.g. {command.example}"[:100], False, False)]
+
+
 def line_of(data: dict) -> str:
     """The core's command text for a `/paper` interaction's data."""
     subs = data.get("options") or []
@@ -80,7 +92,8 @@ def line_of(data: dict) -> str:
     verb = str(sub.get("name", "help"))
     given = {o.get("name"): o.get("value") for o in sub.get("options") or [] if isinstance(o, dict)}
     words = [verb]
-    for name, kind, *_ in OPTIONS.get(verb, []):
+    command = commands.BY_NAME.get(verb)
+    for name, kind, *_ in options_of(command) if command is not None else []:
         value = given.get(name)
         if value is None or value == "":
             continue
