@@ -225,7 +225,11 @@ def check_modal(data: Any) -> None:
         if row.get("type") != 1 or len(inputs) != 1 or inputs[0].get("type") != 4:
             raise Refused(400, 50035, f"Invalid Form Body: data.components.{r}: one text input a row")
         i = inputs[0]
-        if not 1 <= len(i.get("label") or "") <= 45 or i.get("style") not in (1, 2):
+        if (
+            not 1 <= len(i.get("label") or "") <= 45
+            or i.get("style") not in (1, 2)
+            or len(i.get("placeholder") or "") > 100
+        ):
             raise Refused(400, 50035, f"Invalid Form Body: data.components.{r}.components.0: label or style")
         if not 1 <= len(i.get("custom_id") or "") <= MAX_CUSTOM_ID or not 1 <= i.get("max_length", 4000) <= 4000:
             raise Refused(400, 50035, f"Invalid Form Body: data.components.{r}.components.0: custom_id or max_length")

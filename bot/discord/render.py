@@ -411,12 +411,13 @@ def _(reply: AddForm) -> dict:  # only reached when the form cannot be opened (a
 
 
 ADD_FORM = "add"
-#: The add form's inputs (Discord allows five): name, label, paragraph, required, most characters.
+#: The add form's inputs (Discord allows five; labels up to 45 characters): name, label, placeholder,
+#: paragraph, required, most characters.
 ADD_FIELDS = (
-    ("title", "Title", False, True, 300),
-    ("url", "Link", False, False, 1000),
-    ("summary", "Summary", True, False, 3000),
-    ("tags", "Tags, separated by commas (e.g. parallelism-dp, moe)", False, False, 300),
+    ("title", "Title", "Streaming DiLoCo with Overlapping Communication", False, True, 300),
+    ("url", "Link", "https://arxiv.org/abs/…", False, False, 1000),
+    ("summary", "Summary", "", True, False, 3000),
+    ("tags", "Tags, separated by commas", "parallelism-dp, moe", False, False, 300),
 )
 
 
@@ -429,14 +430,15 @@ def add_form() -> dict:
                 {
                     "type": 4,
                     "custom_id": name,
-                    "label": label[:45],
+                    "label": label,
                     "style": 2 if paragraph else 1,
                     "required": required,
                     "max_length": most,
+                    **({"placeholder": placeholder} if placeholder else {}),
                 }
             ],
         }
-        for name, label, paragraph, required, most in ADD_FIELDS
+        for name, label, placeholder, paragraph, required, most in ADD_FIELDS
     ]
     return {"custom_id": ADD_FORM, "title": "Add a paper", "components": rows_}
 
