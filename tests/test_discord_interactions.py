@@ -59,6 +59,15 @@ def discord():
         yield d
 
 
+def seeded_store(path) -> Store:
+    """The database with the seed catalog, as the CLI opens it (catalog.open_store where the core
+    has it, else Store, which seeded by itself)."""
+    from bot import catalog
+
+    opener = getattr(catalog, "open_store", None)
+    return opener(path) if opener is not None else Store(path)
+
+
 @pytest.fixture
 def make_bot(tmp_path, discord):
     made = []
@@ -76,7 +85,7 @@ def make_bot(tmp_path, discord):
             **env,
         }
         settings = DiscordSettings.load(values, dotenv=None)
-        bot = DiscordBot(settings, Store(settings.db_path))
+        bot = DiscordBot(settings, seeded_store(settings.db_path))
         bot.app_id = APP_ID
         made.append(bot)
         return bot

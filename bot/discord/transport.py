@@ -17,7 +17,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from bot import announce, commands, outbox, weekly
+from bot import announce, commands, weekly
 from bot.calendar import Week
 from bot.delivery import Delivery, Rejected, Sent
 from bot.discord import render
@@ -146,23 +146,40 @@ class DiscordTransport:
 
 
 class DiscordPoster:
-    """bot.outbox_sender.Poster for Discord."""
+    """bot.outbox_sender.Poster for Discord: announcements as one line a change, marked by a nonce
+    from their outbox row, and found again by their text among the bot's messages."""
 
     def __init__(self, bot):
         self.bot = bot
 
-    def _body(self, item: outbox.Item) -> dict:
-        change = announce.change_of(self.bot.store, item.payload["change"], self.bot.group.tz)
-        return render.announcement(commands.announcement(change))
+    def _parts(self, announcement) -> tuple[str, list[dict], str]:
+        """(channel, the changes as the outbox keeps them, a key of its rows) of an announcement: an
+        outbox.Item of one change, or the core's Announcement of several (what stands of them)."""
+        if hasattr(announcement, "changes"):
+            rows = ",".join(str(r) for r in announcement.rows)
+            return announcement.channel, list(announcement.changes), f"{rows} {announcement.queued}"
+        payload = announcement.payload
+        return payload["channel"], [payload["change"]], f"{announcement.id} {announcement.created_at}"
 
-    def announce(self, item: outbox.Item) -> None:
-        self.bot.transport.post(item.payload["channel"], self._body(item), f"outbox {item.id} {item.created_at}")
-
-    def announced(self, item: outbox.Item) -> bool:
-        content = self._body(item)["content"]
-        found = self.bot.transport.find_message(
-            item.payload["channel"], item.created_at - 600, lambda m: m.get("content") == content
+    def _body(self, announcement) -> tuple[str, dict, str]:
+        channel, kept, key = self._parts(announcement)
+        tz = self.bot.group.tz
+        lines = [render.markdown(commands.announcement(announce.change_of(self.bot.store, k, tz))) for k in kept]
+        return (
+            channel,
+            {"content": render.cut("\n".join(lines), render.MAX_CONTENT), "allowed_mentions": render.NOBODY},
+            key,
         )
+
+    def announce(self, announcement) -> None:
+        channel, body, key = self._body(announcement)
+        if body["content"]:
+            self.bot.transport.post(channel, body, f"outbox {key}")
+
+    def announced(self, announcement) -> bool:
+        channel, body, _ = self._body(announcement)
+        since = getattr(announcement, "queued", None) or getattr(announcement, "created_at", 0.0)
+        found = self.bot.transport.find_message(channel, since - 600, lambda m: m.get("content") == body["content"])
         return found is not None
 
     def refresh_post(self, week: Week) -> bool:
