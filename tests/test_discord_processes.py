@@ -363,3 +363,15 @@ def test_run_and_post_week_at_once_make_one_post(run_bot, discord, tmp_path):
     db = sqlite3.connect(tmp_path / "paperbot.db")
     assert db.execute("SELECT state FROM deliveries WHERE kind = 'post'").fetchall() == [("sent",)]
     assert len(discord.messages(CHANNEL)) == 1
+
+
+def test_a_discord_install_reads_its_settings_from_dotenv(discord, tmp_path):
+    env = env_for(tmp_path, discord)
+    settings = {k: env.pop(k) for k in list(env) if k.startswith(("DISCORD_", "PAPERBOT_"))}
+    (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+    done = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "Posted the paper of the week" in done.stdout and len(discord.messages(CHANNEL)) == 1
+    (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in settings.items()) + "SLACK_BOT_TOKEN=xoxb-1\n")
+    both = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert both.returncode == 2 and both.stderr.startswith("paperbot: SLACK_BOT_TOKEN and DISCORD_TOKEN: both are set")
