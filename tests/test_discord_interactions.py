@@ -423,3 +423,40 @@ def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monke
     assert definition.line_of(data) == f"assign <@{ADMIN}> 7 next"
     data = slash("search", MEMBER, words="  数据   并行 ")["data"]
     assert definition.line_of(data) == "search 数据 并行"
+
+
+def _json_values():
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers(-3, 10**20) | st.text(max_size=30) | st.floats(allow_nan=False)
+    return st.recursive(
+        scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=10), c, max_size=4), max_leaves=12
+    )
+
+
+def test_whatever_a_signed_body_holds_the_answer_is_a_response_or_a_400(make_bot, discord):
+    """Never a 500: the door refuses a shape Discord does not send, and the bot answers every shape it admits."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from bot.discord.door import check
+
+    bot = make_bot()
+    base = slash("signup", MEMBER, paper="7")
+    fields = st.sampled_from(["type", "data", "member", "token", "id", "application_id", "message", "user"])
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.dictionaries(fields, _json_values(), max_size=3), st.sampled_from([1, 2, 3, 4, 5]))
+    def run(changes, kind):
+        interaction = {**base, "type": kind, **changes}
+        if kind == 3 and "data" not in changes:
+            interaction["data"] = {"custom_id": "r0:week"}
+        try:
+            admitted = check(interaction)
+        except Refused as e:
+            assert e.status == 400
+            return
+        response = bot.handle(admitted, time.monotonic())
+        assert response["type"] in (1, 4, 5, 6, 7, 8, 9)
+
+    run()
