@@ -1,7 +1,7 @@
 """`paperbot VERB` / `python -m bot VERB`: each verb parses its arguments and makes one call.
 
     paperbot console                      # the /paper commands in a terminal
-    paperbot run                          # serve Slack (Socket Mode or HTTP) with the scheduler
+    paperbot run                          # serve Slack or Discord (DISCORD_TOKEN set) with the scheduler
     paperbot post-week --at 2026-12-07T09:00 --dry-run
     paperbot remind
     paperbot import reading-list.csv more.yaml
@@ -105,6 +105,25 @@ def _say_new_database(path: Path, papers: int) -> None:
     print(line, file=sys.stderr)
 
 
+def load_settings(environ) -> Settings:
+    """The settings of the platform this install serves: Discord when DISCORD_TOKEN is set, else Slack."""
+    from bot.discord.settings import DiscordSettings, wanted
+
+    if wanted(environ):
+        return DiscordSettings.load(environ)  # type: ignore[return-value]
+    return Settings.load(environ)
+
+
+def _on_discord(settings) -> bool:
+    from bot.discord.settings import DiscordSettings
+
+    return isinstance(settings, DiscordSettings)
+
+
+def _token_name(settings) -> str:
+    return "DISCORD_TOKEN" if _on_discord(settings) else "SLACK_BOT_TOKEN"
+
+
 # -- verbs ---------------------------------------------------------------------
 
 
@@ -158,9 +177,15 @@ def cmd_run(args, settings: Settings) -> int:
 
     stop = threading.Event()
     _stop_on_signals(stop, unwind=not settings.socket_mode)  # before the slow imports below
-    from bot.slack import serve
+    if _on_discord(settings):
+        from bot.discord import serve
+    else:
+        from bot.slack import serve
 
-    serve.require_settings(settings)
+    try:
+        serve.require_settings(settings)
+    except serve.StartError as e:
+        raise Failure(str(e)) from None
     logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" on every burst
     if not args.verbose:
@@ -209,6 +234,11 @@ def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:
 
 
 def _transport(settings: Settings):
+    if _on_discord(settings):
+        from bot.discord.rest import Rest
+        from bot.discord.transport import DiscordTransport
+
+        return DiscordTransport(Rest(settings.api_url, settings.token), settings.admins)
     from bot.slack.client import SlackTransport, make_client
 
     return SlackTransport(make_client(settings, retries=False))
@@ -218,7 +248,7 @@ def cmd_post_week(args, settings: Settings) -> int:
     from bot import console, delivery, slots, weekly
 
     if not args.dry_run:
-        settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
+        settings.require(_token_name(settings), "PAPERBOT_CHANNEL")
     store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     check_focus_tag(settings, store)
     at = _parse_at(args.at, settings)
@@ -252,7 +282,7 @@ def cmd_post_week(args, settings: Settings) -> int:
 
     def waiting(seconds: float) -> bool:  # a post that Slack did not take is tried again: say so, to a person
         if sys.stderr.isatty():  # a script or cron gets the outcome alone, in one line
-            print(f"paperbot: Slack did not take the post yet; trying again in {seconds:g} s", file=sys.stderr)
+            print(f"paperbot: the platform did not take the post yet; trying again in {seconds:g} s", file=sys.stderr)
         time.sleep(seconds)
         return False
 
@@ -297,7 +327,7 @@ def cmd_post_week(args, settings: Settings) -> int:
 def cmd_remind(args, settings: Settings) -> int:
     from bot import reminders
 
-    settings.require("SLACK_BOT_TOKEN")
+    settings.require(_token_name(settings))
     store = _store(settings)
     at = _parse_at(args.at, settings)
     sendings = reminders.send_due(store, settings.group, _transport(settings), at, force=True)
@@ -307,7 +337,8 @@ def cmd_remind(args, settings: Settings) -> int:
         if s.result.delivered:
             print(f"Reminded {r.presenter} about #{r.paper.number} {r.paper.title} ({r.week.key}).")
         elif s.result.status == "unreachable":  # signed up from the console, as its operator
-            print(f"No reminder for {r.presenter} about {r.week.key}: not a Slack user.")
+            platform = "Discord" if _on_discord(settings) else "Slack"
+            print(f"No reminder for {r.presenter} about {r.week.key}: not a {platform} user.")
         elif s.result.status == "busy":  # the scheduler in `run`, or another `remind`: not a failure of ours
             print(f"Not reminding {r.presenter} about {r.week.key} from here: {s.result.detail}.")
         elif s.result.status == "moot":  # the week changed while it waited: nothing to send, not a failure
@@ -417,7 +448,7 @@ def _version() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="paperbot", description="A Slack bot for research reading groups.")
+    p = argparse.ArgumentParser(prog="paperbot", description="A Slack and Discord bot for research reading groups.")
     p.add_argument("-v", "--verbose", action="store_true", help="log more, and show tracebacks")
     p.add_argument("--version", action="version", version=f"paperbot {_version()}")
     # -v after the verb too (paperbot run -v); SUPPRESS keeps a -v given before it.
@@ -426,7 +457,9 @@ def parser() -> argparse.ArgumentParser:
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     run = verbs.add_parser(
-        "run", parents=[verbose], help="connect to Slack and serve (Socket Mode or HTTP) with the scheduler"
+        "run",
+        parents=[verbose],
+        help="connect to Slack (Socket Mode or HTTP) or Discord (Gateway or HTTP) and serve, with the scheduler",
     )
     run.set_defaults(fn=cmd_run)
 
@@ -471,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        settings = Settings.load(os.environ)
+        settings = load_settings(os.environ)
         return args.fn(args, settings)
     except (SettingError, Failure) as e:
         print(f"paperbot: {e}", file=sys.stderr)

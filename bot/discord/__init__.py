@@ -1,0 +1,1 @@
+"""The Discord adapter: settings, the HTTP interactions door, rendering, REST and delivery."""

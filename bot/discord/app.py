@@ -1,0 +1,329 @@
+"""What Discord's interactions get: `/paper` commands, button clicks and autocomplete, answered.
+
+    bot = DiscordBot(settings, store)
+    response = bot.handle(interaction, arrived)   # the interaction response, within Discord's 3 s
+
+A command runs in a worker; its answer goes back as the HTTP response when it is ready within
+DEFER_AFTER seconds of the request's arrival (type 4, or 7 for a pager), else the response defers
+(type 5, or 6) and the answer replaces `@original` through the REST API when it is ready.
+Replies are ephemeral. Announcements and the post's updates go through the core's outbox.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import TimeoutError as FutureTimeout
+from datetime import datetime
+
+from bot import announce, catalog, commands
+from bot.answer_time import Replies
+from bot.catalog import InvalidPaper
+from bot.commands import Context, Platform
+from bot.delivery import RateLimited, Rejected, Uncertain
+from bot.discord import definition, door, render
+from bot.discord.rest import Rest
+from bot.discord.transport import DiscordPoster, DiscordTransport
+from bot.http_door import Refused
+from bot.outbox_sender import OutboxSender
+from bot.replies import AddForm, Code, Mention, Notice, PaperRef, text
+from bot.signups import Change, Member, Refusal
+from bot.store import Busy, Store
+
+log = logging.getLogger(__name__)
+
+#: Interaction response types.
+PONG, MESSAGE, DEFERRED_MESSAGE, DEFERRED_UPDATE, UPDATE, CHOICES, MODAL_FORM = 1, 4, 5, 6, 7, 8, 9
+#: The key under which a worker hands back a modal instead of a message.
+MODAL = "modal"
+EPHEMERAL = 1 << 6
+MANAGE_GUILD, ADMINISTRATOR = 1 << 5, 1 << 3
+#: An answer not ready this long after the request came in is deferred: Discord allows 3 seconds.
+DEFER_AFTER = 2.0
+CHOICES_MAX = 25
+#: A deferred answer that Discord rate-limits is tried once more after a wait this short at most.
+ANSWER_RETRY_SECONDS = 5.0
+
+
+def read_member(word: str) -> str | None:
+    """The member a word of a command names: `<@123…>`, `<@!123…>` or the bare id."""
+    w = word.strip()
+    if w.startswith("<@") and w.endswith(">"):
+        w = w[2:-1].lstrip("!")
+    return w if render.is_discord_user(w) else None
+
+
+PLATFORM = Platform(read_member, member_example="123456789012345678", tags_page=render.TAGS_PAGE)
+
+
+class DiscordBot:
+    def __init__(self, settings, store: Store, *, clock: Callable[[], datetime] | None = None):
+        self.settings = settings
+        self.store = store
+        self.group = settings.group
+        self.clock = clock or settings.now
+        self.rest = Rest(settings.api_url, settings.token)
+        self.answers = Rest(settings.api_url, settings.token, timeout=5)
+        self.transport = DiscordTransport(self.rest, settings.admins)
+        self.app_id: str | None = None
+        self.replies = Replies()
+        self._stopping = threading.Event()
+        self._pools = {
+            "work": ThreadPoolExecutor(max_workers=8, thread_name_prefix="paperbot-work"),
+            "answer": ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-answer"),
+            # Interactions from the Gateway, each waiting for its worker's answer (apart from "work").
+            "gateway": ThreadPoolExecutor(max_workers=8, thread_name_prefix="paperbot-gateway"),
+            "channel": ThreadPoolExecutor(max_workers=2, thread_name_prefix="paperbot-channel"),
+        }
+        self._pending: set[Future] = set()
+        self._pending_lock = threading.Lock()
+        self.outbox = OutboxSender(
+            store, DiscordPoster(self), lambda fn, *a: self.later(fn, *a, lane="channel"), self.replies, self._stopping
+        )
+
+    # -- who -------------------------------------------------------------------------
+
+    def context(self, interaction: dict) -> Context:
+        user = door.user_of(interaction) or ""
+        member = interaction.get("member") or {}
+        try:
+            permissions = int(member.get("permissions") or 0)
+        except (TypeError, ValueError):
+            permissions = 0
+        admins = self.settings.admins
+
+        def is_admin() -> bool:
+            return user in admins or bool(permissions & (MANAGE_GUILD | ADMINISTRATOR))
+
+        resolved = ((interaction.get("data") or {}).get("resolved") or {}).get("users") or {}
+
+        def vet(presenter: str) -> None:
+            known = resolved.get(presenter)
+            if presenter == self.app_id or (isinstance(known, dict) and known.get("bot")):
+                raise Refusal(Mention(presenter), " is a bot and cannot present. Name a member of the group.")
+
+        s = self.settings
+        return Context(
+            self.store,
+            self.group,
+            Member(user, is_admin),
+            self.clock(),
+            s.focus_tag,
+            s.channel,
+            self.queue_change,
+            vet,
+            PLATFORM,
+        )
+
+    def queue_change(self, change: Change) -> None:
+        if self.settings.channel:
+            announce.queue(self.store, self.settings.channel, change)
+
+    # -- interactions ------------------------------------------------------------------
+
+    def handle(self, interaction: dict, arrived: float | None = None) -> dict:
+        """The response to a verified interaction (door.parse checked its shape)."""
+        kind = interaction["type"]
+        if kind == door.PING:
+            return {"type": PONG}
+        if kind == door.AUTOCOMPLETE:
+            return {"type": CHOICES, "data": {"choices": self.choices(interaction["data"])}}
+        update = False
+        if kind == door.COMMAND:
+            if interaction["data"].get("name") != "paper":
+                return self._private(Notice(text("I only know ", Code("/paper"), "."), ok=False))
+            line, weekly = definition.line_of(interaction["data"]), False
+        elif kind == door.COMPONENT:
+            which, line = render.command_of(interaction["data"]["custom_id"])
+            if line is None:
+                return self._private(
+                    Notice(text("That button is from before a restart: type the command instead."), ok=False)
+                )
+            weekly, update = which == render.WEEKLY, which == render.PAGE
+        else:  # the add form, submitted
+            line, weekly = "", False
+
+        future = self._pools["work"].submit(self._answer, interaction, line, weekly)
+        left = (arrived if arrived is not None else time.monotonic()) + DEFER_AFTER - time.monotonic()
+        try:
+            body = future.result(timeout=max(left, 0.05))
+        except FutureTimeout:
+            token = interaction["token"]
+            future.add_done_callback(lambda f: self._when_ready(token, f))
+            return {"type": DEFERRED_UPDATE} if update else {"type": DEFERRED_MESSAGE, "data": {"flags": EPHEMERAL}}
+        if MODAL in body:
+            return {"type": MODAL_FORM, "data": body[MODAL]}
+        if update:
+            return {"type": UPDATE, "data": body}
+        return {"type": MESSAGE, "data": {**body, "flags": EPHEMERAL}}
+
+    def _answer(self, interaction: dict, line: str, weekly: bool) -> dict:
+        """The answer's message body (or {MODAL: the form} for the add form)."""
+        try:
+            with self.replies.one():
+                ctx = self.context(interaction)
+                if interaction["type"] == door.MODAL_SUBMIT:
+                    return render.message(self._submitted(ctx, interaction["data"]))
+                if weekly:
+                    line = commands.post_button(ctx, line)
+                answer = commands.run(ctx, line)
+            if answer.change is not None:
+                self.wake_outbox()
+            if isinstance(answer.reply, AddForm):
+                return {MODAL: render.add_form()}
+            return render.message(answer.reply)
+        except Exception:
+            log.exception("answering %r failed", line[:80])
+            return render.message(Notice(text("Something went wrong while answering that. Try again."), ok=False))
+
+    def from_gateway(self, interaction, arrived: float) -> None:
+        """An INTERACTION_CREATE from the Gateway: answered through the callback route, in the
+        background (the Gateway's reader must not wait for it)."""
+        try:
+            checked = door.check(interaction)
+        except Refused as refusal:  # the Gateway is Discord's own, but nothing here trusts a shape
+            log.warning("ignored an interaction from the Gateway of a shape Discord does not send (%s)", refusal)
+            return
+        self.later(self._answer_callback, checked, arrived, lane="gateway")
+
+    def _answer_callback(self, interaction: dict, arrived: float) -> None:
+        response = self.handle(interaction, arrived)
+        path = f"/interactions/{interaction['id']}/{interaction['token']}/callback"
+        try:
+            self.answers.call("POST", path, response, auth=False)
+        except (Rejected, Uncertain) as e:
+            log.warning("could not answer an interaction: %s", e)
+
+    def _submitted(self, ctx: Context, data: dict) -> Notice:
+        """The add form, filled in: the paper added, or why not, in one line."""
+        if data.get("custom_id") != render.ADD_FORM:
+            return Notice(text("That form is not paperbot's any more. Try the command again."), ok=False)
+        try:
+            paper = commands.add_paper(ctx, render.form_values(data))
+        except Refusal as refusal:
+            return Notice(refusal.text, ok=False)
+        except Busy:
+            return Notice(text(commands.BUSY), ok=False)
+        except InvalidPaper as e:
+            return Notice(text(str(e), " Nothing was added: ", Code("/paper add"), " opens the form again."), ok=False)
+        return Notice(text("Added ", PaperRef(paper), " (", Code(paper.id), ")."))
+
+    def _when_ready(self, token: str, future: Future) -> None:
+        try:
+            self.later(self._edit_original, token, future)
+        except RuntimeError:  # stopping: the pools take nothing more
+            log.warning("stopped before a deferred answer was sent")
+
+    def _edit_original(self, token: str, future: Future) -> None:
+        body = future.result()
+        if MODAL in body:  # a modal can only be the first answer
+            body = render.message(AddForm())
+        path = f"/webhooks/{self.app_id}/{token}/messages/@original"
+        for last in (False, True):
+            try:
+                self.answers.call("PATCH", path, body, auth=False)
+                return
+            except RateLimited as e:  # the member is waiting: one more try, if Discord asks for a short wait
+                if last or e.retry_after > ANSWER_RETRY_SECONDS or self._stopping.wait(e.retry_after):
+                    log.warning("could not send a deferred answer: %s", e)
+                    return
+            except (Rejected, Uncertain) as e:  # an edit twice is harmless, but a 5xx may well repeat
+                log.warning("could not send a deferred answer: %s", e)
+                return
+
+    def _private(self, notice: Notice) -> dict:
+        return {"type": MESSAGE, "data": {**render.message(notice), "flags": EPHEMERAL}}
+
+    def choices(self, data: dict) -> list[dict]:
+        """Up to 25 autocomplete choices for a `paper` or `tag` option, from the catalog."""
+        found = definition.focused(data)
+        if found is None:
+            return []
+        _, option, typed = found
+        typed = typed.strip()
+        if option == "tag":
+            folded = catalog.fold_tag(typed) if typed else ""
+            tags = catalog.tag_counts(self.store)
+            starts = [t for t in tags if t[0].startswith(folded)]
+            inside = [t for t in tags if folded in t[0] and not t[0].startswith(folded)]
+            return [{"name": f"{t} ({n})"[:100], "value": t[:100]} for t, n in (starts + inside)[:CHOICES_MAX]]
+        if option != "paper":
+            return []
+        papers: list = []
+        if not typed:
+            for p in catalog.all_papers(self.store, batch=CHOICES_MAX):
+                papers.append(p)
+                if len(papers) == CHOICES_MAX:
+                    break
+        else:
+            exact = catalog.find(self.store, typed.lstrip("#＃"), with_tags=False)
+            if exact is not None:
+                papers.append(exact)
+            page = catalog.search(self.store, typed, 1)
+            if page is not None:
+                papers += [p for p in page.papers if exact is None or p.number != exact.number]
+        return [{"name": f"#{p.number} {p.title}"[:100], "value": str(p.number)} for p in papers[:CHOICES_MAX]]
+
+    # -- background ----------------------------------------------------------------------
+
+    def later(self, fn: Callable, *args, lane: str = "answer") -> Future:
+        def guarded():
+            try:
+                fn(*args)
+            except Exception:
+                log.exception("background %s failed", getattr(fn, "__name__", fn))
+
+        future = self._pools[lane].submit(guarded)
+        with self._pending_lock:
+            self._pending.add(future)
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: Future) -> None:
+        with self._pending_lock:
+            self._pending.discard(future)
+
+    def wake_outbox(self) -> None:
+        self.outbox.wake()
+
+    def tell_admins(self, message: str) -> None:
+        for admin in sorted(self.settings.admins):
+            try:
+                channel = self.transport.dm_channel(admin)
+                self.rest.call(
+                    "POST",
+                    f"/channels/{channel}/messages",
+                    {"content": message[:2000], "allowed_mentions": render.NOBODY},
+                )
+            except (Rejected, Uncertain) as e:
+                log.warning("could not tell %s: %s", admin, e)
+
+    def check_channel(self) -> None:
+        """Say at start, in the log, when Discord will refuse PAPERBOT_CHANNEL (a mistyped id, a channel
+        the bot cannot see or read): not at the first post."""
+        channel = self.settings.channel
+        if not channel:
+            return
+        try:
+            self.rest.call("GET", f"/channels/{channel}/messages", query={"limit": 1}, timeout=10)
+        except Rejected as e:
+            log.warning("PAPERBOT_CHANNEL %s: %s; the weekly post and announcements wait until it is fixed", channel, e)
+        except Uncertain:
+            pass  # Discord did not answer now: the post will tell, if it comes to that
+
+    def close(self, timeout: float = 5) -> bool:
+        self._stopping.set()
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._pending_lock:
+                pending = set(self._pending)
+            if not pending or time.monotonic() > deadline:
+                break
+            wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+        for pool in self._pools.values():
+            pool.shutdown(wait=False, cancel_futures=True)
+        with self._pending_lock:
+            return not self._pending

@@ -1,0 +1,507 @@
+"""Discord messages for every reply: pure functions from `bot.replies` values to message bodies.
+
+    render.message(Notice(text("Signed up: ", Mention("1300…"))))
+    # {"content": "Signed up: <@1300…>", "allowed_mentions": {"parse": []}}
+
+One style throughout: `content` and embeds, with buttons in action rows (not Components V2).
+Everything a member wrote (titles, summaries, tags, ids, query words) goes through `escape`, and
+every message carries `allowed_mentions` naming nobody, so a title such as `@everyone <@123>`
+is shown as text and pings nobody. Each builder keeps within Discord's limits itself: 2,000
+characters of content, 10 embeds and 6,000 characters across them, 5 rows of 5 buttons,
+`custom_id` up to 100 characters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from datetime import datetime
+from functools import singledispatch
+
+from bot.replies import (
+    COMMAND,
+    AddForm,
+    Bold,
+    Button,
+    Code,
+    Help,
+    Mention,
+    Mine,
+    Notice,
+    PaperCard,
+    PaperList,
+    PaperRef,
+    Reminder,
+    Schedule,
+    SlotLine,
+    TagCounts,
+    Text,
+    WeekCard,
+    WeeklyPost,
+    When,
+    booked,
+)
+
+MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION = 2000, 10, 6000, 4096
+MAX_TITLE, MAX_FIELD, MAX_FOOTER = 256, 1024, 2048
+MAX_ROWS, MAX_BUTTONS, MAX_CUSTOM_ID, MAX_LABEL = 5, 5, 100, 80
+#: Room left for what Discord counts and we do not see (a field's name, a footer): never over.
+EMBED_BUDGET = MAX_EMBED_TOTAL - 200
+#: Tags one reply lists: 100 lines of at most 50 characters fit one embed's budget.
+TAGS_PAGE = 100
+NOBODY: dict = {"parse": []}
+#: The weekly post's footer, which `find` looks for in the channel's history.
+POST_FOOTER = "paper of the week · "
+REMINDER_FOOTER = "paperbot reminder · "
+#: Embed colour: the group's colour for cards and posts.
+COLOUR = 0x5865F2
+
+#: custom_id kinds: run a command and answer privately; a pager (update the message); the weekly
+#: post's sign-up; a command kept here because it is too long for a custom_id.
+RUN, PAGE, WEEKLY = "r", "p", "w"
+
+_MARKDOWN = re.compile(r"([\\*_~`|>#\-\[\]<])")
+_EVERYONE = re.compile(r"@(everyone|here)")
+
+
+def escape(raw: str) -> str:
+    """Member text, inert in Discord's markdown: `\\ * _ ~ ` | > # - [ ]` (and `<`, so that no
+    mention, channel or timestamp is formed) backslash-escaped; `@everyone`/`@here` broken with a
+    zero-width space, as discord.py's escape_mentions does (allowed_mentions already stops the ping)."""
+    if not raw:
+        return raw
+    out = _MARKDOWN.sub(r"\\\1", raw)
+    return _EVERYONE.sub("@\u200b\\1", out)
+
+
+def clip(raw: str, limit: int) -> str:
+    """`raw` escaped, cut so that the escaped form fits `limit` characters, never after a lone `\\`."""
+    escaped = escape(raw)
+    if len(escaped) <= limit:
+        return escaped
+    head = escaped[: limit - 1]
+    if head.endswith("\\") and not head.endswith("\\\\"):
+        head = head[:-1]
+    return head + "…"
+
+
+def cut(done: str, limit: int) -> str:
+    """Markdown already made, cut to `limit` characters."""
+    if len(done) <= limit:
+        return done
+    head = done[: limit - 1]
+    if head.endswith("\\") and not head.endswith("\\\\"):
+        head = head[:-1]
+    return head + "…"
+
+
+_SNOWFLAKE = re.compile(r"[0-9]{15,21}")
+
+
+def is_discord_user(user: str) -> bool:
+    return _SNOWFLAKE.fullmatch(user) is not None
+
+
+def who(user: str) -> str:
+    """A mention of a Discord member (shown as their name, never pinged: allowed_mentions); anyone
+    else (the console's operator) by name."""
+    return f"<@{user}>" if is_discord_user(user) else f"@{escape(user)}"
+
+
+def when(moment: datetime, with_time: bool = True) -> str:
+    """A moment each reader sees in their own zone."""
+    return f"<t:{int(moment.timestamp())}:{'f' if with_time else 'D'}>"
+
+
+def code(words: str) -> str:
+    return "`" + words.replace("`", "ˋ").replace("\n", " ") + "`"
+
+
+def _linkable(url: str) -> bool:
+    return bool(url) and len(url) <= 512 and re.fullmatch(r"https?://[^\s()<>\[\]]+", url) is not None
+
+
+def paper_title(paper, limit: int = 200) -> str:
+    title = clip(paper.title, limit)
+    return f"[{title}]({paper.url})" if _linkable(paper.url) else title
+
+
+def paper_ref(paper, limit: int = 200) -> str:
+    return f"**#{paper.number}** {paper_title(paper, limit)}"
+
+
+def _segment(seg) -> str:
+    if isinstance(seg, str):
+        return escape(seg)
+    if isinstance(seg, Mention):
+        return who(seg.user)
+    if isinstance(seg, When):
+        return when(seg.moment, seg.with_time)
+    if isinstance(seg, Code):
+        return code(seg.text)
+    if isinstance(seg, Bold):
+        return f"**{escape(seg.text)}**"
+    if isinstance(seg, PaperRef):
+        return paper_ref(seg.paper)
+    raise TypeError(f"not a text segment: {seg!r}")
+
+
+def markdown(t: Text) -> str:
+    return "".join(_segment(s) for s in t)
+
+
+# -- buttons --------------------------------------------------------------------------
+
+#: Commands too long for a custom_id, by a short key: kept for the process's life (a click after a
+#: restart on such a button is answered with a line saying to type the command).
+_LONG: OrderedDict[str, str] = OrderedDict()
+_LONG_LOCK = threading.Lock()
+LONG_KEPT = 10_000
+
+
+def custom_id(kind: str, index: int, command: str) -> str:
+    cid = f"{kind}{index}:{command}"
+    if len(cid) <= MAX_CUSTOM_ID:
+        return cid
+    key = hashlib.sha256(command.encode()).hexdigest()[:24]
+    with _LONG_LOCK:
+        _LONG[key] = command
+        _LONG.move_to_end(key)
+        while len(_LONG) > LONG_KEPT:
+            _LONG.popitem(last=False)
+    return f"{kind}{index}:#{key}"
+
+
+def command_of(cid: str) -> tuple[str, str | None]:
+    """(kind, command) of a custom_id; the command is None when it is not known (any more)."""
+    head, _, command = cid.partition(":")
+    kind = head[:1]
+    if command.startswith("#"):
+        with _LONG_LOCK:
+            return kind, _LONG.get(command[1:])
+    return kind, command or None
+
+
+def button(b: Button, kind: str, index: int) -> dict:
+    return {
+        "type": 2,
+        "style": 1 if b.primary else 2,
+        "label": b.label[:MAX_LABEL],
+        "custom_id": custom_id(kind, index, b.command),
+    }
+
+
+def rows(buttons: list[Button], kind: str = RUN) -> list[dict]:
+    buttons = buttons[: MAX_ROWS * MAX_BUTTONS]
+    made = [button(b, kind, i) for i, b in enumerate(buttons)]
+    return [{"type": 1, "components": made[i : i + MAX_BUTTONS]} for i in range(0, len(made), MAX_BUTTONS)]
+
+
+# -- message bodies ----------------------------------------------------------------------
+
+
+def _body(content: str = "", embeds: list[dict] | None = None, components: list[dict] | None = None) -> dict:
+    body: dict = {"content": cut(content, MAX_CONTENT), "allowed_mentions": NOBODY}
+    if embeds:
+        body["embeds"] = embeds[:MAX_EMBEDS]
+    body["components"] = components or []
+    if not body["content"] and not embeds:
+        body["content"] = "\u200b"
+    return body
+
+
+def _pack(lines: list[str], budget: int, separator: str = "\n") -> tuple[list[dict], int]:
+    """Lines packed into as few embeds as fit, within `budget` characters in all: (embeds, lines used)."""
+    embeds: list[dict] = []
+    chunk: list[str] = []
+    size = used = 0
+    for line in lines:
+        line = cut(line, MAX_DESCRIPTION)
+        if used + len(line) + len(separator) > budget:
+            break
+        if chunk and size + len(line) + len(separator) > MAX_DESCRIPTION:
+            if len(embeds) == MAX_EMBEDS - 1:
+                break
+            embeds.append({"description": separator.join(chunk), "color": COLOUR})
+            chunk, size = [], 0
+        chunk.append(line)
+        size += len(line) + len(separator)
+        used += len(line) + len(separator)
+    if chunk:
+        embeds.append({"description": separator.join(chunk), "color": COLOUR})
+    return embeds, sum(e["description"].count(separator) + 1 for e in embeds) if separator == "\n" else used
+
+
+def _slot_line(line: SlotLine) -> str:
+    day = f"**{when(line.meeting)}**"
+    if line.state == "skipped":
+        return f"{day} · _no meeting_"
+    if line.state == "open":
+        return f"{day} · _open_"
+    if line.state == "booked":
+        return f"{day} · _{booked(line)}_"
+    paper = paper_ref(line.paper, 120) if line.paper else "_a removed paper_"
+    return f"{day} · {paper} · {who(line.presenter)}"
+
+
+@singledispatch
+def message(reply) -> dict:
+    """The message body (content, embeds, components, allowed_mentions) for a command's reply."""
+    raise TypeError(f"no Discord message for {type(reply).__name__}")
+
+
+@message.register
+def _(reply: Notice) -> dict:
+    prefix = "" if reply.ok else "⚠️ "
+    return _body(prefix + markdown(reply.text), components=rows(reply.buttons))
+
+
+@message.register
+def _(reply: PaperList) -> dict:
+    def entries(title: int, summary: bool, ids: bool) -> list[str]:
+        out = []
+        for p in reply.papers:
+            head = paper_ref(p, title) + (f" · {code(p.id)}" if ids else "")
+            line = clip(p.line, 160) if summary else ""
+            out.append(f"{head}\n{line}" if line else head)
+        return out
+
+    # Each paper as a block of its own: in full when the page fits, else shorter, down to a short
+    # title alone (about 80 characters a paper: a 40-paper page in about 3,200).
+    for title, summary, ids in ((200, True, True), (120, False, True), (60, False, False)):
+        lines = entries(title, summary, ids)
+        if sum(len(x) + 2 for x in lines) <= EMBED_BUDGET:
+            break
+    embeds, shown = _pack_blocks(lines, EMBED_BUDGET)
+    content = markdown(reply.heading)
+    if shown < len(lines):
+        content += f"\n_…and {len(lines) - shown} more on this page than a message holds: narrow it with "
+        content += code(f"{COMMAND} search <words>") + "_"
+    if reply.footer:
+        content += "\n" + markdown(reply.footer)
+    return _body(content, embeds, rows(reply.pager, PAGE))
+
+
+def _pack_blocks(blocks: list[str], budget: int) -> tuple[list[dict], int]:
+    """Multi-line blocks (a paper each) packed into embeds, a blank line between: (embeds, blocks shown)."""
+    embeds: list[dict] = []
+    chunk: list[str] = []
+    size = used = shown = 0
+    for block in blocks:
+        block = cut(block, 1000)
+        cost = len(block) + 2
+        if used + cost > budget:
+            break
+        if chunk and size + cost > MAX_DESCRIPTION:
+            if len(embeds) == MAX_EMBEDS - 1:
+                break
+            embeds.append({"description": "\n\n".join(chunk), "color": COLOUR})
+            chunk, size = [], 0
+        chunk.append(block)
+        size += cost
+        used += cost
+        shown += 1
+    if chunk:
+        embeds.append({"description": "\n\n".join(chunk), "color": COLOUR})
+    return embeds, shown
+
+
+def _field(name: str, lines: list[str]) -> dict:
+    value = ""
+    for line in lines:
+        line = cut(line, MAX_FIELD)
+        if len(value) + len(line) + 1 > MAX_FIELD:
+            break
+        value += ("\n" if value else "") + line
+    return {"name": name, "value": value or "—", "inline": False}
+
+
+@message.register
+def _(reply: PaperCard) -> dict:
+    p = reply.paper
+    embed: dict = {"title": cut(f"#{p.number} {escape(p.title)}", MAX_TITLE), "color": COLOUR}
+    if _linkable(p.url):
+        embed["url"] = p.url
+    if p.summary:
+        embed["description"] = clip(p.summary, 3000)
+    tags = "  ".join(code(t) for t in p.tags) or "_no tags_"
+    fields = [_field("id", [code(p.id)]), _field("tags", [tags])]
+    if reply.presented:
+        fields.append(_field("Presented", [_slot_line(s) for s in reply.presented[-10:]]))
+    if reply.coming:
+        fields.append(_field("Coming up", [_slot_line(s) for s in reply.coming[:10]]))
+    if not reply.presented and not reply.coming:
+        fields.append(_field("Presenters", ["_Nobody has presented it yet._"]))
+    embed["fields"] = fields
+    content = markdown(reply.note) if reply.note else ""
+    return _body(content, [embed], rows([reply.button] if reply.button else []))
+
+
+@message.register
+def _(reply: WeekCard) -> dict:
+    line = reply.line
+    skipped = line.state == "skipped"
+    lines = [f"**This week** ({line.week.key})" + ("" if skipped else f": meeting {when(line.meeting)}")]
+    if line.paper:
+        label = "Paper of the week" + (" (posted)" if reply.posted else "")
+        lines.append(f"{label}: {paper_ref(line.paper)}")
+        if line.paper.line:
+            lines.append(clip(line.paper.line, 600))
+    if line.presenter:
+        lines.append(f"Presenter: {who(line.presenter)}")
+    if reply.note:
+        lines.append(markdown(reply.note))
+    embed = {"description": cut("\n".join(lines), MAX_DESCRIPTION), "color": COLOUR}
+    return _body("", [embed], rows([reply.button] if reply.button else []))
+
+
+@message.register
+def _(reply: Schedule) -> dict:
+    lines = [_slot_line(s) for s in reply.lines] or ["_Nothing planned yet._"]
+    embeds, shown = _pack(lines, EMBED_BUDGET)
+    content = f"**{markdown(reply.heading)}**"
+    if reply.footer:
+        content += "\n" + markdown(reply.footer)
+    return _body(content, embeds)
+
+
+@message.register
+def _(reply: Mine) -> dict:
+    lines = ["**Your coming slots**"] + [_slot_line(s) for s in reply.upcoming]
+    if not reply.upcoming:
+        lines.append(f"_None yet: {code(COMMAND + ' signup <paper>')} takes the first open week._")
+    if reply.past:
+        lines += ["**Your past slots**"] + [_slot_line(s) for s in reply.past[:30]]
+    embeds, _ = _pack(lines, EMBED_BUDGET)
+    return _body("", embeds)
+
+
+@message.register
+def _(reply: TagCounts) -> dict:
+    if not reply.counts:
+        return _body("No tags yet.")
+    heading = "**Tags** (papers)"
+    if reply.total > len(reply.counts):
+        heading += f" · {reply.first + 1}–{reply.first + len(reply.counts)} of {reply.total}"
+    lines = [f"{code(tag)} {n}" for tag, n in reply.counts]
+    embeds, shown = _pack(lines, EMBED_BUDGET)
+    if shown < len(lines):
+        heading += f" · _{len(lines) - shown} more on this page not shown_"
+    return _body(heading, embeds, rows(reply.pager, PAGE))
+
+
+@message.register
+def _(reply: Help) -> dict:
+    lines = [
+        f"{code(COMMAND + ' ' + h.usage)} {escape(h.summary)}{' _(admins)_' if h.admin else ''}" for h in reply.lines
+    ]
+    lines.append(
+        f"{code('<paper>')} is an id such as {code('streaming-diloco')} or a number such as {code('7')}; "
+        f"{code('<date>')} is {code('YYYY-MM-DD')} or {code('next')}."
+    )
+    embeds, _ = _pack(lines, EMBED_BUDGET)
+    return _body(markdown(reply.intro), embeds)
+
+
+@message.register
+def _(reply: AddForm) -> dict:  # only reached when the form cannot be opened (a deferred answer)
+    return _body("The form could not be opened in time: " + code(f"{COMMAND} add") + " again opens it.")
+
+
+ADD_FORM = "add"
+#: The add form's inputs (Discord allows five; labels up to 45 characters): name, label, placeholder,
+#: paragraph, required, most characters.
+ADD_FIELDS = (
+    ("title", "Title", "Streaming DiLoCo with Overlapping Communication", False, True, 300),
+    ("url", "Link", "https://arxiv.org/abs/…", False, False, 1000),
+    ("summary", "Summary", "", True, False, 3000),
+    ("tags", "Tags, separated by commas", "parallelism-dp, moe", False, False, 300),
+)
+
+
+def add_form() -> dict:
+    """The add form as a Discord modal (the first answer to `/paper add`)."""
+    rows_ = [
+        {
+            "type": 1,
+            "components": [
+                {
+                    "type": 4,
+                    "custom_id": name,
+                    "label": label,
+                    "style": 2 if paragraph else 1,
+                    "required": required,
+                    "max_length": most,
+                    **({"placeholder": placeholder} if placeholder else {}),
+                }
+            ],
+        }
+        for name, label, placeholder, paragraph, required, most in ADD_FIELDS
+    ]
+    return {"custom_id": ADD_FORM, "title": "Add a paper", "components": rows_}
+
+
+def form_values(data: dict) -> dict[str, str | None]:
+    """The values of a submitted modal, by input."""
+    values: dict[str, str | None] = {}
+    for row in data.get("components") or []:
+        for item in (row or {}).get("components") or [] if isinstance(row, dict) else []:
+            if isinstance(item, dict) and isinstance(item.get("custom_id"), str):
+                value = item.get("value")
+                values[item["custom_id"]] = value if isinstance(value, str) else None
+    return values
+
+
+# -- messages the bot sends on its own ---------------------------------------------------
+
+
+def weekly_post(post: WeeklyPost) -> dict:
+    """The channel post: an embed whose footer names its ISO week (found again by `find`)."""
+    p = post.paper
+    embed: dict = {
+        "title": cut(f"📄 #{p.number} {escape(p.title)}", MAX_TITLE),
+        "color": COLOUR,
+        "footer": {"text": f"{POST_FOOTER}{post.week.key}"},
+    }
+    if _linkable(p.url):
+        embed["url"] = p.url
+    lines = []
+    if p.summary:
+        lines.append(clip(p.summary, 3000))
+    tags = "  ".join(code(t) for t in p.tags)
+    lines.append((f"Tags: {tags} · " if tags else "") + code(f"{COMMAND} show {p.id}"))
+    meeting = f"🗓 Meeting: **{when(post.meeting)}**"
+    if post.skipped:
+        lines.append("🚫 No meeting this week.")
+    elif post.presenter:
+        lines.append(f"{meeting}\n🎤 Presenter: {who(post.presenter)}")
+    elif post.signup_button:
+        lines.append(f"{meeting}\n🙋 {escape(post.nobody)}")
+    elif post.elsewhere:
+        lines.append(f"{meeting}\n🎤 {markdown(post.elsewhere_note())}")
+    embed["description"] = cut("\n\n".join(lines), MAX_DESCRIPTION)
+    content = f"**Paper of the week** · {post.week.key}"
+    components = []
+    if post.signup_button and not post.skipped:
+        components = [{"type": 1, "components": [button(post.signup_button, WEEKLY, 0)]}]
+    return _body(content, [embed], components)
+
+
+def reminder(r: Reminder) -> dict:
+    withdraw = f"{COMMAND} withdraw {r.meeting.date().isoformat()}"
+    body = (
+        f"⏰ Reminder: you present {paper_ref(r.paper)} on **{when(r.meeting)}**.\n"
+        f"Can't make it? {code(withdraw)} opens the week for someone else."
+    )
+    embed = {
+        "description": cut(body, MAX_DESCRIPTION),
+        "color": COLOUR,
+        "footer": {"text": f"{REMINDER_FOOTER}{r.week.key}"},
+    }
+    return _body("", [embed])
+
+
+def announcement(t: Text) -> dict:
+    return _body(markdown(t))

@@ -1,0 +1,169 @@
+"""`paperbot run` on Discord: register `/paper`, take interactions, run the scheduler.
+
+With DISCORD_PUBLIC_KEY set, Discord's interactions come to PORT at /discord/interactions, served
+by the neutral door's waitress server (bot.http_door) behind DiscordDoor (signature, replay,
+shape). Without it, over the Gateway (bot.discord.gateway): no public URL needed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+
+from bot import http_door, outbox, scheduler
+from bot.delivery import Rejected, Uncertain
+from bot.discord import definition
+from bot.discord.app import DiscordBot
+from bot.discord.door import DiscordDoor
+from bot.discord.gateway import Gateway
+from bot.http_door import Refused, arrival, refuse
+from bot.settings import check_focus_tag
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+INTERACTIONS_PATH = "/discord/interactions"
+STOP_SECONDS = 5.0
+
+
+class StartError(RuntimeError):
+    """`run` cannot start; str() is the one line to show."""
+
+
+def require_settings(settings) -> None:
+    settings.require("DISCORD_TOKEN", "PAPERBOT_CHANNEL")
+
+
+def wsgi(bot: DiscordBot, public_key: str):
+    door = DiscordDoor(public_key)
+
+    def application(environ, start_response):
+        path = environ.get("PATH_INFO")
+        if path == "/healthz":
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"ok\n"]
+        if path != INTERACTIONS_PATH:
+            return refuse(environ, start_response, Refused(404, "no such route"))
+        if environ.get("REQUEST_METHOD") != "POST":
+            return refuse(environ, start_response, Refused(400, "that is not a POST"))
+        try:
+            interaction = door.admit(environ)
+        except Refused as refusal:
+            return refuse(environ, start_response, refusal)
+        try:
+            response = bot.handle(interaction, arrival(environ))
+        except Exception as e:  # never a 500: one line, and Discord tells the user it failed
+            why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+            return refuse(environ, start_response, Refused(400, f"that the bot failed on ({why})"))
+        data = json.dumps(response).encode()
+        start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        return [data]
+
+    return application
+
+
+def register(bot: DiscordBot, settings) -> None:
+    """Who the application is, then `/paper` by bulk overwrite (in DISCORD_GUILD, else globally)."""
+    app = bot.rest.call("GET", "/applications/@me", timeout=10)
+    bot.app_id = str(app["id"])
+    scope = f"/guilds/{settings.guild}" if settings.guild else ""
+    bot.rest.call("PUT", f"/applications/{bot.app_id}{scope}/commands", definition.definition(), timeout=10)
+    where = f"in server {settings.guild}" if settings.guild else "globally (it may take up to an hour to show)"
+    log.info("registered /paper %s; invite the bot with %s", where, definition.invite_url(bot.app_id))
+
+
+#: How long `run` waits for the Gateway's READY before it says it cannot connect.
+READY_SECONDS = 30.0
+
+
+def serve_gateway(bot: DiscordBot, settings, stop: threading.Event, jobs) -> None:
+    """Interactions over the Gateway until `stop`; the scheduler starts once the session is ready."""
+    gateway = Gateway(bot.rest, settings.token, bot.from_gateway, stop)
+    thread = threading.Thread(target=gateway.run, name="paperbot-gateway-reader", daemon=True)
+    thread.start()
+    try:
+        if not gateway.ready.wait(READY_SECONDS) and not stop.is_set():
+            raise StartError(f"cannot connect to the Discord Gateway (asked of {settings.api_url}/gateway/bot)")
+        if gateway.fatal:
+            raise StartError(gateway.fatal)
+        if stop.is_set():
+            return
+        jobs.start()
+        bot.later(bot.check_channel)
+        log.info(
+            "serving Discord interactions over the Gateway; database %s, weekly post to %s at %r in %s",
+            settings.db_path,
+            settings.channel,
+            settings.schedule.expr,
+            settings.timezone.key,
+        )
+        while not stop.wait(0.5):
+            if gateway.fatal:  # refused for good while running: say so and stop
+                log.error("%s; stopping", gateway.fatal)
+                break
+    finally:
+        stop.set()
+        gateway.close()
+        thread.join(3.0)
+
+
+def run(settings, store: Store, stop: threading.Event) -> int:
+    check_focus_tag(settings, store)
+    for problem in (
+        settings.group.meeting_before_post(settings.now()),
+        settings.group.weeks_without_post(settings.now()),
+    ):
+        if problem:
+            log.warning(problem)
+    bot = DiscordBot(settings, store)
+    jobs = ticker = None
+    try:
+        try:
+            register(bot, settings)
+        except Rejected as e:
+            if e.code in ("0", "401"):
+                raise StartError(f"DISCORD_TOKEN: Discord refused it ({e})") from None
+            raise StartError(f"cannot start: Discord refused registering /paper at {settings.api_url} ({e})") from None
+        except Uncertain as e:
+            raise StartError(f"cannot start: Discord did not answer at {settings.api_url} ({e})") from None
+        outbox.due_now(store)
+        ticker = scheduler.Ticker(
+            store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
+        )
+        jobs = scheduler.create(ticker, settings)
+        if not settings.public_key:
+            serve_gateway(bot, settings, stop, jobs)
+            return 0
+        try:
+            server = http_door.http_server(wsgi(bot, settings.public_key), settings.port)
+        except OSError as e:
+            raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
+        jobs.start()
+        bot.later(bot.check_channel)
+        log.info(
+            "serving Discord interactions on http://0.0.0.0:%s%s; database %s, weekly post to %s at %r in %s",
+            settings.port,
+            INTERACTIONS_PATH,
+            settings.db_path,
+            settings.channel,
+            settings.schedule.expr,
+            settings.timezone.key,
+        )
+        try:
+            server.run()
+        finally:
+            server.close()
+    finally:
+        stop.set()
+        if jobs is not None and jobs.running:
+            log.info("stopping")
+            jobs.shutdown(wait=False)
+        deadline = time.monotonic() + STOP_SECONDS
+        idle = bot.close(STOP_SECONDS)
+        idle = (ticker is None or ticker.wait_idle(deadline - time.monotonic())) and idle
+        if idle:
+            store.close()
+    log.info("stopped")
+    return 0

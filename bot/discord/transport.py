@@ -1,0 +1,207 @@
+"""The Discord side of exactly-once delivery: the weekly post and reminders, sent with a nonce,
+found again in the channel's history; and the outbox's announcements (see bot.outbox_sender).
+
+    transport = DiscordTransport(rest, admins=settings.admins)
+    delivery.deliver(store, Delivery("post", channel, "2026-W49"), build, transport)
+
+Discord has no message metadata. A post goes with `nonce` + `enforce_nonce` (a second post with
+the same nonce within a few minutes returns the first), and carries its week in its embed's footer
+(`paper of the week · 2026-W49`), which `find` looks for among the bot's own messages in the
+channel's history after an attempt whose answer was lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from datetime import datetime
+from typing import Any
+
+from bot import announce, commands, weekly
+from bot.calendar import Week
+from bot.delivery import Delivery, Rejected, Sent
+from bot.discord import render
+from bot.discord.rest import Rest
+from bot.replies import Reminder, WeeklyPost
+
+log = logging.getLogger(__name__)
+
+#: Discord's refusal of a direct message to a member who takes none from the bot.
+NO_DMS = "50007"
+#: Pages of 100 messages read back in the channel's history before giving up.
+HISTORY_PAGES = 20
+
+
+def nonce(*parts: str) -> str:
+    """A nonce (at most 25 characters) for what `parts` name: the same message, the same nonce."""
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:25]
+
+
+def _stamp(message: dict) -> float:
+    try:
+        return datetime.fromisoformat(str(message.get("timestamp", "")).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+class DiscordTransport:
+    """delivery.Transport for Discord."""
+
+    def __init__(self, rest: Rest, admins=frozenset()):
+        self.rest = rest
+        self.admins = frozenset(admins)
+        self._bot_id: str | None = None
+        self._dms: dict[str, str] = {}
+
+    def bot_id(self) -> str:
+        if self._bot_id is None:
+            self._bot_id = str(self.rest.call("GET", "/users/@me")["id"])
+        return self._bot_id
+
+    def reaches(self, user: str) -> bool:
+        """A Discord member (a snowflake), not the console's operator."""
+        return render.is_discord_user(user)
+
+    def dm_channel(self, user: str) -> str:
+        if user not in self._dms:
+            self._dms[user] = str(self.rest.call("POST", "/users/@me/channels", {"recipient_id": user})["id"])
+        return self._dms[user]
+
+    def post(self, channel: str, body: dict, key: str | None = None) -> dict:
+        """Post `body` in `channel`; with `key`, once: Discord returns the first message for a nonce it saw."""
+        if key is not None:
+            body = {**body, "nonce": nonce(channel, key), "enforce_nonce": True}
+        return self.rest.call("POST", f"/channels/{channel}/messages", body)
+
+    def _payload(self, message: Any) -> dict:
+        if isinstance(message, WeeklyPost):
+            return render.weekly_post(message)
+        if isinstance(message, Reminder):
+            return render.reminder(message)
+        raise TypeError(f"cannot send {type(message).__name__}")
+
+    def send(self, delivery: Delivery, message: Any) -> Sent:
+        body = self._payload(message)
+        if delivery.kind == "post":
+            sent = self.post(delivery.dest, body, f"post {delivery.key}")
+            return Sent(delivery.dest, str(sent["id"]))
+        try:
+            channel = self.dm_channel(delivery.dest)
+            sent = self.post(channel, body, f"reminder {delivery.key}")
+        except Rejected as e:
+            if e.code != NO_DMS:
+                raise
+            # The member takes no DMs from the bot: the admins are told instead, and that is the
+            # reminder's delivery, so that they hear it once.
+            self.tell_admins_instead(delivery, message)
+            return Sent("admins", f"no-dms:{delivery.dest}")
+        return Sent(channel, str(sent["id"]))
+
+    def tell_admins_instead(self, delivery: Delivery, message: Reminder) -> None:
+        text = (
+            f"⏰ {render.who(message.presenter)} presents {render.paper_ref(message.paper)} on "
+            f"**{render.when(message.meeting)}**, but takes no direct messages from me, so I could not remind them. "
+            "Could you?"
+        )
+        told = 0
+        for admin in sorted(self.admins):
+            try:
+                body = {"content": text, "allowed_mentions": render.NOBODY}
+                self.post(self.dm_channel(admin), body, f"nodm {delivery.key} {delivery.dest}")
+                told += 1
+            except Rejected as e:
+                log.warning("could not tell admin %s that %s takes no DMs: %s", admin, delivery.dest, e)
+        if not told:
+            raise Rejected(f"{delivery.dest} takes no direct messages from the bot, and no admin could be told")
+
+    def update(self, sent: Sent, message: Any) -> None:
+        body = self._payload(message)
+        self.rest.call("PATCH", f"/channels/{sent.channel}/messages/{sent.ref}", body)
+
+    def find(self, delivery: Delivery, since: float) -> Sent | None:
+        if delivery.kind == "post":
+            channel, footer = delivery.dest, f"{render.POST_FOOTER}{delivery.key}"
+        else:
+            channel, footer = self.dm_channel(delivery.dest), f"{render.REMINDER_FOOTER}{delivery.key}"
+        found = self.find_message(
+            channel, since, lambda m: any((e.get("footer") or {}).get("text") == footer for e in m.get("embeds") or [])
+        )
+        return Sent(channel, str(found["id"])) if found else None
+
+    def find_message(self, channel: str, since: float, matches) -> dict | None:
+        """The bot's own message in `channel` since unix time `since` that `matches`; Rejected when
+        the history since then is too long to read."""
+        ours = self.bot_id()
+        before = None
+        for _ in range(HISTORY_PAGES):
+            query = {"limit": 100, **({"before": before} if before else {})}
+            page = self.rest.call("GET", f"/channels/{channel}/messages", query=query) or []
+            for m in page:
+                if str((m.get("author") or {}).get("id")) == ours and matches(m):
+                    return m
+            if len(page) < 100 or _stamp(page[-1]) < since:
+                return None
+            before = page[-1]["id"]
+        raise Rejected(f"{channel} has over {HISTORY_PAGES * 100} messages since the first attempt, not all read")
+
+
+class DiscordPoster:
+    """bot.outbox_sender.Poster for Discord: announcements as one line a change, marked by a nonce
+    from their outbox row, and found again by their text among the bot's messages."""
+
+    def __init__(self, bot):
+        self.bot = bot
+
+    def _parts(self, announcement) -> tuple[str, list[dict], str]:
+        """(channel, the changes as the outbox keeps them, a key of its rows) of an announcement: an
+        outbox.Item of one change, or the core's Announcement of several (what stands of them)."""
+        if hasattr(announcement, "changes"):
+            rows = ",".join(str(r) for r in announcement.rows)
+            return announcement.channel, list(announcement.changes), f"{rows} {announcement.queued}"
+        payload = announcement.payload
+        return payload["channel"], [payload["change"]], f"{announcement.id} {announcement.created_at}"
+
+    def _body(self, announcement) -> tuple[str, dict, str]:
+        channel, kept, key = self._parts(announcement)
+        tz = self.bot.group.tz
+        lines = [render.markdown(commands.announcement(announce.change_of(self.bot.store, k, tz))) for k in kept]
+        return (
+            channel,
+            {"content": render.cut("\n".join(lines), render.MAX_CONTENT), "allowed_mentions": render.NOBODY},
+            key,
+        )
+
+    def announce(self, announcement) -> None:
+        channel, body, key = self._body(announcement)
+        if body["content"]:
+            self.bot.transport.post(channel, body, f"outbox {key}")
+
+    def announced(self, announcement) -> bool:
+        channel, body, _ = self._body(announcement)
+        since = getattr(announcement, "queued", None) or getattr(announcement, "created_at", 0.0)
+        found = self.bot.transport.find_message(channel, since - 600, lambda m: m.get("content") == body["content"])
+        return found is not None
+
+    def refresh_post(self, week: Week) -> bool:
+        bot = self.bot
+        channel = bot.settings.channel
+        if not channel:
+            return True
+        sent = weekly.posted(bot.store, channel, week)
+        if sent is None:
+            if weekly.post_in_flight(bot.store, channel, week):
+                return False
+            sent = weekly.posted(bot.store, channel, week)
+            if sent is None:
+                return True
+        post = weekly.plan(bot.store, bot.group, week, bot.settings.focus_tag, channel, bot.clock())
+        if post is not None:
+            bot.transport.update(sent, post)
+            weekly.features(bot.store, channel, week, post.paper)
+        return True
+
+    def channel_refused(self, channel: str, error: Rejected) -> None:
+        self.bot.tell_admins(
+            f"I couldn't announce a change to the schedule in <#{channel}>: {error}. The change is saved; "
+            "its announcement, and any after it, go out once I can post there."
+        )

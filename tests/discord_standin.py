@@ -1,0 +1,738 @@
+"""A local stand-in for Discord's REST API, and interactions signed as Discord signs them, for tests.
+
+    with DiscordStandin(channels={CHANNEL}, users={MEMBER: {}}) as discord:
+        ... a bot with DISCORD_API_URL=discord.api_url, DISCORD_TOKEN=TOKEN ...
+        assert discord.messages(CHANNEL)[0]["embeds"][0]["footer"]["text"].endswith("2026-W49")
+
+    body = json.dumps(slash("tag", user=MEMBER, tag="parallelism-dp"))
+    headers = sign(body)                     # X-Signature-Ed25519 / X-Signature-Timestamp, with KEY
+
+Public API of DiscordStandin (thread-safe):
+  api_url                       the REST base URL (…/api/v10)
+  calls, calls_to(route)        recorded Call(route, method, path, body, status, response)
+  messages(channel)             stored messages, oldest first, edits applied
+  dm_channel(user)              the DM channel id the stand-in gave `user` (or None)
+  registered                    {scope: [command definitions]} from bulk overwrites ("global" or a guild id)
+  callbacks(), original(token)  interaction responses, and the @original message after edits
+  pings(message)                who a stored message or response would ping, as Discord decides
+  fail_next(route, ...)         a fault: status (429 with retry_after, 5xx, a Discord error code),
+                                or accept_then="hang" (done, then no answer for `seconds`)
+  wait_for(predicate, timeout)  poll predicate(standin)
+  gateway_url, dispatch(i)      the Gateway (HELLO, IDENTIFY checked, READY, heartbeats ACKed), and
+                                an INTERACTION_CREATE sent to the bot; answer_to(i) its callback
+  gateway_sessions, gateway_connected, gateway_disconnect(code)
+  close()                       (or use it as a context manager)
+
+It refuses what Discord refuses (message limits, a second answer to an interaction, DMs to a member
+who takes none: 50007), in Discord's own error shape. Standard library, PyNaCl and websockets.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from nacl.encoding import HexEncoder
+from nacl.signing import SigningKey
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.server import serve
+
+APP_ID = "1000000000000000001"  # the application's id is also its bot user's id
+BOT_ID = APP_ID
+TOKEN = "MTAwMDAwMDAwMDAwMDAwMDAx.GabcDe.standin-token-abcdefghijklmnopqrstuv"
+GUILD = "1000000000000000002"
+KEY = SigningKey(bytes(range(32)))  # a fixed test key pair: the bot gets PUBLIC_KEY
+PUBLIC_KEY = KEY.verify_key.encode(HexEncoder).decode()
+
+MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION, MAX_FIELDS = 2000, 10, 6000, 4096, 25
+MAX_ROWS, MAX_BUTTONS, MAX_CUSTOM_ID, MAX_LABEL = 5, 5, 100, 80
+EPHEMERAL = 1 << 6
+#: How long Discord dedupes an enforced nonce ("the past few minutes").
+NONCE_SECONDS = 300
+
+
+def sign(body: str | bytes, timestamp: str | None = None, key: SigningKey = KEY) -> dict[str, str]:
+    """The headers Discord sends with an interaction: Ed25519 over timestamp + body."""
+    raw = body.encode() if isinstance(body, str) else body
+    stamp = timestamp or str(int(time.time()))
+    signature = key.sign(stamp.encode() + raw).signature.hex()
+    return {"X-Signature-Ed25519": signature, "X-Signature-Timestamp": stamp, "Content-Type": "application/json"}
+
+
+_ids = itertools.count(1)
+
+
+def _interaction(kind: int, data: dict | None, user: str, permissions: int, **extra) -> dict:
+    n = next(_ids)
+    body = {
+        "id": str(1_200_000_000_000_000_000 + n),
+        "application_id": APP_ID,
+        "type": kind,
+        "token": f"itoken-{n}-{'x' * 20}",
+        "version": 1,
+        "guild_id": GUILD,
+        "channel_id": extra.pop("channel", "1000000000000000003"),
+        "member": {"user": {"id": user, "username": f"user{user[-3:]}"}, "permissions": str(permissions), "roles": []},
+        "locale": "en-US",
+        **extra,
+    }
+    if data is not None:
+        body["data"] = data
+    return body
+
+
+def ping() -> dict:
+    return {"id": "1", "application_id": APP_ID, "type": 1, "token": "ping-token", "version": 1}
+
+
+def slash(sub: str, who: str, *, permissions: int = 0, focused: str | None = None, **options) -> dict:
+    """`/paper <sub> option:value ...` as Discord sends it (type 2; with `focused`, an autocomplete, type 4)."""
+    opts = []
+    for name, value in options.items():
+        option = {"name": name, "type": 6 if name == "user" else 3, "value": value}
+        if name == focused:
+            option["focused"] = True
+        opts.append(option)
+    data = {
+        "id": "1300000000000000001",
+        "name": "paper",
+        "type": 1,
+        "options": [{"name": sub, "type": 1, "options": opts}],
+    }
+    if "user" in options:  # Discord sends the user an option names, resolved
+        data["resolved"] = {"users": {options["user"]: {"id": options["user"], "username": "someone", "bot": False}}}
+    return _interaction(4 if focused else 2, data, who, permissions)
+
+
+def click(custom_id: str, who: str, message: dict | None = None, *, permissions: int = 0) -> dict:
+    """A button pressed (type 3) on `message`."""
+    data = {"custom_id": custom_id, "component_type": 2}
+    return _interaction(3, data, who, permissions, message=message or {"id": "1", "content": "", "flags": EPHEMERAL})
+
+
+@dataclass(frozen=True)
+class Call:
+    route: str
+    method: str
+    path: str
+    body: Any
+    status: int
+    response: Any
+
+
+@dataclass(frozen=True)
+class _Fault:
+    status: int | None = None
+    retry_after: float = 1.0
+    code: int | None = None
+    accept_then: str | None = None
+    seconds: float = 30.0
+    is_global: bool = False
+
+
+class Refused(Exception):
+    """What Discord answers with an error: HTTP status, Discord's code, its message."""
+
+    def __init__(self, status: int, code: int, message: str):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def check_message(body: Any, *, where: str = "message") -> None:
+    """Raise Refused(400, 50035) for what Discord would refuse of a message body."""
+    if not isinstance(body, dict):
+        raise Refused(400, 50109, "The request body contains invalid JSON.")
+    content = body.get("content")
+    if content is not None and (not isinstance(content, str) or len(content) > MAX_CONTENT):
+        raise Refused(400, 50035, f"Invalid Form Body: content: Must be {MAX_CONTENT} or fewer in length.")
+    embeds = body.get("embeds") or []
+    if not isinstance(embeds, list) or len(embeds) > MAX_EMBEDS:
+        raise Refused(400, 50035, f"Invalid Form Body: embeds: Must be {MAX_EMBEDS} or fewer in length.")
+    total = 0
+    for i, embed in enumerate(embeds):
+        if not isinstance(embed, dict):
+            raise Refused(400, 50035, f"Invalid Form Body: embeds.{i}: not an object")
+        for name, limit in (("title", 256), ("description", MAX_DESCRIPTION)):
+            value = embed.get(name) or ""
+            if len(value) > limit:
+                raise Refused(400, 50035, f"Invalid Form Body: embeds.{i}.{name}: Must be {limit} or fewer in length.")
+            total += len(value)
+        footer = (embed.get("footer") or {}).get("text") or ""
+        if len(footer) > 2048:
+            raise Refused(400, 50035, f"Invalid Form Body: embeds.{i}.footer.text: too long")
+        total += len(footer)
+        fields = embed.get("fields") or []
+        if len(fields) > MAX_FIELDS:
+            raise Refused(400, 50035, f"Invalid Form Body: embeds.{i}.fields: Must be 25 or fewer in length.")
+        for field in fields:
+            if len(field.get("name") or "") > 256 or len(field.get("value") or "") > 1024 or not field.get("value"):
+                raise Refused(400, 50035, f"Invalid Form Body: embeds.{i}.fields: a field out of bounds")
+            total += len(field["name"]) + len(field["value"])
+    if total > MAX_EMBED_TOTAL:
+        raise Refused(400, 50035, f"Invalid Form Body: embeds: Embed size exceeds maximum size of {MAX_EMBED_TOTAL}")
+    rows = body.get("components") or []
+    if not isinstance(rows, list) or len(rows) > MAX_ROWS:
+        raise Refused(400, 50035, f"Invalid Form Body: components: Must be {MAX_ROWS} or fewer in length.")
+    ids = set()
+    for r, row in enumerate(rows):
+        if not isinstance(row, dict) or row.get("type") != 1 or not isinstance(row.get("components"), list):
+            raise Refused(400, 50035, f"Invalid Form Body: components.{r}: not an action row")
+        if not 1 <= len(row["components"]) <= MAX_BUTTONS:
+            raise Refused(400, 50035, f"Invalid Form Body: components.{r}.components: 1 to {MAX_BUTTONS} buttons")
+        for b, button in enumerate(row["components"]):
+            at = f"components.{r}.components.{b}"
+            if button.get("type") != 2 or button.get("style") not in (1, 2, 3, 4, 5):
+                raise Refused(400, 50035, f"Invalid Form Body: {at}: not a button")
+            label = button.get("label") or ""
+            if len(label) > MAX_LABEL:
+                raise Refused(400, 50035, f"Invalid Form Body: {at}.label: Must be {MAX_LABEL} or fewer in length.")
+            if button["style"] == 5:
+                if not button.get("url") or "custom_id" in button:
+                    raise Refused(400, 50035, f"Invalid Form Body: {at}: a link button has a url and no custom_id")
+                continue
+            custom_id = button.get("custom_id")
+            if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= MAX_CUSTOM_ID:
+                raise Refused(400, 50035, f"Invalid Form Body: {at}.custom_id: 1 to {MAX_CUSTOM_ID} characters")
+            if custom_id in ids:
+                raise Refused(
+                    400, 50035, f"Invalid Form Body: {at}.custom_id: Component custom id cannot be duplicated"
+                )
+            ids.add(custom_id)
+    if where == "message" and not (content or embeds or rows):
+        raise Refused(400, 50006, "Cannot send an empty message")
+
+
+def check_modal(data: Any) -> None:
+    """What Discord checks of a modal: custom_id, a title of at most 45, 1 to 5 rows of one text input."""
+    if not isinstance(data, dict) or not 1 <= len(data.get("custom_id") or "") <= MAX_CUSTOM_ID:
+        raise Refused(400, 50035, "Invalid Form Body: data.custom_id")
+    if not 1 <= len(data.get("title") or "") <= 45:
+        raise Refused(400, 50035, "Invalid Form Body: data.title: Must be between 1 and 45 in length.")
+    rows = data.get("components") or []
+    if not 1 <= len(rows) <= 5:
+        raise Refused(400, 50035, "Invalid Form Body: data.components: 1 to 5 rows")
+    for r, row in enumerate(rows):
+        inputs = row.get("components") or []
+        if row.get("type") != 1 or len(inputs) != 1 or inputs[0].get("type") != 4:
+            raise Refused(400, 50035, f"Invalid Form Body: data.components.{r}: one text input a row")
+        i = inputs[0]
+        if (
+            not 1 <= len(i.get("label") or "") <= 45
+            or i.get("style") not in (1, 2)
+            or len(i.get("placeholder") or "") > 100
+        ):
+            raise Refused(400, 50035, f"Invalid Form Body: data.components.{r}.components.0: label or style")
+        if not 1 <= len(i.get("custom_id") or "") <= MAX_CUSTOM_ID or not 1 <= i.get("max_length", 4000) <= 4000:
+            raise Refused(400, 50035, f"Invalid Form Body: data.components.{r}.components.0: custom_id or max_length")
+
+
+def submit(form: dict, who: str, values: dict[str, str], *, permissions: int = 0) -> dict:
+    """A modal submitted (type 5) with `values` by input."""
+    rows = [
+        {
+            "type": 1,
+            "components": [
+                {
+                    "type": 4,
+                    "custom_id": row["components"][0]["custom_id"],
+                    "value": values.get(row["components"][0]["custom_id"], ""),
+                }
+            ],
+        }
+        for row in form["components"]
+    ]
+    return _interaction(5, {"custom_id": form["custom_id"], "components": rows}, who, permissions)
+
+
+_MENTION = re.compile(r"<@!?(\d+)>|<@&(\d+)>|@(everyone|here)")
+
+
+def pings(message: dict) -> set[str]:
+    """Who Discord would notify for `message`: user ids, `&role` ids, and `@everyone`/`@here`.
+    Only the content mentions anyone; `allowed_mentions` (default: everything parsed) filters it."""
+    allowed = message.get("allowed_mentions")
+    parse = {"users", "roles", "everyone"} if allowed is None else set(allowed.get("parse") or [])
+    listed_users = set((allowed or {}).get("users") or [])
+    listed_roles = set((allowed or {}).get("roles") or [])
+    out = set()
+    for user, role, everyone in _MENTION.findall(message.get("content") or ""):
+        if user and ("users" in parse or user in listed_users):
+            out.add(user)
+        elif role and ("roles" in parse or role in listed_roles):
+            out.add("&" + role)
+        elif everyone and "everyone" in parse:
+            out.add("@" + everyone)
+    return out
+
+
+_COMMAND_NAME = re.compile(r"^[-_\w]{1,32}$")
+
+
+def check_commands(commands: Any) -> None:
+    """What Discord checks of a bulk overwrite: names, descriptions, counts, required options first."""
+    if not isinstance(commands, list):
+        raise Refused(400, 50035, "Invalid Form Body: not a list")
+
+    def check_options(options: list, at: str) -> None:
+        if len(options) > 25:
+            raise Refused(400, 50035, f"Invalid Form Body: {at}.options: Must be 25 or fewer in length.")
+        optional_seen = False
+        for i, o in enumerate(options):
+            name = o.get("name") or ""
+            if not _COMMAND_NAME.match(name) or name != name.lower():
+                raise Refused(400, 50035, f"Invalid Form Body: {at}.options.{i}.name: invalid")
+            if not 1 <= len(o.get("description") or "") <= 100:
+                raise Refused(400, 50035, f"Invalid Form Body: {at}.options.{i}.description: 1 to 100 characters")
+            if o.get("type") in (1, 2):
+                check_options(o.get("options") or [], f"{at}.options.{i}")
+            elif o.get("required"):
+                if optional_seen:
+                    raise Refused(400, 50035, f"Invalid Form Body: {at}.options.{i}: required options must be first")
+            else:
+                optional_seen = True
+
+    for i, c in enumerate(commands):
+        if not _COMMAND_NAME.match(c.get("name") or "") or not 1 <= len(c.get("description") or "") <= 100:
+            raise Refused(400, 50035, f"Invalid Form Body: {i}: name or description")
+        check_options(c.get("options") or [], str(i))
+
+
+class DiscordStandin:
+    def __init__(self, channels=(), users: dict[str, dict] | None = None, token: str = TOKEN):
+        self.token = token
+        self._lock = threading.RLock()
+        self._channels: dict[str, list[dict]] = {c: [] for c in channels}
+        self._users = dict(users or {})  # id -> {"dms": False to refuse DMs (50007)}
+        self._dms: dict[str, str] = {}
+        self._nonces: dict[tuple[str, str], tuple[float, dict]] = {}
+        self._calls: list[Call] = []
+        self._faults: dict[str, list[_Fault]] = {}
+        self._answered: dict[str, dict] = {}  # interaction token -> the response
+        self._originals: dict[str, dict] = {}
+        self._followups: list[dict] = []
+        self.registered: dict[str, list[dict]] = {}
+        self._ids = itertools.count(1)
+        self.on_accept: Callable[[Call], None] | None = None
+        # The Gateway: a websocket server whose URL `GET /gateway/bot` hands out.
+        self.heartbeat_ms = 41_250
+        self.gateway_token: str | None = None  # set: the Gateway alone refuses the bot's token (4004)
+        self.gateway_sessions: list[dict] = []  # {"identify": ..., "heartbeats": n}
+        self._sockets: list = []
+        self._seq = itertools.count(2)
+        self._ws_server = serve(self._gateway, "127.0.0.1", 0)
+        self.gateway_url = f"ws://127.0.0.1:{self._ws_server.socket.getsockname()[1]}"
+        threading.Thread(target=self._ws_server.serve_forever, daemon=True, name="discord-standin-gw").start()
+        self._server = _HttpServer(("127.0.0.1", 0), _HttpHandler)
+        self._server.standin = self
+        self.api_url = f"http://127.0.0.1:{self._server.server_address[1]}/api/v10"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True, name="discord-standin")
+        self._thread.start()
+
+    def __enter__(self) -> DiscordStandin:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._ws_server.shutdown()
+        self._server.shutdown()
+        self._server.server_close()
+
+    # -- what tests read ---------------------------------------------------------------
+
+    @property
+    def calls(self) -> list[Call]:
+        with self._lock:
+            return list(self._calls)
+
+    def calls_to(self, route: str) -> list[Call]:
+        return [c for c in self.calls if c.route == route]
+
+    def messages(self, channel: str) -> list[dict]:
+        with self._lock:
+            return copy.deepcopy(self._channels.get(channel, []))
+
+    def dm_channel(self, user: str) -> str | None:
+        with self._lock:
+            return self._dms.get(user)
+
+    def callbacks(self) -> list[dict]:
+        with self._lock:
+            return copy.deepcopy(list(self._answered.values()))
+
+    def original(self, token: str) -> dict | None:
+        with self._lock:
+            return copy.deepcopy(self._originals.get(token))
+
+    def followups(self) -> list[dict]:
+        with self._lock:
+            return copy.deepcopy(self._followups)
+
+    def forget_nonces(self) -> None:
+        """The nonce window has passed: a nonce seen before no longer dedupes."""
+        with self._lock:
+            self._nonces.clear()
+
+    def took(self, interaction: dict, response: dict) -> None:
+        """What Discord does with the response to an interaction it POSTed to the bot (HTTP mode):
+        checked as a callback is, and kept, so that `@original` can be edited after it."""
+        with self._lock:
+            status, _ = self._callback({"token": interaction["token"]}, {}, response)
+        self._record(Call("callback", "POST", "(http response)", response, status, None))
+
+    def wait_for(self, predicate: Callable[[DiscordStandin], Any], timeout: float = 10.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate(self):
+                return True
+            time.sleep(0.02)
+        return bool(predicate(self))
+
+    def fail_next(
+        self,
+        route: str,
+        status: int | None = None,
+        *,
+        retry_after: float = 1.0,
+        code: int | None = None,
+        accept_then: str | None = None,
+        seconds: float = 30.0,
+        times: int = 1,
+        is_global: bool = False,
+    ) -> None:
+        """The next `times` calls to `route` fail: with `status` (429: `retry_after`), or done and
+        then left unanswered for `seconds` (accept_then="hang")."""
+        with self._lock:
+            self._faults.setdefault(route, []).extend(
+                [_Fault(status, retry_after, code, accept_then, seconds, is_global)] * times
+            )
+
+    # -- the routes ----------------------------------------------------------------------
+
+    # -- the Gateway -----------------------------------------------------------------------
+
+    def _gateway(self, ws) -> None:
+        session = {"identify": None, "heartbeats": 0, "query": ws.request.path}
+        ws.send(json.dumps({"op": 10, "d": {"heartbeat_interval": self.heartbeat_ms}, "s": None, "t": None}))
+        try:
+            first = json.loads(ws.recv(timeout=10))
+            if first.get("op") != 2:
+                ws.close(4003, "Not authenticated.")
+                return
+            if (first.get("d") or {}).get("token") != (self.gateway_token or self.token):
+                ws.close(4004, "Authentication failed.")
+                return
+            session["identify"] = first["d"]
+            with self._lock:
+                self.gateway_sessions.append(session)
+                self._sockets.append(ws)
+            ready = {
+                "v": 10,
+                "user": {"id": BOT_ID, "username": "paperbot", "bot": True},
+                "guilds": [{"id": GUILD, "unavailable": True}],
+                "session_id": f"session-{len(self.gateway_sessions)}",
+                "resume_gateway_url": self.gateway_url,
+                "application": {"id": APP_ID, "flags": 0},
+            }
+            ws.send(json.dumps({"op": 0, "t": "READY", "s": 1, "d": ready}))
+            for raw in ws:
+                message = json.loads(raw)
+                if message.get("op") == 1:
+                    session["heartbeats"] += 1
+                    ws.send(json.dumps({"op": 11, "d": None, "s": None, "t": None}))
+        except (ConnectionClosed, TimeoutError):
+            pass
+        finally:
+            with self._lock:
+                if ws in self._sockets:
+                    self._sockets.remove(ws)
+
+    @property
+    def gateway_connected(self) -> int:
+        with self._lock:
+            return len(self._sockets)
+
+    def dispatch(self, interaction: dict) -> None:
+        """Send INTERACTION_CREATE to the bot over its Gateway connection(s)."""
+        with self._lock:
+            sockets = list(self._sockets)
+        assert sockets, "no Gateway connection"
+        payload = json.dumps({"op": 0, "t": "INTERACTION_CREATE", "s": next(self._seq), "d": interaction})
+        for ws in sockets:
+            ws.send(payload)
+
+    def answer_to(self, interaction: dict, timeout: float = 10.0) -> dict | None:
+        """The response the bot gave `interaction` through the callback route."""
+        token = interaction["token"]
+        if not self.wait_for(lambda d: token in d._answered, timeout):
+            return None
+        with self._lock:
+            answered = copy.deepcopy(self._answered[token])
+        answered.pop("token")
+        return answered
+
+    def gateway_disconnect(self, code: int = 4000, reason: str = "standin closed it") -> None:
+        with self._lock:
+            sockets = list(self._sockets)
+        for ws in sockets:
+            ws.close(code, reason)
+
+    ROUTES = [
+        ("GET", r"/gateway/bot", "gateway"),
+        ("GET", r"/users/@me", "me"),
+        ("GET", r"/applications/@me", "application"),
+        ("PUT", r"/applications/(?P<app>\d+)/commands", "register"),
+        ("PUT", r"/applications/(?P<app>\d+)/guilds/(?P<guild>\d+)/commands", "register"),
+        ("POST", r"/channels/(?P<channel>\d+)/messages", "create_message"),
+        ("GET", r"/channels/(?P<channel>\d+)/messages", "history"),
+        ("PATCH", r"/channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "edit_message"),
+        ("POST", r"/users/@me/channels", "dm"),
+        ("POST", r"/interactions/(?P<interaction>\d+)/(?P<token>[^/]+)/callback", "callback"),
+        ("PATCH", r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)/messages/@original", "edit_original"),
+        ("POST", r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)", "followup"),
+    ]
+    #: Routes that take the interaction's token instead of the bot's.
+    WEBHOOKS = {"callback", "edit_original", "followup"}
+
+    def _id(self) -> str:
+        return str(1_100_000_000_000_000_000 + next(self._ids))
+
+    def handle(self, method: str, path: str, query: dict, body: Any, auth: str | None):
+        """(status, response, headers, hang seconds)."""
+        route, m = "unknown", None
+        for verb, pattern, name in self.ROUTES:
+            m = re.fullmatch("/api/v10" + pattern, path)
+            if verb == method and m:
+                route = name
+                break
+        else:
+            return 404, {"message": "404: Not Found", "code": 0}, {}, 0.0, "unknown"
+        if route not in self.WEBHOOKS and auth != f"Bot {self.token}":
+            return 401, {"message": "401: Unauthorized", "code": 0}, {}, 0.0, route
+        with self._lock:
+            faults = self._faults.get(route)
+            fault = faults.pop(0) if faults else None
+        if fault is not None and fault.status is not None:
+            if fault.status == 429:
+                headers = {
+                    "Retry-After": str(max(1, round(fault.retry_after))),
+                    "X-RateLimit-Limit": "5",
+                    "X-RateLimit-Remaining": "0",
+                    "X-RateLimit-Reset-After": f"{fault.retry_after:.3f}",
+                    "X-RateLimit-Bucket": "standin",
+                    "X-RateLimit-Scope": "global" if fault.is_global else "user",
+                }
+                if fault.is_global:
+                    headers["X-RateLimit-Global"] = "true"
+                body429 = {
+                    "message": "You are being rate limited.",
+                    "retry_after": fault.retry_after,
+                    "global": fault.is_global,
+                }
+                return 429, body429, headers, 0.0, route
+            code = fault.code if fault.code is not None else 0
+            return fault.status, {"message": f"{fault.status}: standin fault", "code": code}, {}, 0.0, route
+        try:
+            with self._lock:
+                handler = self._gateway_route if route == "gateway" else getattr(self, f"_{route}")
+                status, response = handler(m.groupdict(), query, body)
+        except Refused as e:
+            return e.status, {"message": e.message, "code": e.code}, {}, 0.0, route
+        hang = fault.seconds if fault is not None and fault.accept_then == "hang" else 0.0
+        return status, response, {}, hang, route
+
+    def _record(self, call: Call) -> None:
+        with self._lock:
+            self._calls.append(call)
+        if self.on_accept is not None and call.status < 300 and call.method != "GET":
+            self.on_accept(call)
+
+    def _gateway_route(self, params, query, body):
+        limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
+        return 200, {"url": self.gateway_url, "shards": 1, "session_start_limit": limit}
+
+    def _me(self, params, query, body):
+        return 200, {"id": BOT_ID, "username": "paperbot", "discriminator": "0", "bot": True}
+
+    def _application(self, params, query, body):
+        return 200, {"id": APP_ID, "name": "paperbot", "bot": {"id": BOT_ID, "username": "paperbot"}}
+
+    def _register(self, params, query, body):
+        if params["app"] != APP_ID:
+            raise Refused(404, 10002, "Unknown Application")
+        check_commands(body)
+        scope = params.get("guild") or "global"
+        self.registered[scope] = copy.deepcopy(body)
+        return 200, [{**c, "id": self._id(), "application_id": APP_ID} for c in body]
+
+    def _channel(self, channel: str) -> list[dict]:
+        if channel not in self._channels:
+            raise Refused(404, 10003, "Unknown Channel")
+        return self._channels[channel]
+
+    def _create_message(self, params, query, body):
+        channel = params["channel"]
+        stored = self._channel(channel)
+        check_message(body)
+        recipient = next((u for u, c in self._dms.items() if c == channel), None)
+        if recipient is not None and self._users.get(recipient, {}).get("dms") is False:
+            raise Refused(403, 50007, "Cannot send messages to this user")
+        nonce = body.get("nonce")
+        if nonce is not None and (not isinstance(nonce, str | int) or len(str(nonce)) > 25):
+            raise Refused(400, 50035, "Invalid Form Body: nonce: Must be 25 or fewer in length.")
+        if nonce is not None and body.get("enforce_nonce"):
+            seen = self._nonces.get((channel, str(nonce)))
+            if seen is not None and time.time() - seen[0] < NONCE_SECONDS:
+                return 200, copy.deepcopy(seen[1])
+        message = {
+            "id": self._id(),
+            "channel_id": channel,
+            "type": 0,
+            "author": {"id": BOT_ID, "username": "paperbot", "bot": True},
+            "content": body.get("content") or "",
+            "embeds": body.get("embeds") or [],
+            "components": body.get("components") or [],
+            "allowed_mentions": body.get("allowed_mentions"),
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
+            "edited_timestamp": None,
+        }
+        stored.append(message)
+        if nonce is not None and body.get("enforce_nonce"):
+            self._nonces[(channel, str(nonce))] = (time.time(), message)
+        return 200, copy.deepcopy(message)
+
+    def _history(self, params, query, body):
+        stored = self._channel(params["channel"])
+        try:
+            limit = int(query.get("limit", 50))
+        except ValueError:
+            raise Refused(400, 50035, "Invalid Form Body: limit") from None
+        if not 1 <= limit <= 100:
+            raise Refused(400, 50035, "Invalid Form Body: limit: int value should be between 1 and 100.")
+        newest_first = sorted(stored, key=lambda m: int(m["id"]), reverse=True)
+        if "before" in query:
+            newest_first = [m for m in newest_first if int(m["id"]) < int(query["before"])]
+        if "after" in query:
+            # Discord gives the messages just after `after`, still newest first.
+            after = [m for m in newest_first if int(m["id"]) > int(query["after"])]
+            return 200, copy.deepcopy(after[-limit:])
+        return 200, copy.deepcopy(newest_first[:limit])
+
+    def _edit_message(self, params, query, body):
+        stored = self._channel(params["channel"])
+        check_message(body, where="edit")
+        for message in stored:
+            if message["id"] == params["message"]:
+                for key in ("content", "embeds", "components", "allowed_mentions"):
+                    if key in body:
+                        message[key] = body[key]
+                message["edited_timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+                return 200, copy.deepcopy(message)
+        raise Refused(404, 10008, "Unknown Message")
+
+    def _dm(self, params, query, body):
+        user = (body or {}).get("recipient_id")
+        if user not in self._users:
+            raise Refused(400, 50035, "Invalid Form Body: recipient_id: Value is not snowflake.")
+        if user not in self._dms:
+            self._dms[user] = self._id()
+            self._channels[self._dms[user]] = []
+        return 200, {"id": self._dms[user], "type": 1, "recipients": [{"id": user}]}
+
+    def _callback(self, params, query, body):
+        token = params["token"]
+        if token in self._answered:
+            raise Refused(400, 40060, "Interaction has already been acknowledged.")
+        if not isinstance(body, dict) or body.get("type") not in (1, 4, 5, 6, 7, 8, 9):
+            raise Refused(400, 50035, "Invalid Form Body: type")
+        data = body.get("data") or {}
+        if body["type"] in (4, 7):
+            check_message(data, where="message" if body["type"] == 4 else "edit")
+        if body["type"] == 9:
+            check_modal(data)
+        if body["type"] == 8 and len(data.get("choices") or []) > 25:
+            raise Refused(400, 50035, "Invalid Form Body: data.choices: Must be 25 or fewer in length.")
+        self._answered[token] = {"token": token, **copy.deepcopy(body)}
+        if body["type"] in (4, 5):
+            self._originals[token] = copy.deepcopy(data)
+        return 204, None
+
+    def _edit_original(self, params, query, body):
+        token = params["token"]
+        if token not in self._originals:
+            raise Refused(404, 10015, "Unknown Webhook")
+        check_message(body, where="edit")
+        self._originals[token].update(copy.deepcopy(body))
+        return 200, {"id": self._id(), **copy.deepcopy(self._originals[token])}
+
+    def _followup(self, params, query, body):
+        if params["token"] not in self._answered:
+            raise Refused(404, 10015, "Unknown Webhook")
+        check_message(body)
+        self._followups.append({"token": params["token"], **copy.deepcopy(body)})
+        return 200, {"id": self._id(), **copy.deepcopy(body)}
+
+
+class _HttpServer(ThreadingHTTPServer):
+    daemon_threads = True
+    standin: DiscordStandin
+
+
+class _HttpHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
+
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
+
+    def _serve(self, method: str) -> None:
+        standin = self.server.standin
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            self._reply(400, {"message": "The request body contains invalid JSON.", "code": 50109}, {})
+            return
+        status, response, headers, hang, route = standin.handle(
+            method, url.path, dict(parse_qsl(url.query)), body, self.headers.get("Authorization")
+        )
+        standin._record(Call(route, method, url.path, body, status, response))
+        if hang:
+            time.sleep(hang)  # done, and no answer in time: the client gives up
+            self.close_connection = True
+            return
+        self._reply(status, response, headers)
+
+    def _reply(self, status: int, body: Any, headers: dict) -> None:
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        if body is not None:
+            self.send_header("Content-Type", "application/json")
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
