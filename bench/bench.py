@@ -83,9 +83,16 @@ def outbox_empties(db: Path, seconds: float = 120) -> None:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port below the kernel's ephemeral range, where no client socket's own port can take it
+    between this look and the server binding it."""
+    for port in random.sample(range(30000, 32000), 2000):
+        with socket.socket() as s:
+            try:
+                s.bind(("0.0.0.0", port))
+            except OSError:
+                continue
+            return port
+    raise SystemExit("no free port in 30000-31999")
 
 
 def pct(values: list[float], q: float) -> float | None:

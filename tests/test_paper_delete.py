@@ -83,7 +83,9 @@ def test_init_empty_starts_without_the_seed_list_and_never_seeds_later(tmp_path,
     code, out, err = _main(monkeypatch, tmp_path, capsys, "init", db=db)
     assert code == 1 and out == ""
     assert (
-        err == f"paperbot: PAPERBOT_DB: {db} exists already; init makes only a new database, and leaves it as it is\n"
+        err == f"paperbot: PAPERBOT_DB: {db} exists already; init makes only a new database and leaves it as it is "
+        "(to start afresh, stop paperbot and remove the file, with its -wal and -shm beside it, "
+        "or set PAPERBOT_DB to a new path)\n"
     )
 
 

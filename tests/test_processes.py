@@ -518,7 +518,7 @@ def test_run_refuses_a_bad_setting_at_once(procs, tmp_path, slack, setting, env)
     full.update(env)
     done = procs.run("run", env=full, timeout=15)
     assert done.returncode != 0
-    assert done.seconds < 5, done.seconds
+    assert done.seconds < 8, done.seconds  # a start takes about two: it never waits on the network
     line = one_line(done.stderr)
     assert setting in line, line
     assert slack.calls == [], "a bad setting must stop the process before it talks to Slack"

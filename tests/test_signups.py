@@ -343,8 +343,8 @@ def test_a_mistyped_verb_gets_did_you_mean_not_all_of_help(room, typed, meant):
 
 
 def test_the_console_takes_a_mention_as_the_console_writes_it_only(room):
-    """`<@U2|ada>` is Slack's form: the console reads @ada or ada, and names the form it wants."""
+    """The console reads @ada or ada, and a Slack mention pasted whole; anything else names the form it wants."""
     from bot.console import read_member
 
     assert read_member("@ada") == read_member("ada") == "ada"
-    assert read_member("<@U2|ada>") is None
+    assert read_member("<@U2|ada>") == "U2"  # a mention pasted from Slack names its member
