@@ -98,7 +98,7 @@ class Announcement:
     tried: bool  # tried before: it may be in the channel already
     changes: tuple[dict, ...]  # what stands, as `record` keeps a change; none: nothing to say
     about: str  # for the log
-    message: dict | None = None  # a row an older paperbot queued: its Block Kit message as kept
+    message: dict | None = None  # a row an older paperbot queued: its message as the platform drew it then
 
     @classmethod
     def of(cls, items: list[outbox.Item]) -> Announcement:

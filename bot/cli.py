@@ -1,14 +1,15 @@
 """`paperbot VERB` / `python -m bot VERB`: each verb parses its arguments and makes one call.
 
     paperbot console                      # the /paper commands in a terminal
-    paperbot run                          # serve Slack or Discord (DISCORD_TOKEN set) with the scheduler
+    paperbot run                          # serve the chat platform, with the scheduler
     paperbot post-week --at 2026-12-07T09:00 --dry-run
     paperbot remind
     paperbot import reading-list.csv more.yaml
     paperbot export --format csv > catalog.csv
 
-Expected failures (a bad setting, an unreadable file, Slack refusing) end with
-one line on stderr and a non-zero exit, never a traceback.
+Expected failures (a bad setting, an unreadable file, the platform refusing) end
+with one line on stderr and a non-zero exit, never a traceback. The platform is the
+one whose adapter the settings ask for (bot/platforms.py): Slack, or Discord.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from bot.settings import SettingError, check_focus_tag
-from bot.slack.settings import Settings
+from bot import platforms
+from bot.settings import SettingError, Settings, check_focus_tag
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -42,7 +43,7 @@ def _parse_at(text: str | None, settings: Settings) -> datetime:
         raise Failure(
             f"--at: {text!r} is not an ISO 8601 time such as 2026-12-07T09:00 or 2026-12-07T09:00+08:00"
         ) from None
-    if not 1971 <= at.year <= 9998:  # weeks and Slack's timestamps need room on either side
+    if not 1971 <= at.year <= 9998:  # weeks and the platforms' timestamps need room on either side
         raise Failure(f"--at: {text!r} is out of range: give a time between 1971 and 9998")
     if at.tzinfo is None:
         at = at.replace(tzinfo=settings.timezone)  # a bare time is the group's wall time
@@ -106,22 +107,8 @@ def _say_new_database(path: Path, papers: int) -> None:
 
 
 def load_settings(environ) -> Settings:
-    """The settings of the platform this install serves: Discord when DISCORD_TOKEN is set, else Slack."""
-    from bot.discord.settings import DiscordSettings, wanted
-
-    if wanted(environ):
-        return DiscordSettings.load(environ)  # type: ignore[return-value]
-    return Settings.load(environ)
-
-
-def _on_discord(settings) -> bool:
-    from bot.discord.settings import DiscordSettings
-
-    return isinstance(settings, DiscordSettings)
-
-
-def _token_name(settings) -> str:
-    return "DISCORD_TOKEN" if _on_discord(settings) else "SLACK_BOT_TOKEN"
+    """The settings of the platform this install serves (bot/platforms.py: the one its token names)."""
+    return platforms.chosen(environ).settings.load(environ)
 
 
 # -- verbs ---------------------------------------------------------------------
@@ -139,7 +126,7 @@ def cmd_console(args, settings: Settings) -> int:
         raise Failure(f"--user: {args.user[:40]!r} is not a user ID such as U012ABCDEF")
     store = _store(settings)
     user = args.user or "console"
-    # The operator at the terminal owns the database: admin, unless they pose as a Slack user.
+    # The operator at the terminal owns the database: admin, unless they pose as a member of the chat.
     admin = args.user is None or args.user in settings.admins
     member = Member(user, lambda: admin)
     on_change = None
@@ -177,11 +164,8 @@ def cmd_run(args, settings: Settings) -> int:
 
     stop = threading.Event()
     _stop_on_signals(stop, unwind=not settings.socket_mode)  # before the slow imports below
-    if _on_discord(settings):
-        from bot.discord import serve
-    else:
-        from bot.slack import serve
-
+    adapter = platforms.of(settings)
+    serve = adapter.serve()
     try:
         serve.require_settings(settings)
     except serve.StartError as e:
@@ -190,8 +174,7 @@ def cmd_run(args, settings: Settings) -> int:
     logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" on every burst
     if not args.verbose:
         logging.getLogger().setLevel(logging.INFO)  # a server logs what it does
-        # Each failed Web API try and retry, as slack_sdk logs them; paperbot reports failures in its own words.
-        for name in ("slack_sdk.web", "slack_sdk.webhook"):
+        for name in adapter.quiet_loggers:  # every failed try; paperbot says failures in its own words
             logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         code = serve.run(settings, _store(settings), stop)
@@ -202,7 +185,7 @@ def cmd_run(args, settings: Settings) -> int:
 
 
 def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:
-    """A Slack call that hangs (up to the client's 20 s timeout) must not hold up a stop: what it
+    """A platform call that hangs (up to its client's timeout) must not hold up a stop: what it
     carried is in the outbox, or the post's delivery row, and the next start takes it up.
 
     Python joins every thread of a thread pool at exit, daemon or not (a pool made from a
@@ -225,8 +208,8 @@ def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:
     for thread in holding():
         thread.join(max(0.0, deadline - time.monotonic()))
     if holding():
-        logging.getLogger("bot.slack.serve").warning(
-            "stopped with a Slack call still under way; the next start sends what it carried"
+        logging.getLogger("bot.cli").warning(
+            "stopped with a call to the platform still under way; the next start sends what it carried"
         )
         logging.shutdown()
         sys.stdout.flush()
@@ -234,21 +217,14 @@ def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:
 
 
 def _transport(settings: Settings):
-    if _on_discord(settings):
-        from bot.discord.rest import Rest
-        from bot.discord.transport import DiscordTransport
-
-        return DiscordTransport(Rest(settings.api_url, settings.token), settings.admins)
-    from bot.slack.client import SlackTransport, make_client
-
-    return SlackTransport(make_client(settings, retries=False))
+    return platforms.of(settings).transport(settings)
 
 
 def cmd_post_week(args, settings: Settings) -> int:
     from bot import console, delivery, slots, weekly
 
     if not args.dry_run:
-        settings.require(_token_name(settings), "PAPERBOT_CHANNEL")
+        settings.require(platforms.of(settings).token, "PAPERBOT_CHANNEL")
     store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     check_focus_tag(settings, store)
     at = _parse_at(args.at, settings)
@@ -280,7 +256,7 @@ def cmd_post_week(args, settings: Settings) -> int:
 
     transport = _transport(settings)
 
-    def waiting(seconds: float) -> bool:  # a post that Slack did not take is tried again: say so, to a person
+    def waiting(seconds: float) -> bool:  # a post the platform did not take is tried again: say so, to a person
         if sys.stderr.isatty():  # a script or cron gets the outcome alone, in one line
             print(f"paperbot: the platform did not take the post yet; trying again in {seconds:g} s", file=sys.stderr)
         time.sleep(seconds)
@@ -327,7 +303,7 @@ def cmd_post_week(args, settings: Settings) -> int:
 def cmd_remind(args, settings: Settings) -> int:
     from bot import reminders
 
-    settings.require(_token_name(settings))
+    settings.require(platforms.of(settings).token)
     store = _store(settings)
     at = _parse_at(args.at, settings)
     sendings = reminders.send_due(store, settings.group, _transport(settings), at, force=True)
@@ -337,8 +313,7 @@ def cmd_remind(args, settings: Settings) -> int:
         if s.result.delivered:
             print(f"Reminded {r.presenter} about #{r.paper.number} {r.paper.title} ({r.week.key}).")
         elif s.result.status == "unreachable":  # signed up from the console, as its operator
-            platform = "Discord" if _on_discord(settings) else "Slack"
-            print(f"No reminder for {r.presenter} about {r.week.key}: not a {platform} user.")
+            print(f"No reminder for {r.presenter} about {r.week.key}: not a {platforms.of(settings).name} user.")
         elif s.result.status == "busy":  # the scheduler in `run`, or another `remind`: not a failure of ours
             print(f"Not reminding {r.presenter} about {r.week.key} from here: {s.result.detail}.")
         elif s.result.status == "moot":  # the week changed while it waited: nothing to send, not a failure
@@ -448,7 +423,8 @@ def _version() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="paperbot", description="A Slack and Discord bot for research reading groups.")
+    names = " and ".join(a.name for a in platforms.adapters())
+    p = argparse.ArgumentParser(prog="paperbot", description=f"A {names} bot for research reading groups.")
     p.add_argument("-v", "--verbose", action="store_true", help="log more, and show tracebacks")
     p.add_argument("--version", action="version", version=f"paperbot {_version()}")
     # -v after the verb too (paperbot run -v); SUPPRESS keeps a -v given before it.
@@ -459,14 +435,14 @@ def parser() -> argparse.ArgumentParser:
     run = verbs.add_parser(
         "run",
         parents=[verbose],
-        help="connect to Slack (Socket Mode or HTTP) or Discord (Gateway or HTTP) and serve, with the scheduler",
+        help=f"connect to the chat platform ({names}) and serve, with the scheduler",
     )
     run.set_defaults(fn=cmd_run)
 
     con = verbs.add_parser(
         "console", parents=[verbose], help="the /paper commands in a terminal, one a line from stdin"
     )
-    con.add_argument("--user", metavar="USER_ID", help="act as this Slack user (default: the operator, an admin)")
+    con.add_argument("--user", metavar="USER_ID", help="act as this member, by their user ID (default: the operator)")
     con.set_defaults(fn=cmd_console)
 
     post = verbs.add_parser(

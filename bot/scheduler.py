@@ -152,7 +152,3 @@ def create(ticker: ScheduledChecks, settings: Settings) -> BackgroundScheduler:
     scheduler.add_job(ticker.check_post, every, id="post-check", name="catch-up and retries", next_run_time=start)
     scheduler.add_job(ticker.check_reminders, every, id="reminders", name="reminders", next_run_time=start)
     return scheduler
-
-
-#: Its name before it said what it is (bot/slack/serve.py uses it).
-Ticker = ScheduledChecks

@@ -14,9 +14,9 @@ from pathlib import Path
 from conftest import ROOT
 
 BOT = ROOT / "bot"
-ADAPTERS = ("bot.slack", "bot.console")
+ADAPTERS = ("bot.slack", "bot.discord", "bot.console")
 WIRING = {"bot.cli", "bot.__main__"}
-PLATFORM_LIBRARIES = ("slack_bolt", "slack_sdk", *ADAPTERS)
+PLATFORM_LIBRARIES = ("slack_bolt", "slack_sdk", "nacl", "websockets", *ADAPTERS)
 
 
 def _name(path: Path) -> str:
@@ -75,6 +75,14 @@ def test_the_core_imports_no_platform():
     wrong = {m: i for m, i in wrong.items() if i}
     assert wrong == {}, f"core modules that import a platform (move the code to its adapter): {wrong}"
     assert "bot.commands" in core_modules() and "bot.slack.app" not in core_modules()  # the check reads them
+
+
+def test_the_verbs_reach_chat_platforms_only_through_their_adapters():
+    """bot/cli.py runs the console itself, and finds Slack and Discord through bot.platforms: a new
+    platform is a new package, and no verb changes."""
+    chats = ("slack_bolt", "slack_sdk", "nacl", "websockets", "bot.slack", "bot.discord")
+    assert sorted(i for i in imports("bot.cli", top_level_only=False) if _under(i, chats)) == []
+    assert "bot.platforms" in imports("bot.cli", top_level_only=False)
 
 
 def _circle(graph: dict[str, set[str]]) -> list[str] | None:

@@ -118,7 +118,7 @@ def run(settings, store: Store, stop: threading.Event) -> int:
         if problem:
             log.warning(problem)
     bot = DiscordBot(settings, store)
-    jobs = ticker = None
+    jobs = checks = None
     try:
         try:
             register(bot, settings)
@@ -129,10 +129,10 @@ def run(settings, store: Store, stop: threading.Event) -> int:
         except Uncertain as e:
             raise StartError(f"cannot start: Discord did not answer at {settings.api_url} ({e})") from None
         outbox.due_now(store)
-        ticker = scheduler.Ticker(
+        checks = scheduler.ScheduledChecks(
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
         )
-        jobs = scheduler.create(ticker, settings)
+        jobs = scheduler.create(checks, settings)
         if not settings.public_key:
             serve_gateway(bot, settings, stop, jobs)
             return 0
@@ -162,7 +162,7 @@ def run(settings, store: Store, stop: threading.Event) -> int:
             jobs.shutdown(wait=False)
         deadline = time.monotonic() + STOP_SECONDS
         idle = bot.close(STOP_SECONDS)
-        idle = (ticker is None or ticker.wait_idle(deadline - time.monotonic())) and idle
+        idle = (checks is None or checks.wait_idle(deadline - time.monotonic())) and idle
         if idle:
             store.close()
     log.info("stopped")

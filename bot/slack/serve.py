@@ -118,7 +118,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         if problem:
             log.warning(problem)  # a choice the operator may mean, so said, not refused
     bot = SlackBot(settings, store)
-    jobs = ticker = None
+    jobs = checks = None
     try:
 
         def start() -> App:
@@ -138,11 +138,11 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(error)})"
             )
         outbox.due_now(store)
-        ticker = scheduler.Ticker(
+        checks = scheduler.ScheduledChecks(
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
         )
         # Created before it starts, so that a signal that ends start() half-way still shuts it down.
-        jobs = scheduler.create(ticker, settings)
+        jobs = scheduler.create(checks, settings)
         if settings.socket_mode:
             if stop.is_set():  # a signal during start-up: no connection, no post
                 return 0
@@ -185,7 +185,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
             jobs.shutdown(wait=False)
         deadline = time.monotonic() + STOP_SECONDS
         idle = bot.close(STOP_SECONDS)
-        idle = (ticker is None or ticker.wait_idle(deadline - time.monotonic())) and idle
+        idle = (checks is None or checks.wait_idle(deadline - time.monotonic())) and idle
         if idle:
             store.close()
         # else a Slack call hangs (a post, a reminder, an announcement): its thread still holds a
