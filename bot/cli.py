@@ -59,8 +59,7 @@ def _store(settings: Settings, *, writes: bool = True, seed: bool = True, quiet_
         store = catalog.open_store(path, writes=writes, **({} if seed else {"seed": None}))
     except NotADatabase as e:
         raise Failure(
-            f"PAPERBOT_DB: {path} {e}; it is not a paperbot database, so it was left as it is "
-            "(only a missing file is made): restore it from a backup, or move it away to start a new one"
+            f"PAPERBOT_DB: {path} {e}; it was left as it is (only a missing file is made): {e.remedy}"
         ) from None
     except DiskFull:
         raise Failure(f"PAPERBOT_DB: {DISK_FULL}") from None
@@ -326,6 +325,10 @@ def cmd_remind(args, settings: Settings) -> int:
     return EXIT_FAILED if failed else 0
 
 
+#: Skipped rows `import` names one by one; the rest are counted.
+SKIPPED_SHOWN = 100
+
+
 def cmd_import(args, settings: Settings) -> int:
     from bot import catalog, papers_file
 
@@ -362,15 +365,18 @@ def cmd_import(args, settings: Settings) -> int:
                 f" added and {done.updated} updated, which are kept; free some space and import again"
                 " (papers already in stay as they are)"
             ) from None
-        except papers_file.UnreadableFile as e:  # it changed since the first reading: the rows before are in
-            print(f"paperbot: {e} (it changed while it was imported; import it again)", file=sys.stderr)
+        except papers_file.UnreadableFile as e:  # the rows before the bad spot are in
+            why = "the rows before it are imported" if report.by_line else "it changed while it was imported"
+            print(f"paperbot: {e} ({why}; fix it and import it again)", file=sys.stderr)
             unreadable += 1
             continue
         problems = report.problems + counts.problems  # the file's, then the catalog's (an unknown id, no title)
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
-        for problem in problems:
+        for problem in problems[:SKIPPED_SHOWN]:
             print(f"skipped: {problem}", file=sys.stderr)
+        if len(problems) > SKIPPED_SHOWN:  # a file of 200,000 bad rows is not 200,000 lines to read
+            print(f"skipped: {len(problems) - SKIPPED_SHOWN} more rows, not named here", file=sys.stderr)
         print(
             f"{path}: {counts.added} added, {counts.updated} updated, {counts.unchanged} unchanged, "
             f"{len(problems)} skipped"

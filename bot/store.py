@@ -217,7 +217,12 @@ class DiskFull(sqlite3.OperationalError):
 
 
 class NotADatabase(Exception):
-    """The file at the path exists but is no paperbot database; str() says what it is instead."""
+    """The file at the path exists but is no paperbot database this version can use; str() says what
+    it is instead, and `remedy` what to do."""
+
+    def __init__(self, what: str, remedy: str = "restore it from a backup, or move it away to start a new one"):
+        super().__init__(what)
+        self.remedy = remedy
 
 
 #: What a paperbot database's first 16 bytes are (every SQLite file's).
@@ -315,6 +320,34 @@ def _check_tables(db: sqlite_utils.Database) -> None:
     found = db.execute("PRAGMA quick_check(1)").fetchone()[0]
     if found != "ok":
         raise NotADatabase(f"is damaged ({found})")
+
+
+def _check_version(db: sqlite_utils.Database) -> None:
+    """Raise NotADatabase for a database a newer paperbot migrated: this one does not know its schema."""
+    known = {m.name for m in migrations._migrations}
+    unknown = [m.name for m in migrations.applied(db) if m.name not in known]
+    if unknown:
+        raise NotADatabase(f"was made by a newer paperbot (its migration {unknown[0]})", "upgrade paperbot to use it")
+
+
+_TABLES: set[str] = set()
+
+
+def _tables_of(db: sqlite_utils.Database) -> set[str]:
+    return {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'index')")}
+
+
+def _check_schema(db: sqlite_utils.Database) -> None:
+    """Raise NotADatabase when a table or index that the migrations make is missing (dropped by hand,
+    or lost to damage): found at start, not by the first sign-up that needs it."""
+    if not _TABLES:  # what the migrations make, read off an empty database: never a list kept by hand
+        fresh = sqlite_utils.Database(memory=True)
+        migrations.apply(fresh)
+        _TABLES.update(_tables_of(fresh))
+        fresh.close()
+    missing = sorted(_TABLES - _tables_of(db))
+    if missing:
+        raise NotADatabase(f"is damaged: its table or index {missing[0]} is missing")
 
 
 def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -> None:
@@ -489,7 +522,11 @@ class Store:
             # Two processes starting on one file must not both migrate it: the
             # whole run happens under one write lock (migrations nest as savepoints).
             with self.write():
+                if check:
+                    _check_version(db)
                 migrations.apply(db)
+                if check:
+                    _check_schema(db)
                 if self._writes:
                     # A real write, so that a file this process can read but not write (read-only, on a
                     # read-only mount) stops it here, named, and not at the first sign-up.

@@ -54,3 +54,13 @@ def test_a_line_of_env_that_cannot_be_read_stops_every_verb(tmp_path, monkeypatc
     (tmp_path / ".env").write_text("PAPERBOT_TIMEZONE=UTC\nthis is not a line\n")
     code, out, err = _main(monkeypatch, tmp_path, capsys, "", "export")
     assert code == 2 and err == "paperbot: .env: line 2 cannot be read ('this is not a line'): write it as NAME=value\n"
+
+
+def test_import_names_a_hundred_skipped_rows_and_counts_the_rest(tmp_path, monkeypatch, capsys):
+    rows = "\n".join('{"summary": "no title"}' for _ in range(250))
+    (tmp_path / "bad.jsonl").write_text(rows + "\n", encoding="utf-8")
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "", "import", "bad.jsonl")
+    lines = err.splitlines()
+    assert sum(line.startswith("skipped: bad.jsonl line ") for line in lines) == cli.SKIPPED_SHOWN
+    assert "skipped: 150 more rows, not named here" in lines
+    assert "bad.jsonl: 0 added, 0 updated, 0 unchanged, 250 skipped" in out + err

@@ -64,6 +64,26 @@ def _header_overwritten(path) -> None:
         f.write(os.urandom(3000))
 
 
+def _a_table_dropped(path) -> None:
+    _paperbot_db(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE slots")
+
+
+def _an_index_dropped(path) -> None:
+    _paperbot_db(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP INDEX slots_by_presenter")
+
+
+def _from_a_newer_paperbot(path) -> None:
+    _paperbot_db(path)
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('paperbot', 'm099_later', 'x')"
+        )
+
+
 def _a_folder(path) -> None:
     path.mkdir()
 
@@ -79,6 +99,9 @@ NOT_DATABASES = {
     "blank SQLite": (_blank_sqlite, "without paperbot's tables"),
     "cut in half": (_cut_in_half, "is cut short"),
     "scribbled over": (_header_overwritten, "is damaged"),
+    "a table dropped": (_a_table_dropped, "its table or index slots is missing"),
+    "an index dropped": (_an_index_dropped, "its table or index slots_by_presenter is missing"),
+    "from a newer paperbot": (_from_a_newer_paperbot, "was made by a newer paperbot (its migration m099_later)"),
     "a folder": (_a_folder, "is a folder"),
     "a pipe": (_a_pipe, "is not a regular file"),
 }
