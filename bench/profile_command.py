@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-sys.path.insert(1, str(HERE.parent / "tests"))
+sys.path.insert(1, str(HERE.parent / "tests" / "support"))
 
 
 def main() -> int:

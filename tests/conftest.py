@@ -21,7 +21,11 @@ import pytest
 from slack_bolt.request import BoltRequest
 from slack_sdk.signature import SignatureVerifier
 
-sys.path.insert(0, str(Path(__file__).parent))
+# The layers of tests/: unit (the core, no platform), slack and discord (each platform's flows over
+# its stand-in), processes (real `paperbot` processes), support (the stand-ins). Each is importable
+# by module name, as the tests import the stand-ins and each other's helpers.
+for _layer in ("", "support", "unit", "slack", "discord", "processes"):
+    sys.path.insert(0, str(Path(__file__).parent / _layer))
 
 from slack_standin import SlackStandin  # noqa: E402
 

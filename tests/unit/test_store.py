@@ -249,7 +249,7 @@ def _imports_of_bot() -> dict[str, set[str]]:
     import ast
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     names = {
         ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__") for p in root.glob("bot/**/*.py")
     }

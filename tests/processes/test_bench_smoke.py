@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 #: The benchmark builds a catalog and starts servers: about a minute, left out of the development loop.
 pytestmark = pytest.mark.slow

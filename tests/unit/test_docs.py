@@ -25,7 +25,7 @@ PENDING = {"LICENSE"}
 
 
 def test_manifest_is_valid_for_slacks_schema():
-    schema = json.loads((Path(__file__).parent / "data" / "manifest.schema.1.0.0.json").read_text())
+    schema = json.loads((Path(__file__).parents[1] / "data" / "manifest.schema.1.0.0.json").read_text())
     jsonschema.validate(MANIFEST, schema)
 
 
