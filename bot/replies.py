@@ -10,6 +10,7 @@ dates in each reader's own zone, and code spans of its own.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -113,6 +114,22 @@ class SlotLine:
     paper: Paper | None = None
     presenter: str | None = None
     weeks: int = 1
+
+
+def by_month(lines: list[SlotLine]) -> Iterator[tuple[str | None, SlotLine]]:
+    """Each line, with its month's name ("January 2027") where a new month begins: a schedule that
+    leaves weeks out still shows where each month starts."""
+    last = None
+    for line in lines:
+        month = f"{MONTHS[line.meeting.month - 1]} {line.meeting.year}"
+        yield (month if month != last else None), line
+        last = month
+
+
+MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
 
 
 def booked(line: SlotLine) -> str:

@@ -33,6 +33,7 @@ from bot.replies import (
     WeeklyPost,
     When,
     booked,
+    by_month,
 )
 
 
@@ -138,7 +139,10 @@ def _(reply: WeekCard) -> str:
 
 @render.register
 def _(reply: Schedule) -> str:
-    lines = [inline(reply.heading)] + [f"  {_slot(line)}" for line in reply.lines]
+    lines = [inline(reply.heading)]
+    for month, line in by_month(reply.lines):
+        lines += [f"  {month}"] if month else []
+        lines.append(f"    {_slot(line)}")
     if not reply.lines:
         lines.append("  (nothing planned)")
     if reply.footer:

@@ -42,6 +42,7 @@ from bot.replies import (
     WeeklyPost,
     When,
     booked,
+    by_month,
 )
 
 MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION = 2000, 10, 6000, 4096
@@ -359,7 +360,11 @@ def _(reply: WeekCard) -> dict:
 
 @message.register
 def _(reply: Schedule) -> dict:
-    lines = [_slot_line(s) for s in reply.lines] or ["_Nothing planned yet._"]
+    lines = []
+    for month, line in by_month(reply.lines):
+        lines += [f"__{month}__"] if month else []
+        lines.append(_slot_line(line))
+    lines = lines or ["_Nothing planned yet._"]
     embeds, shown = _pack(lines, EMBED_BUDGET)
     content = f"**{markdown(reply.heading)}**"
     if reply.footer:

@@ -40,6 +40,7 @@ from bot.replies import (
     WeeklyPost,
     When,
     booked,
+    by_month,
 )
 
 MAX_BLOCKS = 50
@@ -333,13 +334,18 @@ def _(reply: WeekCard) -> dict:
 
 @message.register
 def _(reply: Schedule) -> dict:
-    lines = [f"*{mrkdwn(reply.heading)}*"] + [_slot_line(s) for s in reply.lines]
+    lines, fallback = [f"*{mrkdwn(reply.heading)}*"], [plain(reply.heading)]
+    for month, line in by_month(reply.lines):
+        lines += [f"_{month}_"] if month else []
+        fallback += [month] if month else []
+        lines.append(_slot_line(line))
+        fallback.append(_slot_plain(line))
     if not reply.lines:
         lines.append("_Nothing planned yet._")
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
-    fallback = "\n".join([plain(reply.heading)] + [_slot_plain(s) for s in reply.lines])
+    fallback = "\n".join(fallback)
     return _message(fallback, blocks)
 
 

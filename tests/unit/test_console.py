@@ -64,3 +64,21 @@ def test_import_names_a_hundred_skipped_rows_and_counts_the_rest(tmp_path, monke
     assert sum(line.startswith("skipped: bad.jsonl line ") for line in lines) == cli.SKIPPED_SHOWN
     assert "skipped: 150 more rows, not named here" in lines
     assert "bad.jsonl: 0 added, 0 updated, 0 unchanged, 250 skipped" in out + err
+
+
+def test_the_schedule_marks_where_each_month_begins(tmp_path, monkeypatch, capsys):
+    """Booked weeks months apart: each month is named where it begins, so the jump shows."""
+    from datetime import date, timedelta
+
+    later, much_later = date.today() + timedelta(weeks=9), date.today() + timedelta(weeks=20)
+    lines = f"assign @ada 7 {later}\nassign @bo 8 {much_later}\nschedule\n"
+    code, out, err = _main(monkeypatch, tmp_path, capsys, lines, "console")
+    assert code == 0, err
+    shown = out.split("Coming weeks", 1)[1].splitlines()
+    months = [i for i, line in enumerate(shown) if line.startswith("  ") and not line.startswith("    ")]
+    assert len(months) >= 3  # this month, and the two bookings' months further on
+    for i in months:  # each name stands above a week of its month, and names a month that is not the last one's
+        name = shown[i].strip()
+        assert shown[i + 1].startswith("    ") and name.split()[0][:3] in shown[i + 1], (name, shown[i + 1])
+    names = [shown[i].strip() for i in months]
+    assert len(set(names)) == len(names)
