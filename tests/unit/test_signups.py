@@ -225,7 +225,10 @@ def test_schedule_shows_the_next_26_presenters_and_how_many_more_weeks_are_booke
     more = lines[27]
     assert (more.week, more.state, more.weeks) == (Week(2026, 50).plus(26), "booked", 4)
     assert [(line.week, line.state) for line in lines[28:]] == [(Week(2026, 50).plus(30 + i), "open") for i in range(3)]
-    shown = room.say("U1", "schedule").splitlines()
+    weeks_shown = [
+        line for line in room.say("U1", "schedule").splitlines() if not line.startswith("  ") or line[2] == " "
+    ]
+    shown = weeks_shown  # the month names between weeks left out
     assert shown[28].endswith("—  4 more weeks booked") and f"{more.meeting:%d %b %Y}" in shown[28]  # after the heading
     assert shown[29].endswith("—  open") and f"{lines[28].meeting:%d %b %Y}" in shown[29]
 
