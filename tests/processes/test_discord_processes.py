@@ -11,11 +11,14 @@ import sqlite3
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from datetime import time as dtime
 from zoneinfo import ZoneInfo
 
 import pytest
 from discord_standin import APP_ID, GUILD, PUBLIC_KEY, TOKEN, DiscordStandin, click, ping, pings, sign, slash
+
+from bot.calendar import Week
 
 pytestmark = pytest.mark.slow
 
@@ -257,8 +260,12 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     assert status == 200
     message = answer(response)
     assert "signed up" in message["content"]
+    # The button offers the post's week while its Thursday meeting is ahead, else the next one.
+    posted_week = Week.from_key(week)
+    meeting = datetime.combine(posted_week.monday + timedelta(days=3), dtime(16), ZoneInfo("Europe/Berlin"))
+    booked = posted_week if datetime.now(UTC) < meeting else posted_week.plus(1)
     db = sqlite3.connect(tmp_path / "paperbot.db")
-    assert db.execute("SELECT week, presenter FROM slots").fetchall() == [(week, MEMBER)]
+    assert db.execute("SELECT week, presenter FROM slots").fetchall() == [(booked.key, MEMBER)]
     # The announcement and the post's update go out through the outbox.
     assert discord.wait_for(lambda d: len(d.messages(CHANNEL)) == 2 and d.messages(CHANNEL)[0]["edited_timestamp"])
     posted, announced = discord.messages(CHANNEL)

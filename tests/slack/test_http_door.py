@@ -541,7 +541,10 @@ def timed_command(d: Door, tries: int = 3) -> tuple[int, float]:
     answers = []
     for _ in range(tries):
         started = time.monotonic()
-        status, _ = d.command("tags")
+        try:
+            status, _ = d.command("tags")
+        except TimeoutError:  # no answer in 5 s: a try that counts as one, not the end of the test
+            status = 0
         answers.append((status, time.monotonic() - started))
     return min(answers, key=lambda a: (a[0] != 200, a[1]))
 
