@@ -15,12 +15,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime
 
 from bot import announce, catalog, commands
 from bot.answer_time import Replies
+from bot.background import Background
 from bot.catalog import InvalidPaper
 from bot.commands import Context, Platform
 from bot.delivery import RateLimited, Rejected, Uncertain
@@ -71,15 +72,9 @@ class DiscordBot:
         self.app_id: str | None = None
         self.replies = Replies()
         self._stopping = threading.Event()
-        self._pools = {
-            "work": ThreadPoolExecutor(max_workers=8, thread_name_prefix="paperbot-work"),
-            "answer": ThreadPoolExecutor(max_workers=4, thread_name_prefix="paperbot-answer"),
-            # Interactions from the Gateway, each waiting for its worker's answer (apart from "work").
-            "gateway": ThreadPoolExecutor(max_workers=8, thread_name_prefix="paperbot-gateway"),
-            "channel": ThreadPoolExecutor(max_workers=2, thread_name_prefix="paperbot-channel"),
-        }
-        self._pending: set[Future] = set()
-        self._pending_lock = threading.Lock()
+        # "work" answers an interaction, "answer" sends what comes after it; Gateway interactions each
+        # wait for their worker's answer in "gateway"; "channel" sends the outbox.
+        self.background = Background({"work": 8, "answer": 4, "gateway": 8, "channel": 2})
         self.outbox = OutboxSender(
             store, DiscordPoster(self), lambda fn, *a: self.later(fn, *a, lane="channel"), self.replies, self._stopping
         )
@@ -146,7 +141,7 @@ class DiscordBot:
         else:  # the add form, submitted
             line, weekly = "", False
 
-        future = self._pools["work"].submit(self._answer, interaction, line, weekly)
+        future = self.background.submit(self._answer, interaction, line, weekly, lane="work")
         left = (arrived if arrived is not None else time.monotonic()) + DEFER_AFTER - time.monotonic()
         try:
             body = future.result(timeout=max(left, 0.05))
@@ -270,21 +265,8 @@ class DiscordBot:
     # -- background ----------------------------------------------------------------------
 
     def later(self, fn: Callable, *args, lane: str = "answer") -> Future:
-        def guarded():
-            try:
-                fn(*args)
-            except Exception:
-                log.exception("background %s failed", getattr(fn, "__name__", fn))
-
-        future = self._pools[lane].submit(guarded)
-        with self._pending_lock:
-            self._pending.add(future)
-        future.add_done_callback(self._forget)
-        return future
-
-    def _forget(self, future: Future) -> None:
-        with self._pending_lock:
-            self._pending.discard(future)
+        """Run `fn` in `lane` after the answer; failures are logged, never shown as tracebacks."""
+        return self.background.later(fn, *args, lane=lane)
 
     def wake_outbox(self) -> None:
         self.outbox.wake()
@@ -315,15 +297,6 @@ class DiscordBot:
             pass  # Discord did not answer now: the post will tell, if it comes to that
 
     def close(self, timeout: float = 5) -> bool:
+        """Stop: what is under way gets `timeout` seconds; True when nothing is left running."""
         self._stopping.set()
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._pending_lock:
-                pending = set(self._pending)
-            if not pending or time.monotonic() > deadline:
-                break
-            wait(pending, timeout=max(0.0, deadline - time.monotonic()))
-        for pool in self._pools.values():
-            pool.shutdown(wait=False, cancel_futures=True)
-        with self._pending_lock:
-            return not self._pending
+        return self.background.close(timeout)

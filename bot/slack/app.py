@@ -16,7 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -25,6 +25,7 @@ from slack_sdk import WebClient
 
 from bot import announce, commands
 from bot.answer_time import ANSWER_SECONDS, Replies, answer_deadline, arrived_at
+from bot.background import Background
 from bot.calendar import Week
 from bot.commands import Context
 from bot.delivery import Rejected, Uncertain
@@ -80,12 +81,7 @@ class SlackBot:
         self.clock = clock or settings.now
         # Answers to the person who clicked (a button, a form, App Home) have their own threads:
         # the channel's work (announcements, post updates) may sleep through a Retry-After.
-        self._pools = {
-            "answer": ThreadPoolExecutor(max_workers=8, thread_name_prefix="paperbot-answer"),
-            "channel": ThreadPoolExecutor(max_workers=2, thread_name_prefix="paperbot-channel"),
-        }
-        self._pending: set[Future] = set()
-        self._pending_lock = threading.Lock()
+        self.background = Background({"answer": 8, "channel": 2})
         self._admins: dict[str, tuple[bool, float]] = {}
         self.outbox = OutboxSender(
             store,
@@ -178,45 +174,20 @@ class SlackBot:
     # -- after the reply ---------------------------------------------------------
 
     def later(self, fn: Callable, *args, lane: str = "answer") -> Future:
-        """Run `fn` after the reply has gone, in `lane` ("answer" or "channel"); failures are logged,
-        never shown as tracebacks."""
-
-        def guarded():
-            try:
-                fn(*args)
-            except Exception:
-                log.exception("background %s failed", getattr(fn, "__name__", fn))
-
-        future = self._pools[lane].submit(guarded)
-        with self._pending_lock:
-            self._pending.add(future)
-        future.add_done_callback(self._forget)
-        return future
-
-    def _forget(self, future: Future) -> None:
-        with self._pending_lock:
-            self._pending.discard(future)
+        """Run `fn` after the reply has gone, in `lane` ("answer" or "channel")."""
+        return self.background.later(fn, *args, lane=lane)
 
     def drain(self, timeout: float = 10) -> None:
         """Wait for background work (tests, shutdown)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with self._pending_lock:
-                pending = set(self._pending)
-            if not pending or time.monotonic() > deadline:
-                return
-            wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+        self.background.drain(timeout)
 
     def close(self, timeout: float = 5) -> bool:
         """Stop: what is due is still sent, for up to `timeout` seconds; the rest stays in the outbox
         for the next start (a call that hangs is not waited for: see cli.cmd_run). True when no
-        background work is left running, so that the store can be closed under nobody."""
+        background work is left running, so that the store can be closed under nobody. A button
+        pressed just before the stop is still answered."""
         self._stopping.set()
-        self.drain(timeout)
-        self._pools["channel"].shutdown(wait=False, cancel_futures=True)  # its work is in the outbox
-        self._pools["answer"].shutdown(wait=False)  # a button pressed just before the stop is still answered
-        with self._pending_lock:
-            return not self._pending
+        return self.background.close(timeout, finish=("answer",))
 
     def queue_change(self, change: Change) -> None:
         """Context.on_change: the change's announcement (and post update) into the outbox, inside its

@@ -549,6 +549,7 @@ def timed_command(d: Door, tries: int = 3) -> tuple[int, float]:
     return min(answers, key=lambda a: (a[0] != 200, a[1]))
 
 
+@pytest.mark.slow  # 1,100 sockets
 def test_slow_sockets_from_one_address_leave_room_for_slack(door):
     """1,100 sockets from one address trickling a header line every two seconds (the attack that
     filled waitress's connection limit): an honest request from elsewhere answers within 3 s."""
@@ -568,6 +569,7 @@ def test_connections_that_ended_count_no_more(door):
     assert [d.command("tags")[0] for _ in range(12)] == [200] * 12
 
 
+@pytest.mark.slow  # 1,100 sockets
 def test_slow_sockets_from_many_addresses_fit_below_the_connection_limit(door):
     """1,100 slow sockets from five addresses, none over its cap: an honest request still answers in 3 s."""
     d = door()

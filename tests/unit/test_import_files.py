@@ -84,6 +84,7 @@ def _write(path, fmt: str, rows: list[dict]) -> None:
             writer.writerows({**r, "tags": ",".join(r["tags"])} for r in rows)
 
 
+@pytest.mark.slow  # imports a big file in a child process per format
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_memory_does_not_grow_with_the_file(tmp_path, fmt):
     """1,500 papers with long summaries: about 25 MB of text, read in a few MB (read whole, it took several
