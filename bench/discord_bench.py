@@ -249,6 +249,78 @@ def load(port: int, mix: list, seconds: float, threads: int) -> dict:
 # -- the run -------------------------------------------------------------------------
 
 
+def profile(db: Path, sub: str, options: list[str], n: int, limit: int) -> None:
+    """cProfile of the bot's WSGI application (bot.discord.serve.wsgi: DiscordDoor's check, the
+    command on the work lane, the reply's JSON) over `n` signed interactions, in process; waitress
+    and HTTP left out.
+    Each interaction is `/paper SUB name=value ...`; "name~=value" makes that option the focused one
+    (an autocomplete)."""
+    import cProfile
+    import io
+    import pstats
+
+    from discord_standin import GUILD, PUBLIC_KEY, TOKEN, DiscordStandin, sign
+
+    from bot.catalog import open_store
+    from bot.discord.app import DiscordBot
+    from bot.discord.serve import wsgi
+    from bot.discord.settings import DiscordSettings
+
+    focused = next((o.split("~=")[0] for o in options if "~=" in o), None)
+    given = dict(o.replace("~=", "=").split("=", 1) for o in options)
+    with DiscordStandin(channels={CHANNEL}) as discord:
+        env = {"DISCORD_TOKEN": TOKEN, "DISCORD_PUBLIC_KEY": PUBLIC_KEY, "DISCORD_API_URL": discord.api_url}
+        env.update({"DISCORD_GUILD": GUILD, "PAPERBOT_DB": str(db), "PAPERBOT_CHANNEL": CHANNEL})
+        settings = DiscordSettings.load({**env, "PAPERBOT_TIMEZONE": "UTC"}, dotenv=None)
+        store = open_store(settings.db_path)
+        bot = DiscordBot(settings, store)
+        app = wsgi(bot, PUBLIC_KEY)
+
+        def environ() -> dict:
+            raw = json.dumps(interaction(sub, "1299999999999999999", focused=focused, **given)).encode()
+            headers = sign(raw)
+            return {
+                "REQUEST_METHOD": "POST",
+                "PATH_INFO": PATH,
+                "CONTENT_LENGTH": str(len(raw)),
+                "wsgi.input": io.BytesIO(raw),
+                "HTTP_X_SIGNATURE_ED25519": headers["X-Signature-Ed25519"],
+                "HTTP_X_SIGNATURE_TIMESTAMP": headers["X-Signature-Timestamp"],
+            }
+
+        # The command runs on the bot's "work" lane: a second profiler, enabled in that thread for each.
+        work = cProfile.Profile()
+        answer = bot._answer
+
+        def profiled_answer(*args):
+            work.enable()
+            try:
+                return answer(*args)
+            finally:
+                work.disable()
+
+        status = []
+        for _ in range(5):
+            app(environ(), lambda s, h: status.append(s))
+        environs = [environ() for _ in range(n)]
+        bot._answer = profiled_answer
+        profiler = cProfile.Profile()
+        start = time.perf_counter()
+        profiler.enable()
+        for e in environs:
+            app(e, lambda s, h: status.append(s))
+        profiler.disable()
+        elapsed = time.perf_counter() - start
+        assert set(status) == {"200 OK"}, set(status)
+        print(f"/paper {sub} {' '.join(options)}: {elapsed / n * 1000:.2f} ms a request under cProfile ({n})")
+        print("## the request's thread (waitress's, here the caller's): the door, the wait, the JSON")
+        pstats.Stats(profiler).strip_dirs().sort_stats("cumulative").print_stats(limit)
+        print("## the work lane: the command and its reply")
+        pstats.Stats(work).strip_dirs().sort_stats("cumulative").print_stats(limit)
+        bot.close(5)
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="paperbot's Discord HTTP-interactions benchmark (bench/README.md)")
     p.add_argument("--papers", type=int, default=100_000, help="catalog size (default 100000)")
@@ -262,7 +334,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--quick", action="store_true", help="2000 papers, 40 samples, 3 s load")
     p.add_argument("--serve-floor", nargs=2, metavar=("PORT", "REPLIES"), help=argparse.SUPPRESS)
+    p.add_argument(
+        "--profile",
+        nargs="+",
+        metavar="ARG",
+        help="DB SUB [name=value | name~=value (focused)]...: cProfile the bot's WSGI app in process, then stop",
+    )
+    p.add_argument("-n", type=int, default=300, help="requests profiled with --profile (default 300)")
     args = p.parse_args(argv)
+    if args.profile:
+        if len(args.profile) < 2:
+            p.error("--profile needs DB and SUB")
+        profile(Path(args.profile[0]), args.profile[1], args.profile[2:], args.n, 30)
+        return 0
     if args.serve_floor:
         serve_floor(int(args.serve_floor[0]), Path(args.serve_floor[1]))
         return 0
