@@ -103,6 +103,10 @@ class SlackBot:
         try:
             info = call(self.quick_client().users_info, user=user)["user"]
         except (Rejected, Uncertain) as e:
+            if isinstance(e, Rejected) and e.code == "user_not_found":
+                raise Refusal(
+                    "Slack knows no member ", Code(user), " in this workspace: nothing was changed."
+                ) from None
             log.warning("users.info %s failed: %s", user, e)
             raise Refusal(
                 "I couldn't check with Slack whether you are an admin just now. Try again in a minute."

@@ -410,3 +410,11 @@ def test_a_request_that_names_no_user_books_nobody(h):
     reply = valid(h.command("signup 20", user=""))
     assert "did not say who sent it" in reply["text"]
     assert h.slack.messages(CHANNEL) == [] and "#20" not in blocks_text(h.command("schedule"))
+
+
+def test_a_member_slack_does_not_know_is_named_not_told_slack_could_not_be_asked(h):
+    """An admin command from a user ID Slack knows nothing of: the reply says who is unknown, and nothing changes."""
+    reply = valid(h.command("skip next", user="UNOBODY"))
+    assert reply["text"] == "Slack knows no member UNOBODY in this workspace: nothing was changed.", reply["text"]
+    assert "couldn't check" not in reply["text"]
+    assert h.slack.messages(CHANNEL) == []
