@@ -1,1 +1,4 @@
-"""paperbot: a chat bot for research reading groups; its platforms are adapters (bot/slack, bot/console)."""
+"""paperbot: a chat bot for research reading groups.
+
+Its platforms are adapters beside the core: bot/slack, bot/discord and bot/console.
+"""

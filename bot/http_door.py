@@ -136,7 +136,7 @@ class _Doorkeeper:
 def _channel_class(keeper: _Doorkeeper, request_seconds: float) -> type:
     # waitress has no deadline for a whole request (channel_timeout counts idleness, which a trickle
     # resets), no per-address cap and no arrival time, so its channel and parser are extended here;
-    # pyproject bounds its version, and tests/slack/test_http_door.py checks each.
+    # pyproject bounds its version, and test_http_door.py checks each.
     class StampedParser(HTTPRequestParser):
         stamped = False
 
