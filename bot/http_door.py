@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+import re
 import threading
 import time
 from collections import defaultdict
@@ -77,6 +78,24 @@ class Refused(Exception):
     def __init__(self, status: int, why: str):
         super().__init__(why)
         self.status = status
+
+
+#: A signature's timestamp: ASCII digits only (str.isdigit() takes "²", and int() then fails).
+TIMESTAMP = re.compile(r"[0-9]{1,12}")
+
+
+def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Pattern, now: float) -> int:
+    """The request's timestamp when both signature headers are there, well formed (`shape` for the
+    signature) and within WINDOW_SECONDS of `now`; else Refused(401). The platform checks the rest."""
+    if timestamp is None or signature is None:
+        raise Refused(401, "none")
+    # waitress joins a repeated header with ", ", which neither pattern takes.
+    if not TIMESTAMP.fullmatch(timestamp) or not shape.fullmatch(signature):
+        raise Refused(401, "a malformed one")
+    stamp = int(timestamp)
+    if abs(now - stamp) > WINDOW_SECONDS:
+        raise Refused(401, "too old or too new")
+    return stamp
 
 
 _REASONS = {400: "400 Bad Request", 401: "401 Unauthorized", 404: "404 Not Found", 413: "413 Content Too Large"}

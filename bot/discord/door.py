@@ -18,9 +18,8 @@ from collections.abc import Callable
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
-from bot.http_door import WINDOW_SECONDS, Refused, ReplayWindow, read_body
+from bot.http_door import Refused, ReplayWindow, fresh_timestamp, read_body
 
-_TIMESTAMP = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"[0-9a-fA-F]{128}")
 _SNOWFLAKE = re.compile(r"[0-9]{1,21}")
 
@@ -47,13 +46,7 @@ class DiscordDoor:
             raise Refused(refusal.status, f"{said} ({refusal})") from None
 
     def verify(self, timestamp: str | None, signature: str | None, body: bytes) -> int:
-        if timestamp is None or signature is None:
-            raise Refused(401, "none")
-        if not _TIMESTAMP.fullmatch(timestamp) or not _SIGNATURE.fullmatch(signature):
-            raise Refused(401, "a malformed one")
-        stamp = int(timestamp)
-        if abs(self.clock() - stamp) > WINDOW_SECONDS:
-            raise Refused(401, "too old or too new")
+        stamp = fresh_timestamp(timestamp, signature, _SIGNATURE, self.clock())
         try:
             self.key.verify(timestamp.encode() + body, bytes.fromhex(signature))
         except BadSignatureError:
