@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT / "tests" / "support"))
 sys.path.insert(2, str(ROOT))
 
+import loadgen  # noqa: E402
 import synth  # noqa: E402
 
 import bench  # noqa: E402
@@ -102,20 +103,7 @@ class Client:
 
         start = time.perf_counter()
         raw = json.dumps(body).encode()
-        headers = sign(raw)
-        for attempt in (1, 2):
-            try:
-                self.conn.request("POST", PATH, body=raw, headers=headers)
-                r = self.conn.getresponse()
-                return (time.perf_counter() - start) * 1000, r.status, r.read()
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
-                self.conn.close()  # a closed keep-alive connection: reconnect once (the time counts)
-                if attempt == 2:
-                    return (time.perf_counter() - start) * 1000, 0, repr(e).encode()
-            except (OSError, http.client.HTTPException) as e:
-                self.conn.close()
-                return (time.perf_counter() - start) * 1000, 0, repr(e).encode()
-        raise AssertionError("unreachable")
+        return loadgen.timed_post(self.conn, PATH, raw, sign(raw), start)
 
     def close(self) -> None:
         self.conn.close()

@@ -30,6 +30,24 @@ def trigger_id() -> str:
     return f"{time.time_ns()}.{random.getrandbits(48):012x}"
 
 
+def timed_post(conn: http.client.HTTPConnection, path: str, body: bytes, headers: dict, start: float):
+    """POST on a keep-alive connection: (milliseconds since `start`, status, body); status 0, no response.
+    A server that closed the idle connection is reconnected once, and the time counts."""
+    for attempt in (1, 2):
+        try:
+            conn.request("POST", path, body=body, headers=headers)
+            response = conn.getresponse()
+            return (time.perf_counter() - start) * 1000, response.status, response.read()
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
+            conn.close()
+            if attempt == 2:
+                return (time.perf_counter() - start) * 1000, 0, repr(e).encode()
+        except (OSError, http.client.HTTPException) as e:
+            conn.close()
+            return (time.perf_counter() - start) * 1000, 0, repr(e).encode()
+    raise AssertionError("unreachable")
+
+
 class Client:
     """One keep-alive connection; every request freshly signed, as Slack signs it."""
 
@@ -62,21 +80,7 @@ class Client:
             "X-Slack-Request-Timestamp": ts,
             "X-Slack-Signature": sig,
         }
-        for attempt in (1, 2):
-            try:
-                self.conn.request("POST", self.path, body=form, headers=headers)
-                response = self.conn.getresponse()
-                body = response.read()
-                return (time.perf_counter() - start) * 1000, response.status, body
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as e:
-                # A server that closes idle keep-alive connections: reconnect once (the time counts).
-                self.conn.close()
-                if attempt == 2:
-                    return (time.perf_counter() - start) * 1000, 0, repr(e).encode()
-            except (OSError, http.client.HTTPException) as e:
-                self.conn.close()
-                return (time.perf_counter() - start) * 1000, 0, repr(e).encode()
-        raise AssertionError("unreachable")
+        return timed_post(self.conn, self.path, form, headers, start)
 
     def close(self) -> None:
         self.conn.close()
