@@ -136,7 +136,16 @@ def cmd_console(args, settings: Settings) -> int:
             announce.queue(store, settings.channel, change)
 
     return console.serve(
-        lambda: Context(store, settings.group, member, settings.now(), settings.focus_tag, settings.channel, on_change),
+        lambda: Context(
+            store,
+            settings.group,
+            member,
+            settings.now(),
+            settings.focus_tag,
+            settings.channel,
+            on_change,
+            lookups=settings.lookups,
+        ),
         sys.stdin,  # read now, not when console was imported: a caller may have replaced them
         sys.stdout,
     )
