@@ -643,7 +643,7 @@ COMMANDS: list[Command] = [
         "add",
         "[<link> [<tags>]]",
         "add a paper: the form, filled in from an arXiv id, DOI or link",
-        "add 2501.18512 parallelism-dp",
+        "add 2310.01889 long-context",
         cmd_add,
         admin=True,
     ),
@@ -651,7 +651,7 @@ COMMANDS: list[Command] = [
     Command("suggest", "<link>", "suggest a paper by arXiv id, DOI or link", "suggest 2501.18512", cmd_suggest),
     Command(
         "suggestions",
-        "[accept|decline <n>]",
+        "[accept/decline <n>]",
         "the suggested papers, to accept or decline",
         "suggestions accept 3",
         cmd_suggestions,

@@ -111,6 +111,8 @@ class DiscordBot:
             self.queue_change,
             vet,
             PLATFORM,
+            lookups=s.lookups,
+            tell=lambda member, said: self.later(self.tell_directly, member, said),
         )
 
     def queue_change(self, change: Change) -> None:
@@ -168,11 +170,30 @@ class DiscordBot:
             if answer.change is not None:
                 self.wake_outbox()
             if isinstance(answer.reply, AddForm):
-                return {MODAL: render.add_form()}
+                return self._add_form(ctx, answer.reply)
             return render.message(answer.reply)
         except Exception:
             log.exception("answering %r failed", line[:80])
             return render.message(Notice(text("Something went wrong while answering that. Try again."), ok=False))
+
+    def _add_form(self, ctx: Context, form: AddForm) -> dict:
+        """The add form as the answer: filled in from the look-up of `add <link>` first. A modal can only
+        be the first answer, so a look-up that outlasts it (DEFER_AFTER) is answered with the paper
+        found and a button that opens the filled-in form (the look-up is kept for it)."""
+        if form.lookup is not None:
+            filled = commands.fill_add_form(ctx, form)
+            if not isinstance(filled, AddForm):
+                return render.message(filled)
+            return {MODAL: render.add_form(filled), "message": render.message(filled)}
+        return {MODAL: render.add_form(form)}
+
+    def tell_directly(self, user: str, said) -> None:
+        """A direct message to `user` (a suggestion's outcome); a member who takes none is logged."""
+        try:
+            channel = self.transport.dm_channel(user)
+            self.rest.call("POST", f"/channels/{channel}/messages", render.message(Notice(said)))
+        except (Rejected, Uncertain) as e:
+            log.warning("could not tell %s directly: %s", user, e)
 
     def from_gateway(self, interaction, arrived: float) -> None:
         """An INTERACTION_CREATE from the Gateway: answered through the callback route, in the
@@ -214,8 +235,8 @@ class DiscordBot:
 
     def _edit_original(self, token: str, future: Future) -> None:
         body = future.result()
-        if MODAL in body:  # a modal can only be the first answer
-            body = render.message(AddForm())
+        if MODAL in body:  # a modal can only be the first answer: the paper found, and a button to the form
+            body = body.get("message") or render.message(AddForm())
         path = f"/webhooks/{self.app_id}/{token}/messages/@original"
         for last in (False, True):
             try:

@@ -173,6 +173,8 @@ class SlackBot:
             self.queue_change,
             lambda presenter: self.vet_presenter(presenter, bot_user),
             PLATFORM,
+            lookups=s.lookups,
+            tell=lambda member, said: self.later(self.tell_directly, member, blocks.message(Notice(said))),
         )
 
     # -- after the reply ---------------------------------------------------------
