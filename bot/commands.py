@@ -653,7 +653,7 @@ COMMANDS: list[Command] = [
         "suggestions",
         "[accept/decline <n>]",
         "the suggested papers, to accept or decline",
-        "suggestions accept 3",
+        "suggestions",
         cmd_suggestions,
         admin=True,
     ),
