@@ -123,3 +123,13 @@ def test_suggestions_accepted_and_declined_and_the_suggester_told_by_dm(make_bot
     assert len(titles) == 33 and titles[-1].startswith("Pipeline Parallelism")
     refused = respond(bot, discord, slash("suggestions", MEMBER))["data"]
     assert "Only admins" in refused["content"]
+
+
+def test_a_suggester_who_takes_no_dms_is_named_to_the_admins(make_bot, discord, arxiv):
+    bot = make_bot(PAPERBOT_ARXIV_API=arxiv.url)
+    respond(bot, discord, slash("suggest", base.SHY, link="2409.12345"))
+    respond(bot, discord, slash("suggestions", ADMIN, args="decline 1"))
+    assert discord.wait_for(lambda d: d.dm_channel(ADMIN) and d.messages(d.dm_channel(ADMIN)), 10)
+    [told] = discord.messages(discord.dm_channel(ADMIN))
+    assert f"<@{base.SHY}> takes no direct messages from me" in told["content"] and "was declined" in told["content"]
+    assert pings(told) == set()

@@ -189,3 +189,24 @@ def test_members_cannot_decide_suggestions(services, monkeypatch, tmp_path, caps
     out = console(monkeypatch, tmp_path, capsys, "suggest 2409.12345\nsuggestions accept 1\n", "--user", "ada")
     assert "✗ Only admins can see and decide suggestions." in out
     assert len(papers(tmp_path)) == 32
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("malformed", "Crossref sent an answer that is not a paper's record: nothing was saved."),
+        ("500", "Crossref answered with an error (HTTP 500): nothing was saved."),
+        ("hang", "Crossref did not answer within 2 seconds: nothing was saved."),
+    ],
+)
+def test_crossref_failures_are_one_line_each(fault, said):
+    with CrossrefStandin() as crossref:
+        crossref.fault(fault)
+        with pytest.raises(lookup.LookupFailed) as failed:
+            lookup.Lookups(crossref_api=crossref.url).fetch(parse("10.1145/3600006.3613145"), 2)
+    assert str(failed.value) == said
+
+
+def test_a_service_that_cannot_be_reached_is_one_line():
+    with pytest.raises(lookup.LookupFailed, match=r"^Crossref could not be reached \(.*\): nothing was saved\.$"):
+        lookup.Lookups(crossref_api="http://127.0.0.1:9").fetch(parse("10.1145/x"), 2)
