@@ -115,3 +115,13 @@ def test_a_suggestion_accepted_joins_the_catalog_and_the_suggester_hears_it(h, d
 def test_members_cannot_list_or_decide_suggestions(h):
     reply = valid(h.command("suggestions accept 1", user="U1"))
     assert "Only admins can see and decide suggestions" in blocks_text(reply)
+
+
+def test_a_suggestion_waits_2_seconds_for_arxiv_and_answers_within_slacks_3(h, door, arxiv):
+    arxiv.fault("slow", delay=2.5)
+    started = time.monotonic()
+    status, reply = door.command("suggest 2409.12345", user="U1")
+    answered = time.monotonic() - started
+    assert status == 200 and answered < 3.0, answered
+    assert blocks_text(valid(reply)).endswith("arXiv did not answer within 2 seconds: nothing was saved.")
+    assert h.bot.store.db.execute("SELECT count(*) FROM suggestions").fetchone() == (0,)

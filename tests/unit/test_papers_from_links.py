@@ -210,3 +210,27 @@ def test_crossref_failures_are_one_line_each(fault, said):
 def test_a_service_that_cannot_be_reached_is_one_line():
     with pytest.raises(lookup.LookupFailed, match=r"^Crossref could not be reached \(.*\): nothing was saved\.$"):
         lookup.Lookups(crossref_api="http://127.0.0.1:9").fetch(parse("10.1145/x"), 2)
+
+
+def test_two_members_suggesting_one_paper_at_once_make_one_suggestion(tmp_path):
+    import threading
+
+    from bot import suggestions
+
+    store = catalog.open_store(tmp_path / "paperbot.db", seed=None)
+    found = lookup.Found("A paper", url="https://arxiv.org/abs/2409.12345")
+    start = threading.Barrier(8)
+    made = []
+
+    def suggest(member: str) -> None:
+        start.wait()
+        made.append(suggestions.add(store, member, found))
+
+    threads = [threading.Thread(target=suggest, args=(f"U{i}",)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    store.close()
+    assert sorted(new for _, new in made) == [False] * 7 + [True]
+    assert {s.id for s, _ in made} == {1}
