@@ -234,3 +234,18 @@ def test_two_members_suggesting_one_paper_at_once_make_one_suggestion(tmp_path):
     store.close()
     assert sorted(new for _, new in made) == [False] * 7 + [True]
     assert {s.id for s, _ in made} == {1}
+
+
+def test_an_answer_naming_a_local_file_is_no_feed_and_no_file_is_read(tmp_path):
+    secret = tmp_path / "feed.xml"
+    secret.write_bytes(b'<feed xmlns="http://www.w3.org/2005/Atom"><entry><title>Local</title></entry></feed>')
+    with pytest.raises(lookup.LookupFailed, match="not a valid feed"):
+        lookup.read_arxiv(str(secret).encode(), parse("2409.12345"))
+
+
+def test_requests_name_paperbot(services):
+    arxiv, _ = services
+    seen = []
+    arxiv.on_request = seen.append
+    lookup.Lookups(arxiv.url).fetch(parse("2409.12345"), 2)
+    assert seen and seen[0].startswith("paperbot/")
