@@ -61,6 +61,7 @@ def test_add_of_a_link_opens_the_form_within_3_seconds_and_fills_it_in_from_a_sl
     paper = catalog.by_number(h.bot.store, 33)
     assert paper.title == values["title"] and (paper.authors, paper.year) == ("Ada Lovelace, Alan Turing", 2024)
     assert paper.tags == ("parallelism-dp",)
+    assert "Ada Lovelace, Alan Turing (2024)" in blocks_text(valid(h.command("show 33")))
     # Submitted again (the form still open in another window): the same paper, not a second copy.
     again = h.submit("add_paper", values)
     assert again["response_action"] == "errors" and "#33" in again["errors"]["url"]
@@ -125,3 +126,38 @@ def test_a_suggestion_waits_2_seconds_for_arxiv_and_answers_within_slacks_3(h, d
     assert status == 200 and answered < 3.0, answered
     assert blocks_text(valid(reply)).endswith("arXiv did not answer within 2 seconds: nothing was saved.")
     assert h.bot.store.db.execute("SELECT count(*) FROM suggestions").fetchone() == (0,)
+
+
+def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
+    from slack_standin import check_message, check_view
+
+    from bot.replies import AddForm, Button, SuggestionLine, SuggestionList, text
+    from bot.slack import blocks
+
+    long = "长" * 300 + " <!here> & *bold*"
+    lines = [
+        SuggestionLine(
+            i,
+            long,
+            "Ada & Bo " * 300 + "(2025)",
+            "https://arxiv.org/abs/2409.12345?a=1&b=<2>",
+            "U1",
+            [Button("Accept", f"suggestions accept {i}", True), Button("Decline", f"suggestions decline {i}")],
+        )
+        for i in range(1, 21)
+    ]
+    message = blocks.message(SuggestionList(text("20 suggestions waiting"), lines, text("footer")))
+    check_message(message)
+    assert "<!here>" not in str(message)
+    fields = {
+        "title": long,
+        "authors": "Ada Lovelace, " * 150,
+        "year": 2025,
+        "url": "https://arxiv.org/abs/2409.12345",
+        "summary": "&" * 3000,
+        "tags": ["a" * 50] * 20,
+    }
+    view = blocks.add_form(CHANNEL, AddForm(fields=fields, note=text("Looked up at arXiv <!here>")))
+    check_view(view, kind="modal")
+    assert "<!here>" not in str(view["blocks"][0])
+    check_view(blocks.add_form(CHANNEL, looking_up="https://doi.org/10.1145/" + "9" * 900), kind="modal")
