@@ -246,7 +246,8 @@ def read_crossref(body: bytes, ref: Ref) -> Found:
         if not isinstance(message, dict):
             raise ValueError("no message")
         titles = message.get("title") or []
-        title = _one_line(titles[0] if isinstance(titles, list) and titles else str(titles or ""))
+        title = titles[0] if isinstance(titles, list) and titles else str(titles or "")
+        title = _one_line(html.unescape(_TAG.sub("", str(title))))  # <i>in vivo</i>, <sub>2</sub>
         names = []
         for author in message.get("author") or []:
             if not isinstance(author, dict):

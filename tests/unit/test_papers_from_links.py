@@ -249,3 +249,10 @@ def test_requests_name_paperbot(services):
     arxiv.on_request = seen.append
     lookup.Lookups(arxiv.url).fetch(parse("2409.12345"), 2)
     assert seen and seen[0].startswith("paperbot/")
+
+
+def test_markup_in_a_crossref_title_is_dropped():
+    with CrossrefStandin() as crossref:
+        crossref.add("10.1234/x", title="Growth of MoS<sub>2</sub> <i>in vivo</i> &amp; more", authors=[("A", "B")])
+        found = lookup.Lookups(crossref_api=crossref.url).fetch(parse("10.1234/x"), 2)
+    assert found.title == "Growth of MoS2 in vivo & more" and found.year == 2024 and found.summary == ""
