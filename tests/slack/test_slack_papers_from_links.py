@@ -161,3 +161,11 @@ def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
     check_view(view, kind="modal")
     assert "<!here>" not in str(view["blocks"][0])
     check_view(blocks.add_form(CHANNEL, looking_up="https://doi.org/10.1145/" + "9" * 900), kind="modal")
+
+
+def test_a_button_that_opens_the_form_opens_it_with_the_clicks_trigger(h):
+    h.click({"action_id": "run:0", "value": "add"}, user="UADMIN")
+    [opened] = h.slack.calls_to("views.open")
+    assert opened.params["trigger_id"] == "1337.43.abcd" and opened.params["view"]["callback_id"] == "add_paper"
+    h.click({"action_id": "run:0", "value": "add"}, user="U1")
+    assert len(h.slack.calls_to("views.open")) == 1  # a member is told, not shown the form
