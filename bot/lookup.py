@@ -27,8 +27,6 @@ import urllib.request
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import feedparser
-
 from bot.paper_refs import Ref, keys_of
 
 log = logging.getLogger(__name__)
@@ -196,6 +194,8 @@ def _one_line(text: str) -> str:
 
 def read_arxiv(body: bytes, ref: Ref) -> Found:
     """The paper in an arXiv API answer (an Atom feed of one entry); LookupFailed for an empty or broken feed."""
+    import feedparser  # here: 0.1 s to import, which every verb of the command line would pay
+
     # A stream, never bytes: feedparser would take bytes that name a file (b"/etc/passwd") for its path.
     feed = feedparser.parse(io.BytesIO(body), sanitize_html=False, resolve_relative_uris=False)
     malformed = feed.get("bozo") and not isinstance(
