@@ -138,7 +138,16 @@ def cmd_console(args, settings: Settings) -> int:
             announce.queue(store, settings.channel, change)
 
     return console.serve(
-        lambda: Context(store, settings.group, member, settings.now(), settings.focus_tag, settings.channel, on_change),
+        lambda: Context(
+            store,
+            settings.group,
+            member,
+            settings.now(),
+            settings.focus_tag,
+            settings.channel,
+            on_change,
+            public_url=settings.public_url,
+        ),
         sys.stdin,  # read now, not when console was imported: a caller may have replaced them
         sys.stdout,
     )

@@ -88,6 +88,10 @@ class Context:
     #: Raises Refusal for a user who cannot present (a bot); the console has no such users.
     vet_presenter: Callable[[str], None] | None = None
     platform: Platform = IDS_ONLY
+    #: PAPERBOT_PUBLIC_URL: where the calendars and the group's page are served (None: not served).
+    public_url: str | None = None
+    #: The group the command acts on (group id 1: the environment's, until groups are wired in).
+    group_id: int = 1
 
 
 @dataclass
@@ -439,6 +443,12 @@ def cmd_delete(ctx: Context, args: str) -> Answer:
     return _notice("Deleted ", PaperRef(paper), " (", Code(paper.id), "). Its number is not given to another paper.")
 
 
+def cmd_calendar(ctx: Context, args: str) -> Answer:
+    from bot import feeds
+
+    return Answer(feeds.calendar_reply(ctx.store, ctx.public_url, ctx.group_id, ctx.member.id, args))
+
+
 COMMANDS: list[Command] = [
     Command("help", "", "these commands", "help", cmd_help),
     Command("tags", "", "every tag with its paper count", "tags", cmd_tags),
@@ -463,6 +473,9 @@ COMMANDS: list[Command] = [
     Command("skip", "<date>", "no meeting that week", "skip next", cmd_skip, admin=True),
     Command("add", "", "add a paper (opens a form)", "add", cmd_add, admin=True),
     Command("delete", "<paper>", "delete a paper nothing refers to", "delete 32", cmd_delete, admin=True),
+    Command(
+        "calendar", "[renew]", "your addresses of the group's calendar and page, privately", "calendar", cmd_calendar
+    ),
 ]
 BY_NAME = {c.name: c for c in COMMANDS}
 

@@ -311,3 +311,46 @@ def serve(settings, store: Store, ask=None) -> Feeds | None:
         return None
     group = environment_group(settings)
     return Feeds(store, lambda: [group], settings.public_url, ask=ask if ask is not None else names_of(settings))
+
+
+# -- `/paper calendar` ---------------------------------------------------------
+
+
+def calendar_reply(store: Store, public_url: str | None, group_id: int, member: str, args: str):
+    """The answer to `calendar` (the member's addresses) or `calendar renew` (a new member secret)."""
+    from bot.replies import Notice, command_code, text
+
+    words = args.split()
+    if words not in ([], ["renew"]):
+        return Notice(
+            text("Usage: ", command_code("calendar"), " for your addresses, or ", command_code("calendar renew")),
+            ok=False,
+        )
+    if not public_url:
+        return Notice(
+            text(
+                "The calendars are not served here: whoever runs the bot sets PAPERBOT_PUBLIC_URL to serve them. "
+                "Meanwhile ",
+                command_code("schedule"),
+                " lists the coming weeks.",
+            ),
+            ok=False,
+        )
+    if words == ["renew"]:
+        renew_member_secret(store, member)
+    found = urls(store, public_url, group_id, member)
+    renewed = "Your calendar has a new address; the old one no longer answers.\n" if words else ""
+    return Notice(
+        text(
+            renewed,
+            "The group's page: ",
+            found["page"],
+            "\nThe group's calendar (subscribe in your calendar program): ",
+            found["group"],
+            "\nYour own talks: ",
+            found["member"],
+            "\nKeep them to yourself; ",
+            command_code("calendar renew"),
+            " gives your own calendar a new address.",
+        )
+    )

@@ -111,6 +111,7 @@ class DiscordBot:
             self.queue_change,
             vet,
             PLATFORM,
+            s.public_url,
         )
 
     def queue_change(self, change: Change) -> None:

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 
-from bot import http_door, outbox, scheduler
+from bot import feeds, http_door, outbox, scheduler
 from bot.delivery import Rejected, Uncertain
 from bot.discord import definition
 from bot.discord.app import DiscordBot
@@ -118,7 +118,7 @@ def run(settings, store: Store, stop: threading.Event) -> int:
         if problem:
             log.warning(problem)
     bot = DiscordBot(settings, store)
-    jobs = checks = None
+    jobs = checks = stop_feeds = None
     try:
         try:
             register(bot, settings)
@@ -133,11 +133,22 @@ def run(settings, store: Store, stop: threading.Event) -> int:
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
         )
         jobs = scheduler.create(checks, settings)
+        calendars = feeds.serve(settings, store)
         if not settings.public_key:
+            if calendars is not None:  # the calendars and the page on PORT, beside the Gateway
+                try:
+                    beside = http_door.http_server(feeds.around(None, calendars), settings.port)
+                except OSError as e:
+                    raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
+                stop_feeds = http_door.serve_beside(beside)
+                log.info("serving the calendars and the group's page on http://0.0.0.0:%s", settings.port)
             serve_gateway(bot, settings, stop, jobs)
             return 0
+        application = wsgi(bot, settings.public_key)
+        if calendars is not None:
+            application = feeds.around(application, calendars)
         try:
-            server = http_door.http_server(wsgi(bot, settings.public_key), settings.port)
+            server = http_door.http_server(application, settings.port)
         except OSError as e:
             raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
         jobs.start()
@@ -157,6 +168,8 @@ def run(settings, store: Store, stop: threading.Event) -> int:
             server.close()
     finally:
         stop.set()
+        if stop_feeds is not None:
+            stop_feeds()
         if jobs is not None and jobs.running:
             log.info("stopping")
             jobs.shutdown(wait=False)
