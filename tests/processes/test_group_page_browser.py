@@ -28,7 +28,7 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="no chromium on PATH: `apt-get install chromium` (.ci/run does, as root)"
 )
 SCRIPT_TITLE = "<script>alert(1)</script>"
-#: PAPERBOT_UPDATE_SCREENSHOT=1 keeps the phone-sized screenshot as docs/group-page.png.
+#: UPDATE_SCREENSHOT=1 keeps the phone-sized screenshot as docs/group-page.png.
 SCREENSHOT = ROOT / "docs" / "group-page.png"
 
 
@@ -126,7 +126,7 @@ def test_the_page_served_by_run_reads_in_chromium(procs, tmp_path, slack, mode):
         chromium(tmp_path, urls["page"], f"--screenshot={shot}", "--window-size=412,1400")
         data = shot.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
-        if os.environ.get("PAPERBOT_UPDATE_SCREENSHOT"):
+        if os.environ.get("UPDATE_SCREENSHOT"):
             shutil.copyfile(shot, SCREENSHOT)
     code, _ = proc.terminate_and_wait()
     assert code == 0
