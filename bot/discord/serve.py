@@ -64,6 +64,27 @@ def wsgi(bot: DiscordBot, public_key: str):
     return application
 
 
+def add_events_check(jobs, store: Store, bot: DiscordBot, settings) -> None:
+    """DISCORD_EVENTS=1: the scheduler's checks keep the server's events in step with the schedule."""
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    from bot.discord.events import MeetingEvents
+
+    events = MeetingEvents(
+        store,
+        bot.rest,
+        settings.guild,
+        feeds.environment_group(settings),
+        place=settings.meeting_place,
+        ask=feeds.names_of(settings),
+    )
+    every = IntervalTrigger(seconds=scheduler.CHECK_SECONDS, timezone=settings.timezone)
+    jobs.add_job(
+        lambda: events.check(settings.now()), every, id="discord-events", name="Discord events",
+        next_run_time=settings.now(),
+    )  # fmt: skip
+
+
 def register(bot: DiscordBot, settings) -> None:
     """Who the application is, then `/paper` by bulk overwrite (in DISCORD_GUILD, else globally)."""
     app = bot.rest.call("GET", "/applications/@me", timeout=10)
@@ -133,6 +154,8 @@ def run(settings, store: Store, stop: threading.Event) -> int:
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
         )
         jobs = scheduler.create(checks, settings)
+        if settings.events:
+            add_events_check(jobs, store, bot, settings)
         calendars = feeds.serve(settings, store)
         if not settings.public_key:
             if calendars is not None:  # the calendars and the page on PORT, beside the Gateway
