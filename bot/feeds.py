@@ -318,7 +318,7 @@ def serve(settings, store: Store, ask=None) -> Feeds | None:
 
 def calendar_reply(store: Store, public_url: str | None, group_id: int, member: str, args: str):
     """The answer to `calendar` (the member's addresses) or `calendar renew` (a new member secret)."""
-    from bot.replies import Notice, command_code, text
+    from bot.replies import Code, Notice, command_code, text
 
     words = args.split()
     if words not in ([], ["renew"]):
@@ -344,11 +344,11 @@ def calendar_reply(store: Store, public_url: str | None, group_id: int, member: 
         text(
             renewed,
             "The group's page: ",
-            found["page"],
-            "\nThe group's calendar (subscribe in your calendar program): ",
-            found["group"],
+            Code(found["page"]),
+            "\nThe group's calendar (subscribe to it in your calendar program): ",
+            Code(found["group"]),
             "\nYour own talks: ",
-            found["member"],
+            Code(found["member"]),
             "\nKeep them to yourself; ",
             command_code("calendar renew"),
             " gives your own calendar a new address.",

@@ -36,6 +36,14 @@ _MARK = "paperbot {week} · group {group}"
 _MARK_RE = re.compile(r"paperbot (\d{4}-W\d{2}) · group (\d+)")
 
 
+def _name(title: str, presenter: str, limit: int = 100) -> str:
+    """`title — presenter` within Discord's 100 characters: the title is cut, the presenter kept."""
+    tail = f" — {presenter[:40]}"
+    if len(title) + len(tail) > limit:
+        title = title[: limit - len(tail) - 1].rstrip() + "…"
+    return title + tail
+
+
 class MeetingEvents:
     def __init__(
         self,
@@ -76,7 +84,7 @@ class MeetingEvents:
             mark = _MARK.format(week=key, group=self.group.group_id)
             about = "\n\n".join(p for p in (summary.strip()[:700], url, f"Presenter: {name}") if p)
             wanted[key] = {
-                "name": f"{title} — {name}"[:100],
+                "name": _name(title, name),
                 "privacy_level": 2,
                 "entity_type": 3,
                 "entity_metadata": {"location": self.place},

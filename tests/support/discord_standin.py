@@ -313,7 +313,7 @@ class DiscordStandin:
         self.token = token
         self._lock = threading.RLock()
         self._channels: dict[str, list[dict]] = {c: [] for c in channels}
-        self._users = dict(users or {})  # id -> {"dms": False to refuse DMs (50007)}
+        self._users = dict(users or {})  # id -> {"dms": False to refuse DMs (50007), "name": .., "nick": ..}
         self._dms: dict[str, str] = {}
         self._nonces: dict[tuple[str, str], tuple[float, dict]] = {}
         self._calls: list[Call] = []
@@ -504,6 +504,8 @@ class DiscordStandin:
         ("POST", r"/interactions/(?P<interaction>\d+)/(?P<token>[^/]+)/callback", "callback"),
         ("PATCH", r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)/messages/@original", "edit_original"),
         ("POST", r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)", "followup"),
+        ("GET", r"/users/(?P<user>\d+)", "user"),
+        ("GET", r"/guilds/(?P<guild>\d+)/members/(?P<user>\d+)", "member"),
         ("GET", r"/guilds/(?P<guild>\d+)/scheduled-events", "list_events"),
         ("POST", r"/guilds/(?P<guild>\d+)/scheduled-events", "create_event"),
         ("PATCH", r"/guilds/(?P<guild>\d+)/scheduled-events/(?P<event>\d+)", "edit_event"),
@@ -656,6 +658,18 @@ class DiscordStandin:
             self._dms[user] = self._id()
             self._channels[self._dms[user]] = []
         return 200, {"id": self._dms[user], "type": 1, "recipients": [{"id": user}]}
+
+    def _user(self, params, query, body):
+        user = self._users.get(params["user"])
+        if user is None:
+            raise Refused(404, 10013, "Unknown User")
+        return 200, {"id": params["user"], "username": f"user{params['user'][-4:]}", "global_name": user.get("name")}
+
+    def _member(self, params, query, body):
+        user = self._users.get(params["user"])
+        if user is None:
+            raise Refused(404, 10007, "Unknown Member")
+        return 200, {"user": self._user(params, query, body)[1], "nick": user.get("nick")}
 
     def _list_events(self, params, query, body):
         return 200, [copy.deepcopy(e) for e in self.events.get(params["guild"], {}).values()]
