@@ -326,15 +326,14 @@ def calendar_reply(store: Store, public_url: str | None, group_id: int, member: 
             text("Usage: ", command_code("calendar"), " for your addresses, or ", command_code("calendar renew")),
             ok=False,
         )
-    if not public_url:
+    if not public_url:  # not the member's mistake: said as news, not as a refusal
         return Notice(
             text(
-                "The calendars are not served here: whoever runs the bot sets PAPERBOT_PUBLIC_URL to serve them. "
+                "This bot does not serve calendars: whoever runs it can set PAPERBOT_PUBLIC_URL to serve them. "
                 "Meanwhile ",
                 command_code("schedule"),
                 " lists the coming weeks.",
-            ),
-            ok=False,
+            )
         )
     if words == ["renew"]:
         renew_member_secret(store, member)
