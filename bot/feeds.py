@@ -206,13 +206,17 @@ class Feeds:
             row = self.store.db.execute("SELECT member FROM member_secrets WHERE secret = ?", [secret]).fetchone()
             if row is None:
                 return None
-            return self._member_feed(row[0])
+            body, kind, changed = self._member_feed(row[0])
+            return body, kind, max(changed, self._seen(match[0], body))
         row = self.store.db.execute("SELECT group_id FROM group_secrets WHERE secret = ?", [secret]).fetchone()
         group = next((g for g in self.groups() if row is not None and g.group_id == row[0]), None)
         if group is None:
             return None
         if file:
-            return self._group_feed(group)
+            body, kind, changed = self._group_feed(group)
+            # The weeks shown move on with time (an old event leaves the window): a body never seen
+            # before is news even when no event in it changed.
+            return body, kind, max(changed, self._seen(match[0], body))
         query = parse_qs(environ.get("QUERY_STRING") or "").get("q", [""])[0]
         path = match[0]
         html = site.page(
