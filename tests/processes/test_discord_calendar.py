@@ -38,14 +38,15 @@ def get(port: int, path: str) -> tuple[int, bytes]:
         conn.close()
 
 
-def test_gateway_run_serves_the_feeds_and_keeps_the_servers_events(run_bot, discord, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("mode", ["gateway", "http"])
+def test_run_serves_the_feeds_and_keeps_the_servers_events(run_bot, discord, tmp_path, mode):  # noqa: F811
     store = open_store(tmp_path / "paperbot.db")
     calendar = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
     next_week = (datetime.now(TZ) + timedelta(weeks=1)).date().isoformat()
     signups.assign(store, calendar, datetime.now(TZ), Member(ADMIN, lambda: True), MEMBER, "3", next_week)
     store.close()
 
-    bot = run_bot("gateway", PAPERBOT_PUBLIC_URL="https://example.org/reading", DISCORD_EVENTS="1")
+    bot = run_bot(mode, PAPERBOT_PUBLIC_URL="https://example.org/reading", DISCORD_EVENTS="1")
     assert discord.wait_for(lambda d: d.events.get(GUILD), 20), bot.log.read_text()
     [event] = discord.events[GUILD].values()
     assert event["name"].endswith("— Ada (reading group)"), "the member's name in the server, never an id"
@@ -57,6 +58,9 @@ def test_gateway_run_serves_the_feeds_and_keeps_the_servers_events(run_bot, disc
     [feed] = [w for w in words if w.startswith("https://example.org/reading/g/") and w.endswith(".ics")]
     status, body = get(bot.port, feed.removeprefix("https://example.org"))
     assert status == 200 and b"SUMMARY:" in body and b"Ada (reading group)" in body
+    if mode == "http":  # beside Discord's own route, which still answers
+        assert bot.interact(slash("week", MEMBER))[0] == 200
+        return
 
     # The week loses its presenter: its event goes at the next check.
     with __import__("sqlite3").connect(tmp_path / "paperbot.db") as db:
