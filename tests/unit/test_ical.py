@@ -145,3 +145,20 @@ def test_a_channel_that_is_no_groups_gets_one_line(group, capsys):
     assert cli.main(["calendar", "--channel", "C0NOTHERE"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--channel" in err
+
+
+def test_a_posted_week_without_a_presenter_is_an_event_of_its_paper(group):
+    from datetime import datetime
+
+    from bot.calendar import Week
+
+    week = Week.containing(datetime.now(), __import__("zoneinfo").ZoneInfo("Europe/Berlin"))
+    with group.store.write() as db:
+        db.execute(
+            "INSERT INTO deliveries (kind, dest, key, state, paper, claimed_at, updated_at) "
+            "VALUES ('post', 'C0PAPERS', ?, 'sent', 3, 0, 'now')",
+            [week.key],
+        )
+    [event] = events(calendar()).values()
+    assert str(event["summary"]).startswith("Megatron-LM") and " — " not in str(event["summary"])
+    assert str(event["uid"]).startswith(f"{week.key}-group1@")
