@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import re
 import socket
+from datetime import UTC, datetime, timedelta
 
 import icalendar
 import pytest
@@ -20,7 +21,11 @@ PUBLIC = "https://example.org/reading"
 def served(tmp_path, store):
     """The feeds of the test group, behind PAPERBOT_PUBLIC_URL's path, served on a free port."""
     settings = settings_for(tmp_path, PAPERBOT_PUBLIC_URL=PUBLIC)
-    app = feeds.around(None, feeds.serve(settings, store, ask=member_names.as_typed))
+    clock = [datetime.now(UTC)]
+    group = feeds.environment_group(settings)
+    app = feeds.around(
+        None, feeds.Feeds(store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: clock[0])
+    )
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -29,6 +34,9 @@ def served(tmp_path, store):
 
     class Served:
         store = None
+
+        def later(self, minutes: int) -> None:
+            clock[0] += timedelta(minutes=minutes)
 
         def get(self, path: str, method: str = "GET", **headers) -> tuple[int, dict, bytes]:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -121,6 +129,8 @@ def test_the_page_searches_with_a_get_form_and_shows_a_script_title_as_text(serv
     assert status == 200 and "default-src 'none'" in headers["Content-Security-Policy"]
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert '<form id="search" role="search" method="get"' in html and "<script" not in html
+    served.later(10)
+    assert served.get(page, If_None_Match=headers["ETag"])[0] == 304, "the page is cached as the feeds are"
     status, _, found = served.get(page + "?q=diloco")
     assert status == 200 and "Papers matching “diloco”" in found.decode()
     assert served.get(page + "?q=%22%29%28*%5E")[0] == 200  # any text is a query
