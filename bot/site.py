@@ -24,7 +24,9 @@ from bot.store import Store
 #: Past talks the page lists, newest first.
 PAST_SHOWN = 200
 #: Papers listed under one tag; the rest are found by search.
-PER_TAG = 200
+PER_TAG = 100
+#: A catalog this small shows every tag's papers at once; a larger one, its tags folded.
+OPEN_TAGS_UP_TO = 200
 #: Search results on the served page.
 RESULTS = 40
 #: A query longer than this is cut: nothing a person types into a search box.
@@ -150,7 +152,8 @@ def page(
         results=results,
         static=static,
         feed_url=feed_url,
-        papers=catalog.count(store),
+        papers=(count := catalog.count(store)),
+        open_tags=count <= OPEN_TAGS_UP_TO,
     )
 
 
