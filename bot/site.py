@@ -23,8 +23,8 @@ from bot.store import Store
 
 #: Past talks the page lists, newest first.
 PAST_SHOWN = 200
-#: Papers listed under one tag; the rest are found by search.
-PER_TAG = 100
+#: Papers listed under one tag, as many as a chat reply lists; the rest are found by search.
+PER_TAG = 40
 #: A catalog this small shows every tag's papers at once; a larger one, its tags folded.
 OPEN_TAGS_UP_TO = 200
 #: Search results on the served page.
@@ -109,20 +109,19 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
 
 
 def _by_tag(store: Store) -> list[tuple[str, int, list[Paper]]]:
-    shelves: dict[str, list[Paper]] = {}
-    untagged: list[Paper] = []
-    for paper in catalog.all_papers(store):
-        for tag in paper.tags or ():
-            shelf = shelves.setdefault(tag, [])
-            if len(shelf) < PER_TAG:
-                shelf.append(paper)
-        if not paper.tags:
-            untagged.append(paper)
-    counts = dict(catalog.tag_counts(store))
-    shelved = [(tag, counts.get(tag, len(papers)), papers) for tag, papers in sorted(shelves.items())]
+    """Each tag (by name) with its count and its first PER_TAG papers, then the untagged."""
+    shelves = []
+    for tag, count in sorted(catalog.tag_counts(store)):
+        _, shelf = catalog.tagged(store, tag, 1, PER_TAG)
+        shelves.append((tag, count, shelf.papers))
+    untagged = store.db.execute(
+        "SELECT number FROM papers WHERE number NOT IN (SELECT paper FROM paper_tags) ORDER BY number LIMIT ?",
+        [PER_TAG + 1],
+    ).fetchall()
     if untagged:
-        shelved.append(("untagged", len(untagged), untagged[:PER_TAG]))
-    return shelved
+        found = catalog.many(store, [n for (n,) in untagged[:PER_TAG]])
+        shelves.append(("untagged", len(untagged), [found[n] for (n,) in untagged[:PER_TAG] if n in found]))
+    return shelves
 
 
 def page(
