@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections.abc import Callable
 
 from bot.store import Store
@@ -24,7 +25,7 @@ FRESH_SECONDS = 24 * 3600
 #: After the platform failed to answer, it is not asked again for this long (a page must not wait
 #: out one timeout per presenter).
 QUIET_SECONDS = 600
-_failed_at: dict[int, float] = {}  # id(ask) -> when it last failed
+_failed_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # ask -> when it last failed
 
 #: What a page shows for a member whose name nobody could tell: never their raw id.
 UNKNOWN = "a member"
@@ -42,11 +43,11 @@ def display_name(store: Store, member: str, ask: Ask | None, clock: Callable[[],
     if row is not None and (ask is None or clock() - row[1] < FRESH_SECONDS):
         return row[0]
     name = None
-    if ask is not None and clock() - _failed_at.get(id(ask), 0.0) > QUIET_SECONDS:
+    if ask is not None and clock() - _failed_at.get(ask, 0.0) > QUIET_SECONDS:
         try:
             name = ask(member)
         except Exception as e:  # a page is still drawn: with the old name, or none
-            _failed_at[id(ask)] = clock()
+            _failed_at[ask] = clock()
             log.warning("could not ask the platform for %s's name: %s: %s", member, type(e).__name__, e)
     if name:
         name = " ".join(name.split())[:80]
