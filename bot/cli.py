@@ -6,6 +6,8 @@
     paperbot remind
     paperbot import reading-list.csv more.yaml
     paperbot export --format csv > catalog.csv
+    paperbot calendar > meetings.ics
+    paperbot site public/
 
 Expected failures (a bad setting, an unreadable file, the platform refusing) end
 with one line on stderr and a non-zero exit, never a traceback. The platform is the
@@ -145,6 +147,7 @@ def cmd_console(args, settings: Settings) -> int:
             settings.channel,
             on_change,
             lookups=settings.lookups,
+            public_url=settings.public_url,
         ),
         sys.stdin,  # read now, not when console was imported: a caller may have replaced them
         sys.stdout,
@@ -428,6 +431,43 @@ def cmd_export(args, settings: Settings) -> int:
     return 0
 
 
+def _environment_group(settings: Settings, channel: str | None):
+    """The group a verb's --channel names (today: the environment's group, id 1)."""
+    from bot import feeds
+
+    if channel is not None and channel != settings.channel:
+        raise Failure(f"--channel: {channel[:40]!r} is not a group's channel (the group's is {settings.channel})")
+    return feeds.environment_group(settings)
+
+
+def cmd_calendar(args, settings: Settings) -> int:
+    from bot import feeds, ical
+
+    group = _environment_group(settings, args.channel)
+    store = _store(settings)
+    ask = feeds.names_of(settings)
+    member = args.member.removeprefix("@") if args.member else None
+    meetings = feeds.group_meetings(store, group, settings.now(), ask, member=member)
+    name = f"{group.name}: talks of {member}" if member else group.name
+    sys.stdout.buffer.write(ical.feed(store, meetings, group.calendar.tz, name))
+    sys.stdout.flush()
+    return 0
+
+
+def cmd_site(args, settings: Settings) -> int:
+    from bot import feeds, site
+
+    group = _environment_group(settings, args.channel)
+    store = _store(settings)
+    try:
+        written = site.write_static(store, group, settings.now(), Path(args.dir), ask=feeds.names_of(settings))
+    except OSError as e:
+        raise Failure(f"{args.dir}: cannot write the page there ({e.strerror or e})") from None
+    for path in written:
+        print(f"Wrote {path}.")
+    return 0
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -484,6 +524,18 @@ def parser() -> argparse.ArgumentParser:
     exp = verbs.add_parser("export", parents=[verbose], help="write the whole catalog to stdout")
     exp.add_argument("--format", choices=["json", "csv", "yaml"], default="json")
     exp.set_defaults(fn=cmd_export)
+
+    cal = verbs.add_parser(
+        "calendar", parents=[verbose], help="write the group's meetings as an iCalendar file (RFC 5545) to stdout"
+    )
+    cal.add_argument("--channel", metavar="ID", help="the group of this channel (default: the install's group)")
+    cal.add_argument("--member", metavar="ID", help="only this member's own talks")
+    cal.set_defaults(fn=cmd_calendar)
+
+    page = verbs.add_parser("site", parents=[verbose], help="write the group's page as static files into DIR")
+    page.add_argument("dir", metavar="DIR")
+    page.add_argument("--channel", metavar="ID", help="the group of this channel (default: the install's group)")
+    page.set_defaults(fn=cmd_site)
     return p
 
 

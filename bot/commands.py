@@ -98,6 +98,10 @@ class Context:
     lookup_wait: float = lookup.REPLY_WAIT
     #: Tells a member something later (a suggestion's outcome): a direct message where the platform has them.
     tell: Callable[[str, Text], None] | None = None
+    #: PAPERBOT_PUBLIC_URL: where the calendars and the group's page are served (None: not served).
+    public_url: str | None = None
+    #: The group the command acts on (group id 1: the environment's, until groups are wired in).
+    group_id: int = 1
 
 
 @dataclass
@@ -616,6 +620,12 @@ def cmd_delete(ctx: Context, args: str) -> Answer:
     return _notice("Deleted ", PaperRef(paper), " (", Code(paper.id), "). Its number is not given to another paper.")
 
 
+def cmd_calendar(ctx: Context, args: str) -> Answer:
+    from bot import feeds
+
+    return Answer(feeds.calendar_reply(ctx.store, ctx.public_url, ctx.group_id, ctx.member.id, args))
+
+
 COMMANDS: list[Command] = [
     Command("help", "", "these commands", "help", cmd_help),
     Command("tags", "", "every tag with its paper count", "tags", cmd_tags),
@@ -655,6 +665,9 @@ COMMANDS: list[Command] = [
         "suggestions",
         cmd_suggestions,
         admin=True,
+    ),
+    Command(
+        "calendar", "[renew]", "your addresses of the group's calendar and page, privately", "calendar", cmd_calendar
     ),
 ]
 BY_NAME = {c.name: c for c in COMMANDS}

@@ -249,6 +249,19 @@ def http_server(
     return server
 
 
+def serve_beside(server, name: str = "feeds-http") -> Callable[[], None]:
+    """Run `server` (http_server's) in a thread of its own, beside a platform's connection (Socket
+    Mode, the Gateway) that holds the main thread; the function returned stops it."""
+    thread = threading.Thread(target=server.run, name=name, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        server.close()
+        thread.join(2.0)
+
+    return stop
+
+
 def _allow_open_files(wanted: int) -> None:
     """Raise this process's open-file limit towards `wanted` (as far as the hard limit allows)."""
     try:

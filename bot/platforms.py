@@ -40,6 +40,9 @@ class Adapter:
     quiet_loggers: tuple[str, ...] = ()
     #: Served when no other platform is asked for.
     fallback: bool = False
+    #: A member's name as the platform shows it (member_names.Ask), for pages and calendars read
+    #: outside the chat; made from the settings. None: the platform is not asked.
+    member_names: Callable[[Any], Callable[[str], str | None]] | None = None
 
 
 def adapters() -> list[Adapter]:

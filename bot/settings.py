@@ -41,6 +41,9 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_FOCUS_TAG": (None, "when set, papers of the week are drawn from this tag"),
     "PAPERBOT_ARXIV_API": ("https://export.arxiv.org/api/query", "where `add` and `suggest` look arXiv ids up"),
     "PAPERBOT_CROSSREF_API": ("https://api.crossref.org", "where `add` and `suggest` look DOIs up"),
+    "PAPERBOT_MEETING_MINUTES": ("60", "how long a meeting lasts, in minutes (calendar events)"),
+    "PAPERBOT_MEETING_PLACE": (None, "where the group meets, for calendar and Discord events (default: its channel)"),
+    "PAPERBOT_PUBLIC_URL": (None, "where users reach PORT (may carry a path): run serves the calendars and page"),
 }
 
 #: A lookup of one setting's value: its text, or its default when unset or blank.
@@ -153,6 +156,10 @@ class Settings:
     #: Where papers are looked up by arXiv id and by DOI (a proxy, or a stand-in in tests).
     arxiv_api: str = "https://export.arxiv.org/api/query"
     crossref_api: str = "https://api.crossref.org"
+    meeting_minutes: int = 60
+    meeting_place: str | None = None
+    #: Where users reach the HTTP port, without a trailing slash (`https://example.org/paperbot`).
+    public_url: str | None = None
 
     #: The names this class reads: a platform's subclass adds its own.
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
@@ -214,9 +221,22 @@ class Settings:
             if not re.match(r"^https?://[^\s/]+", url):
                 raise SettingError(name, f"must be an http:// or https:// address, not {url!r}")
 
+        minutes = integer("PAPERBOT_MEETING_MINUTES", get("PAPERBOT_MEETING_MINUTES") or "", 5, 24 * 60)
+        public_url = get("PAPERBOT_PUBLIC_URL")
+        if public_url is not None:
+            public_url = public_url.rstrip("/")
+            if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", public_url):
+                raise SettingError(
+                    "PAPERBOT_PUBLIC_URL",
+                    f"must be an http(s) URL such as https://example.org/paperbot, not {public_url!r}",
+                )
+
         return {
             "arxiv_api": apis["PAPERBOT_ARXIV_API"],
             "crossref_api": apis["PAPERBOT_CROSSREF_API"],
+            "meeting_minutes": minutes,
+            "meeting_place": get("PAPERBOT_MEETING_PLACE"),
+            "public_url": public_url,
             "db_path": Path(get("PAPERBOT_DB") or "data/paperbot.db").expanduser(),
             "channel": get("PAPERBOT_CHANNEL"),
             "schedule": schedule,

@@ -262,6 +262,53 @@ def m009_paper_details(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m011_calendar(db: sqlite_utils.Database) -> None:
+    # The calendar's memory of each week it has shown (so that a changed week gets a higher
+    # SEQUENCE and a week that lost its talk stays as CANCELLED), the secret parts of the feeds'
+    # and the group's page's URLs, members' names as their platform gave them, and the Discord
+    # scheduled event made for each week (Discord has no idempotency key: the id is kept).
+    import secrets
+
+    db.executescript(
+        """
+        CREATE TABLE calendar_weeks (
+            group_id INTEGER NOT NULL DEFAULT 1,
+            week TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,             -- what the event said, hashed; '' once cancelled
+            sequence INTEGER NOT NULL DEFAULT 0,   -- RFC 5545 SEQUENCE: grows with each change
+            changed_at TEXT NOT NULL,              -- UTC, ISO 8601: the event's DTSTAMP and Last-Modified
+            presenter TEXT,                        -- the last presenter shown: their feed shows the cancel
+            PRIMARY KEY (group_id, week)
+        );
+        CREATE TABLE group_secrets (
+            group_id INTEGER NOT NULL DEFAULT 1 PRIMARY KEY,
+            secret TEXT NOT NULL UNIQUE,
+            made_at TEXT NOT NULL
+        );
+        CREATE TABLE member_secrets (
+            member TEXT NOT NULL PRIMARY KEY,
+            secret TEXT NOT NULL UNIQUE,
+            made_at TEXT NOT NULL
+        );
+        CREATE TABLE member_names (
+            member TEXT NOT NULL PRIMARY KEY,
+            name TEXT NOT NULL,
+            asked_at REAL NOT NULL                 -- unix time: asked again after a day
+        );
+        CREATE TABLE discord_events (
+            group_id INTEGER NOT NULL DEFAULT 1,
+            week TEXT NOT NULL,
+            event_id TEXT,                         -- NULL while being made: a crash leaves it to be matched
+            fingerprint TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (group_id, week)
+        );
+        """
+    )
+    # The domain of the events' UIDs: this install's own, so that two installs never share a UID.
+    db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('calendar_uid_domain', ?)", [secrets.token_hex(6)])
+
+
 #: How often a writer that waits for the write lock asks for it again.
 WRITE_POLL_SECONDS = 0.001
 

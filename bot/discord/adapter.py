@@ -15,6 +15,26 @@ def _transport(settings: DiscordSettings):
     return DiscordTransport(Rest(settings.api_url, settings.token), settings.admins)
 
 
+def _member_names(settings: DiscordSettings):
+    """The member's nickname in DISCORD_GUILD when there is one, else their global or user name."""
+    from bot.discord.rest import Rest
+
+    rest = Rest(settings.api_url, settings.token, timeout=5)
+
+    def ask(member: str) -> str | None:
+        if settings.guild:
+            try:
+                found = rest.call("GET", f"/guilds/{settings.guild}/members/{member}")
+                user = found.get("user") or {}
+                return found.get("nick") or user.get("global_name") or user.get("username")
+            except Exception:  # not a member of the server (any more): their user's name
+                pass
+        user = rest.call("GET", f"/users/{member}")
+        return user.get("global_name") or user.get("username")
+
+    return ask
+
+
 ADAPTER = Adapter(
     name="Discord",
     token="DISCORD_TOKEN",
@@ -22,4 +42,5 @@ ADAPTER = Adapter(
     wanted=wanted,
     transport=_transport,
     serve=lambda: importlib.import_module("bot.discord.serve"),
+    member_names=_member_names,
 )

@@ -113,6 +113,7 @@ class DiscordBot:
             PLATFORM,
             lookups=s.lookups,
             tell=lambda member, said: self.later(self.tell_directly, member, said),
+            public_url=s.public_url,
         )
 
     def queue_change(self, change: Change) -> None:

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 
-from bot import http_door, outbox, scheduler
+from bot import feeds, http_door, outbox, scheduler
 from bot.delivery import Rejected, Uncertain
 from bot.discord import definition
 from bot.discord.app import DiscordBot
@@ -62,6 +62,27 @@ def wsgi(bot: DiscordBot, public_key: str):
         return [data]
 
     return application
+
+
+def add_events_check(jobs, store: Store, bot: DiscordBot, settings) -> None:
+    """DISCORD_EVENTS=1: the scheduler's checks keep the server's events in step with the schedule."""
+    from apscheduler.triggers.interval import IntervalTrigger
+
+    from bot.discord.events import MeetingEvents
+
+    events = MeetingEvents(
+        store,
+        bot.rest,
+        settings.guild,
+        feeds.environment_group(settings),
+        place=settings.meeting_place,
+        ask=feeds.names_of(settings),
+    )
+    every = IntervalTrigger(seconds=scheduler.CHECK_SECONDS, timezone=settings.timezone)
+    jobs.add_job(
+        lambda: events.check(settings.now()), every, id="discord-events", name="Discord events",
+        next_run_time=settings.now(),
+    )  # fmt: skip
 
 
 def register(bot: DiscordBot, settings) -> None:
@@ -118,7 +139,7 @@ def run(settings, store: Store, stop: threading.Event) -> int:
         if problem:
             log.warning(problem)
     bot = DiscordBot(settings, store)
-    jobs = checks = None
+    jobs = checks = stop_feeds = None
     try:
         try:
             register(bot, settings)
@@ -133,11 +154,24 @@ def run(settings, store: Store, stop: threading.Event) -> int:
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
         )
         jobs = scheduler.create(checks, settings)
+        if settings.events:
+            add_events_check(jobs, store, bot, settings)
+        calendars = feeds.serve(settings, store)
         if not settings.public_key:
+            if calendars is not None:  # the calendars and the page on PORT, beside the Gateway
+                try:
+                    beside = http_door.http_server(feeds.around(None, calendars), settings.port)
+                except OSError as e:
+                    raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
+                stop_feeds = http_door.serve_beside(beside)
+                log.info("serving the calendars and the group's page on http://0.0.0.0:%s", settings.port)
             serve_gateway(bot, settings, stop, jobs)
             return 0
+        application = wsgi(bot, settings.public_key)
+        if calendars is not None:
+            application = feeds.around(application, calendars)
         try:
-            server = http_door.http_server(wsgi(bot, settings.public_key), settings.port)
+            server = http_door.http_server(application, settings.port)
         except OSError as e:
             raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
         jobs.start()
@@ -157,6 +191,8 @@ def run(settings, store: Store, stop: threading.Event) -> int:
             server.close()
     finally:
         stop.set()
+        if stop_feeds is not None:
+            stop_feeds()
         if jobs is not None and jobs.running:
             log.info("stopping")
             jobs.shutdown(wait=False)

@@ -28,6 +28,7 @@ DISCORD_SETTINGS: dict[str, tuple[str | None, str]] = {
     "DISCORD_PUBLIC_KEY": (None, "the application's public key (hex): HTTP interactions; unset, the Gateway"),
     "DISCORD_API_URL": (API_URL, "REST base URL, for a proxy or a local test server"),
     "DISCORD_GUILD": (None, "register /paper in this server only (at once) instead of globally"),
+    "DISCORD_EVENTS": ("0", "1: each coming meeting with a presenter is a scheduled event in the server"),
 }
 SETTINGS: dict[str, tuple[str | None, str]] = {
     **DISCORD_SETTINGS,
@@ -71,6 +72,7 @@ class DiscordSettings(core.Settings):
     api_url: str = API_URL
     guild: str | None = None
     port: int = 3000
+    events: bool = False
 
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
 
@@ -99,6 +101,11 @@ class DiscordSettings(core.Settings):
         if guild is not None and not SNOWFLAKE.match(guild):
             raise SettingError("DISCORD_GUILD", f"{guild!r} is not a server ID (digits: the server → Copy Server ID)")
         port = core.integer("PORT", get("PORT") or "", 1, 65535)
+        events = get("DISCORD_EVENTS") or "0"
+        if events not in ("0", "1"):
+            raise SettingError("DISCORD_EVENTS", f"must be 1 (scheduled events) or 0, not {events!r}")
+        if events == "1" and get("DISCORD_GUILD") is None:
+            raise SettingError("DISCORD_EVENTS", "needs DISCORD_GUILD: events are made in one server")
         group = super()._fields(get)
         for admin in sorted(group["admins"]):
             if not SNOWFLAKE.match(admin):
@@ -115,6 +122,7 @@ class DiscordSettings(core.Settings):
             "api_url": api_url,
             "guild": guild,
             "port": port,
+            "events": events == "1",
         }
 
     def _values(self) -> dict[str, object]:

@@ -14,6 +14,22 @@ def _transport(settings: SlackSettings):
     return SlackTransport(make_client(settings, retries=False))
 
 
+def _member_names(settings: SlackSettings):
+    """users.info: the member's display name, else their full name (scope users:read)."""
+    from slack_sdk import WebClient
+
+    from bot.slack.client import call
+
+    client = WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=5, retry_handlers=[])
+
+    def ask(member: str) -> str | None:
+        user = call(client.users_info, user=member)["user"]
+        profile = user.get("profile") or {}
+        return profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name")
+
+    return ask
+
+
 ADAPTER = Adapter(
     name="Slack",
     token="SLACK_BOT_TOKEN",
@@ -23,4 +39,5 @@ ADAPTER = Adapter(
     serve=lambda: importlib.import_module("bot.slack.serve"),
     quiet_loggers=("slack_sdk.web", "slack_sdk.webhook"),
     fallback=True,
+    member_names=_member_names,
 )

@@ -175,6 +175,7 @@ class SlackBot:
             PLATFORM,
             lookups=s.lookups,
             tell=lambda member, said: self.later(self.tell_directly, member, blocks.message(Notice(said))),
+            public_url=s.public_url,
         )
 
     # -- after the reply ---------------------------------------------------------

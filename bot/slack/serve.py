@@ -18,7 +18,7 @@ from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
-from bot import http_door, outbox, scheduler
+from bot import feeds, http_door, outbox, scheduler
 from bot.delivery import Rejected
 from bot.http_door import Refused, arrival, refuse
 from bot.settings import Settings, check_focus_tag
@@ -88,10 +88,14 @@ def _without_traceback(record: logging.LogRecord) -> bool:
     return True
 
 
-def http_server(app: App, port: int, signing_secret: str, host: str = "0.0.0.0", **door):
+def http_server(app: App, port: int, signing_secret: str, host: str = "0.0.0.0", *, calendars=None, **door):
     """A waitress server for the app (call .run() to serve, .close() to stop), with the door's
-    slow-connection defence (http_door.http_server: `door` passes its limits)."""
-    return http_door.http_server(wsgi(app, signing_secret), port, host, **door)
+    slow-connection defence (http_door.http_server: `door` passes its limits), and the calendars
+    and the group's page beside Slack's route when `calendars` (feeds.Feeds) is given."""
+    application = wsgi(app, signing_secret)
+    if calendars is not None:
+        application = feeds.around(application, calendars)
+    return http_door.http_server(application, port, host, **door)
 
 
 class StartError(RuntimeError):
@@ -118,7 +122,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         if problem:
             log.warning(problem)  # a choice the operator may mean, so said, not refused
     bot = SlackBot(settings, store)
-    jobs = checks = None
+    jobs = checks = stop_feeds = None
     try:
 
         def start() -> App:
@@ -143,9 +147,17 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         )
         # Created before it starts, so that a signal that ends start() half-way still shuts it down.
         jobs = scheduler.create(checks, settings)
+        calendars = feeds.serve(settings, store)
         if settings.socket_mode:
             if stop.is_set():  # a signal during start-up: no connection, no post
                 return 0
+            if calendars is not None:  # the calendars and the page on PORT, beside the connection
+                try:
+                    server = http_door.http_server(feeds.around(None, calendars), settings.port)
+                except OSError as e:
+                    raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
+                stop_feeds = http_door.serve_beside(server)
+                log.info("serving the calendars and the group's page on http://0.0.0.0:%s", settings.port)
             handler = _AnsweringHandler(app, settings.app_token)
             try:
                 if not _connect(handler, stop):
@@ -164,9 +176,11 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 closing = threading.Thread(target=handler.close, name="paperbot-close", daemon=True)
                 closing.start()
                 closing.join(3.0)
+                if stop_feeds is not None:
+                    stop_feeds()
         else:
             try:
-                server = http_server(app, settings.port, settings.signing_secret or "")
+                server = http_server(app, settings.port, settings.signing_secret or "", calendars=calendars)
             except OSError as e:
                 raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
             jobs.start()

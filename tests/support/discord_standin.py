@@ -21,6 +21,7 @@ Public API of DiscordStandin (thread-safe):
   gateway_url, dispatch(i)      the Gateway (HELLO, IDENTIFY checked, READY, heartbeats ACKed), and
                                 an INTERACTION_CREATE sent to the bot; answer_to(i) its callback
   gateway_sessions, gateway_connected, gateway_disconnect(code)
+  events                        {server: {id: scheduled event}} (GET/POST/PATCH/DELETE scheduled-events)
   close()                       (or use it as a context manager)
 
 It refuses what Discord refuses (message limits, a second answer to an interaction, DMs to a member
@@ -37,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -311,7 +313,7 @@ class DiscordStandin:
         self.token = token
         self._lock = threading.RLock()
         self._channels: dict[str, list[dict]] = {c: [] for c in channels}
-        self._users = dict(users or {})  # id -> {"dms": False to refuse DMs (50007)}
+        self._users = dict(users or {})  # id -> {"dms": False to refuse DMs (50007), "name": .., "nick": ..}
         self._dms: dict[str, str] = {}
         self._nonces: dict[tuple[str, str], tuple[float, dict]] = {}
         self._calls: list[Call] = []
@@ -320,6 +322,8 @@ class DiscordStandin:
         self._originals: dict[str, dict] = {}
         self._followups: list[dict] = []
         self.registered: dict[str, list[dict]] = {}
+        #: Scheduled events by server, then by id (the events routes).
+        self.events: dict[str, dict[str, dict]] = {}
         self._ids = itertools.count(1)
         self.on_accept: Callable[[Call], None] | None = None
         # The Gateway: a websocket server whose URL `GET /gateway/bot` hands out.
@@ -500,6 +504,12 @@ class DiscordStandin:
         ("POST", r"/interactions/(?P<interaction>\d+)/(?P<token>[^/]+)/callback", "callback"),
         ("PATCH", r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)/messages/@original", "edit_original"),
         ("POST", r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)", "followup"),
+        ("GET", r"/users/(?P<user>\d+)", "user"),
+        ("GET", r"/guilds/(?P<guild>\d+)/members/(?P<user>\d+)", "member"),
+        ("GET", r"/guilds/(?P<guild>\d+)/scheduled-events", "list_events"),
+        ("POST", r"/guilds/(?P<guild>\d+)/scheduled-events", "create_event"),
+        ("PATCH", r"/guilds/(?P<guild>\d+)/scheduled-events/(?P<event>\d+)", "edit_event"),
+        ("DELETE", r"/guilds/(?P<guild>\d+)/scheduled-events/(?P<event>\d+)", "delete_event"),
     ]
     #: Routes that take the interaction's token instead of the bot's.
     WEBHOOKS = {"callback", "edit_original", "followup"}
@@ -649,6 +659,43 @@ class DiscordStandin:
             self._channels[self._dms[user]] = []
         return 200, {"id": self._dms[user], "type": 1, "recipients": [{"id": user}]}
 
+    def _user(self, params, query, body):
+        user = self._users.get(params["user"])
+        if user is None:
+            raise Refused(404, 10013, "Unknown User")
+        return 200, {"id": params["user"], "username": f"user{params['user'][-4:]}", "global_name": user.get("name")}
+
+    def _member(self, params, query, body):
+        user = self._users.get(params["user"])
+        if user is None:
+            raise Refused(404, 10007, "Unknown Member")
+        return 200, {"user": self._user(params, query, body)[1], "nick": user.get("nick")}
+
+    def _list_events(self, params, query, body):
+        return 200, [copy.deepcopy(e) for e in self.events.get(params["guild"], {}).values()]
+
+    def _create_event(self, params, query, body):
+        check_event(body)
+        server = self.events.setdefault(params["guild"], {})
+        if len(server) >= MAX_EVENTS:
+            raise Refused(400, 30038, "Maximum number of guild events reached (100)")
+        event = {**copy.deepcopy(body), "id": self._id(), "guild_id": params["guild"], "status": 1}
+        server[event["id"]] = event
+        return 200, copy.deepcopy(event)
+
+    def _edit_event(self, params, query, body):
+        event = self.events.get(params["guild"], {}).get(params["event"])
+        if event is None:
+            raise Refused(404, 10070, "Unknown Guild Scheduled Event")
+        check_event(body, partial=True)
+        event.update(copy.deepcopy(body))
+        return 200, copy.deepcopy(event)
+
+    def _delete_event(self, params, query, body):
+        if self.events.get(params["guild"], {}).pop(params["event"], None) is None:
+            raise Refused(404, 10070, "Unknown Guild Scheduled Event")
+        return 204, None
+
     def _callback(self, params, query, body):
         token = params["token"]
         if token in self._answered:
@@ -683,6 +730,42 @@ class DiscordStandin:
         return 200, {"id": self._id(), **copy.deepcopy(body)}
 
 
+#: A server holds at most this many scheduled events (Discord's code 30038 past it).
+MAX_EVENTS = 100
+
+
+def check_event(body: Any, *, partial: bool = False) -> None:
+    """A scheduled event as Discord takes it: external (entity_type 3) needs a location and an end."""
+    if not isinstance(body, dict):
+        raise Refused(400, 50035, "Invalid Form Body")
+    if not partial or "name" in body:
+        if not isinstance(body.get("name"), str) or not 1 <= len(body["name"]) <= 100:
+            raise Refused(400, 50035, "Invalid Form Body: name: Must be between 1 and 100 in length.")
+    if len(body.get("description") or "") > 1000:
+        raise Refused(400, 50035, "Invalid Form Body: description: Must be 1000 or fewer in length.")
+    if not partial and body.get("privacy_level") != 2:
+        raise Refused(400, 50035, "Invalid Form Body: privacy_level")
+    if not partial or "entity_type" in body:
+        if body.get("entity_type") != 3:
+            raise Refused(400, 50035, "Invalid Form Body: entity_type (the stand-in takes external events)")
+        location = (body.get("entity_metadata") or {}).get("location")
+        if not isinstance(location, str) or not 1 <= len(location) <= 100:
+            raise Refused(400, 50035, "Invalid Form Body: entity_metadata.location")
+    times = {}
+    for key in ("scheduled_start_time", "scheduled_end_time"):
+        if key in body or not partial:
+            try:
+                times[key] = datetime.fromisoformat(str(body.get(key)))
+            except ValueError:
+                raise Refused(400, 50035, f"Invalid Form Body: {key}") from None
+            if times[key].tzinfo is None:
+                raise Refused(400, 50035, f"Invalid Form Body: {key}: no time zone")
+    if len(times) == 2 and times["scheduled_end_time"] <= times["scheduled_start_time"]:
+        raise Refused(400, 50035, "Invalid Form Body: scheduled_end_time: before the start")
+    if "scheduled_start_time" in times and times["scheduled_start_time"] < datetime.now(UTC):
+        raise Refused(400, 50035, "Invalid Form Body: scheduled_start_time: Cannot schedule event in the past.")
+
+
 class _HttpServer(ThreadingHTTPServer):
     daemon_threads = True
     standin: DiscordStandin
@@ -705,6 +788,9 @@ class _HttpHandler(BaseHTTPRequestHandler):
 
     def do_PATCH(self) -> None:
         self._serve("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
 
     def _serve(self, method: str) -> None:
         standin = self.server.standin

@@ -1,0 +1,359 @@
+"""The group's calendar feed, each member's feed and the group's page, served at secret addresses.
+
+    PUBLIC/g/<group secret>/                the group's page (?q= searches the catalog)
+    PUBLIC/g/<group secret>/calendar.ics    the group's meetings
+    PUBLIC/m/<member secret>/calendar.ics   one member's own talks
+
+PUBLIC is PAPERBOT_PUBLIC_URL, which may carry a path (`https://example.org/paperbot`). The secret
+parts come from `secrets.token_urlsafe`, are kept in the database and can be renewed; a wrong or
+renewed one gets the same 404 as any unknown address, saying nothing of which part was wrong.
+Answers carry an ETag and a Last-Modified, so that calendar programs polling every few minutes
+get 304 and nothing else while the schedule stands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import secrets
+import threading
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
+from urllib.parse import parse_qs, urlsplit
+
+from bot import ical, site
+from bot.site import Group
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+SECRET_BYTES = 24  # 32 characters of token_urlsafe: not guessed
+_SECRET = r"[A-Za-z0-9_-]{16,64}"
+_ROUTE = re.compile(rf"^/(g|m)/({_SECRET})/(calendar\.ics)?$")
+
+NOT_FOUND = (
+    b"<!doctype html><html lang=en><meta charset=utf-8><meta name=viewport content='width=device-width'>"
+    b"<title>Not found</title><p>There is nothing at this address. Calendar and page addresses change when "
+    b"they are renewed: ask the bot for the current ones with <code>/paper calendar</code>.</p></html>"
+)
+
+
+# -- the secrets ---------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def group_secret(store: Store, group_id: int) -> str:
+    """The secret part of the group's page and feed addresses (made on first use)."""
+    row = store.db.execute("SELECT secret FROM group_secrets WHERE group_id = ?", [group_id]).fetchone()
+    if row:
+        return row[0]
+    with store.write() as db:
+        db.execute(
+            "INSERT OR IGNORE INTO group_secrets (group_id, secret, made_at) VALUES (?, ?, ?)",
+            [group_id, secrets.token_urlsafe(SECRET_BYTES), _now()],
+        )
+        return db.execute("SELECT secret FROM group_secrets WHERE group_id = ?", [group_id]).fetchone()[0]
+
+
+def renew_group_secret(store: Store, group_id: int) -> str:
+    """A new secret for the group's page and feed: the old addresses answer 404 from now on."""
+    secret = secrets.token_urlsafe(SECRET_BYTES)
+    with store.write() as db:
+        db.execute(
+            "INSERT INTO group_secrets (group_id, secret, made_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (group_id) DO UPDATE SET secret = excluded.secret, made_at = excluded.made_at",
+            [group_id, secret, _now()],
+        )
+    return secret
+
+
+def member_secret(store: Store, member: str) -> str:
+    """The secret part of `member`'s own feed address (made on first use)."""
+    row = store.db.execute("SELECT secret FROM member_secrets WHERE member = ?", [member]).fetchone()
+    if row:
+        return row[0]
+    with store.write() as db:
+        db.execute(
+            "INSERT OR IGNORE INTO member_secrets (member, secret, made_at) VALUES (?, ?, ?)",
+            [member, secrets.token_urlsafe(SECRET_BYTES), _now()],
+        )
+        return db.execute("SELECT secret FROM member_secrets WHERE member = ?", [member]).fetchone()[0]
+
+
+def renew_member_secret(store: Store, member: str) -> str:
+    secret = secrets.token_urlsafe(SECRET_BYTES)
+    with store.write() as db:
+        db.execute(
+            "INSERT INTO member_secrets (member, secret, made_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (member) DO UPDATE SET secret = excluded.secret, made_at = excluded.made_at",
+            [member, secret, _now()],
+        )
+    return secret
+
+
+def urls(store: Store, public_url: str, group_id: int, member: str) -> dict[str, str]:
+    """The addresses a member is given: the group's page and feed, and their own feed."""
+    public = public_url.rstrip("/")
+    group = group_secret(store, group_id)
+    return {
+        "page": f"{public}/g/{group}/",
+        "group": f"{public}/g/{group}/calendar.ics",
+        "member": f"{public}/m/{member_secret(store, member)}/calendar.ics",
+    }
+
+
+# -- serving -------------------------------------------------------------------
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def _not_modified(environ, etag: str, modified: datetime) -> bool:
+    """RFC 9110 13.1: If-None-Match wins over If-Modified-Since."""
+    match = environ.get("HTTP_IF_NONE_MATCH")
+    if match is not None:
+        tags = [t.strip().removeprefix("W/") for t in match.split(",")]
+        return "*" in tags or etag in tags
+    since = environ.get("HTTP_IF_MODIFIED_SINCE")
+    if since:
+        try:
+            when = parsedate_to_datetime(since)
+        except (TypeError, ValueError, IndexError):
+            return False
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return modified.replace(microsecond=0) <= when
+    return False
+
+
+class Feeds:
+    """The WSGI application of the feeds and the page, for `groups` (a callable: groups change)."""
+
+    def __init__(
+        self,
+        store: Store,
+        groups: Callable[[], Iterable[Group]],
+        public_url: str,
+        *,
+        ask=None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self.store, self.groups, self.ask, self.clock = store, groups, ask, clock
+        self.prefix = urlsplit(public_url).path.rstrip("/")
+        # When each page was first drawn as it is (a page has no single time it changed).
+        self._first_seen: dict[str, tuple[str, datetime]] = {}
+        self._lock = threading.Lock()
+
+    def route(self, path: str) -> re.Match | None:
+        """The feed or page `path` asks for (with or without PAPERBOT_PUBLIC_URL's path in front)."""
+        if self.prefix and (path == self.prefix or path.startswith(self.prefix + "/")):
+            path = path[len(self.prefix) :]
+        return _ROUTE.match(path)
+
+    def __call__(self, environ, start_response):
+        match = self.route(environ.get("PATH_INFO") or "")
+        if match is None:
+            return self._not_found(environ, start_response)
+        method = environ.get("REQUEST_METHOD")
+        if method not in ("GET", "HEAD"):
+            start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), ("Content-Type", "text/plain")])
+            return [b"GET or HEAD only\n"]
+        try:
+            answer = self._answer(environ, match)
+        except Exception as e:  # never a 500 or a traceback: one line in the log
+            log.warning(
+                "could not draw %s: %s: %s", match[1] == "g" and "a group's page" or "a feed", type(e).__name__, e
+            )
+            start_response("503 Service Unavailable", [("Retry-After", "30"), ("Content-Type", "text/plain")])
+            return [b"Busy; try again in a moment.\n"]
+        if answer is None:
+            return self._not_found(environ, start_response)
+        body, content_type, modified = answer
+        etag = _etag(body)
+        headers = [
+            ("ETag", etag),
+            ("Last-Modified", format_datetime(modified.astimezone(UTC), usegmt=True)),
+            ("Cache-Control", "private, no-cache"),
+            ("Referrer-Policy", "no-referrer"),
+            ("X-Robots-Tag", "noindex"),
+            ("X-Content-Type-Options", "nosniff"),
+        ]
+        if content_type.startswith("text/html"):
+            headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"))
+        if _not_modified(environ, etag, modified):
+            start_response("304 Not Modified", headers)
+            return [b""]
+        headers += [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+        start_response("200 OK", headers)
+        return [b""] if method == "HEAD" else [body]
+
+    def _not_found(self, environ, start_response):
+        log.info("no page at the address %s asked for", environ.get("REMOTE_ADDR"))  # never the secret
+        start_response("404 Not Found", [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")])
+        return [NOT_FOUND]
+
+    def _answer(self, environ, match: re.Match) -> tuple[bytes, str, datetime] | None:
+        kind, secret, file = match[1], match[2], match[3]
+        if kind == "m":
+            if not file:
+                return None
+            row = self.store.db.execute("SELECT member FROM member_secrets WHERE secret = ?", [secret]).fetchone()
+            if row is None:
+                return None
+            body, kind, changed = self._member_feed(row[0])
+            return body, kind, max(changed, self._seen(match[0], body))
+        row = self.store.db.execute("SELECT group_id FROM group_secrets WHERE secret = ?", [secret]).fetchone()
+        group = next((g for g in self.groups() if row is not None and g.group_id == row[0]), None)
+        if group is None:
+            return None
+        if file:
+            body, kind, changed = self._group_feed(group)
+            # The weeks shown move on with time (an old event leaves the window): a body never seen
+            # before is news even when no event in it changed.
+            return body, kind, max(changed, self._seen(match[0], body))
+        query = parse_qs(environ.get("QUERY_STRING") or "").get("q", [""])[0]
+        path = match[0]
+        html = site.page(
+            self.store,
+            group,
+            self.clock().astimezone(group.calendar.tz),
+            ask=self.ask,
+            query=query,
+            feed_url=f"{self.prefix}/g/{secret}/calendar.ics",
+        ).encode()
+        return html, "text/html; charset=utf-8", self._seen(f"{path}?{query}", html)
+
+    def _seen(self, key: str, body: bytes) -> datetime:
+        etag = _etag(body)
+        with self._lock:
+            seen = self._first_seen.get(key)
+            if seen is None or seen[0] != etag:
+                if len(self._first_seen) > 1000:
+                    self._first_seen.clear()
+                seen = self._first_seen[key] = (etag, self.clock().replace(microsecond=0))
+            return seen[1]
+
+    def _group_feed(self, group: Group) -> tuple[bytes, str, datetime]:
+        events = group_meetings(self.store, group, self.clock(), self.ask)
+        body = ical.feed(self.store, events, group.calendar.tz, group.name)
+        return body, "text/calendar; charset=utf-8", ical.last_changed(events) or _EPOCH
+
+    def _member_feed(self, member: str) -> tuple[bytes, str, datetime]:
+        groups = list(self.groups())
+        events = [m for g in groups for m in group_meetings(self.store, g, self.clock(), self.ask, member=member)]
+        tz = groups[0].calendar.tz if groups else UTC
+        body = ical.feed(self.store, events, tz, "My talks")
+        return body, "text/calendar; charset=utf-8", ical.last_changed(events) or _EPOCH
+
+
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def group_meetings(store: Store, group: Group, now: datetime, ask=None, member: str | None = None):
+    return ical.meetings(
+        store,
+        group.group_id,
+        group.calendar,
+        now.astimezone(group.calendar.tz),
+        minutes=group.minutes,
+        channel=group.channel,
+        place=group.place,
+        ask=ask,
+        member=member,
+    )
+
+
+def environment_group(settings) -> Group:
+    """The install's first group, as the environment's settings define it (group id 1)."""
+    return Group(
+        group_id=1,
+        calendar=settings.group,
+        name="Reading group",
+        channel=settings.channel,
+        minutes=settings.meeting_minutes,
+        place=settings.meeting_place,
+    )
+
+
+def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
+    """One WSGI application: the feeds' and page's addresses to `feeds`, the rest (the platform's
+    routes, /healthz) to `platform_app`; with no platform app, only /healthz besides."""
+
+    def application(environ, start_response):
+        if feeds.route(environ.get("PATH_INFO") or "") is not None:
+            return feeds(environ, start_response)
+        if platform_app is not None:
+            return platform_app(environ, start_response)
+        if environ.get("PATH_INFO") == "/healthz":
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b"ok\n"]
+        return feeds(environ, start_response)  # its 404
+
+    return application
+
+
+def names_of(settings) -> Callable[[str], str | None] | None:
+    """The platform's look-up of members' names, when its token is set; else names as typed."""
+    from bot import member_names, platforms
+
+    adapter = platforms.of(settings)
+    token = settings._values().get(adapter.token) if hasattr(settings, "_values") else None
+    if adapter.member_names is None or not token:
+        return member_names.as_typed
+    return adapter.member_names(settings)
+
+
+def serve(settings, store: Store, ask=None) -> Feeds | None:
+    """The feeds of the install's groups, when PAPERBOT_PUBLIC_URL says where users reach them."""
+    if not settings.public_url:
+        return None
+    group = environment_group(settings)
+    return Feeds(store, lambda: [group], settings.public_url, ask=ask if ask is not None else names_of(settings))
+
+
+# -- `/paper calendar` ---------------------------------------------------------
+
+
+def calendar_reply(store: Store, public_url: str | None, group_id: int, member: str, args: str):
+    """The answer to `calendar` (the member's addresses) or `calendar renew` (a new member secret)."""
+    from bot.replies import Code, Notice, command_code, text
+
+    words = args.split()
+    if words not in ([], ["renew"]):
+        return Notice(
+            text("Usage: ", command_code("calendar"), " for your addresses, or ", command_code("calendar renew")),
+            ok=False,
+        )
+    if not public_url:  # not the member's mistake: said as news, not as a refusal
+        return Notice(
+            text(
+                "This bot does not serve calendars: whoever runs it can set PAPERBOT_PUBLIC_URL to serve them. "
+                "Meanwhile ",
+                command_code("schedule"),
+                " lists the coming weeks.",
+            )
+        )
+    if words == ["renew"]:
+        renew_member_secret(store, member)
+    found = urls(store, public_url, group_id, member)
+    renewed = "Your calendar has a new address; the old one no longer answers.\n" if words else ""
+    return Notice(
+        text(
+            renewed,
+            "The group's page: ",
+            Code(found["page"]),
+            "\nThe group's calendar (subscribe to it in your calendar program): ",
+            Code(found["group"]),
+            "\nYour own talks: ",
+            Code(found["member"]),
+            "\nKeep them to yourself; ",
+            command_code("calendar renew"),
+            " gives your own calendar a new address.",
+        )
+    )

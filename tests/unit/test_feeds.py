@@ -1,0 +1,146 @@
+"""The feeds and the group's page over real HTTP (the door's waitress server on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import http.client
+import re
+import socket
+from datetime import UTC, datetime, timedelta
+
+import icalendar
+import pytest
+from conftest import settings_for
+
+from bot import commands, feeds, http_door, member_names
+from bot.signups import Member
+
+PUBLIC = "https://example.org/reading"
+
+
+@pytest.fixture
+def served(tmp_path, store):
+    """The feeds of the test group, behind PAPERBOT_PUBLIC_URL's path, served on a free port."""
+    settings = settings_for(tmp_path, PAPERBOT_PUBLIC_URL=PUBLIC)
+    clock = [datetime.now(UTC)]
+    group = feeds.environment_group(settings)
+    app = feeds.around(
+        None, feeds.Feeds(store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: clock[0])
+    )
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = http_door.http_server(app, port, "127.0.0.1")
+    stop = http_door.serve_beside(server)
+
+    class Served:
+        store = None
+
+        def later(self, minutes: int) -> None:
+            clock[0] += timedelta(minutes=minutes)
+
+        def get(self, path: str, method: str = "GET", **headers) -> tuple[int, dict, bytes]:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                conn.request(method, path, headers={k.replace("_", "-"): v for k, v in headers.items()})
+                response = conn.getresponse()
+                return response.status, response.headers, response.read()
+            finally:
+                conn.close()
+
+        def do(self, line: str, user: str = "UADMIN"):
+            ctx = commands.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
+            ctx.public_url = settings.public_url
+            answer = commands.run(ctx, line)
+            assert answer.reply.ok, answer.reply
+            return answer
+
+        def urls(self, member: str = "U1") -> dict[str, str]:
+            return {k: v.removeprefix("https://example.org") for k, v in feeds.urls(store, PUBLIC, 1, member).items()}
+
+    Served.store = store
+    yield Served()
+    stop()
+
+
+def test_a_feed_fetched_again_with_its_etag_is_304_until_the_week_changes(served):
+    served.do("assign U2 5 2027-03-04")
+    feed = served.urls()["group"]
+    status, headers, body = served.get(feed)
+    assert status == 200 and headers["Content-Type"].startswith("text/calendar")
+    assert icalendar.Calendar.from_ical(body).walk("VEVENT")
+    etag, modified = headers["ETag"], headers["Last-Modified"]
+
+    status, again, body2 = served.get(feed, If_None_Match=etag)
+    assert status == 304 and body2 == b"" and again["ETag"] == etag
+    assert served.get(feed, If_Modified_Since=modified)[0] == 304
+
+    served.do("unassign 2027-03-04")
+    served.do("assign U3 6 2027-03-04")  # the week changes: a new body, a new ETag
+    status, changed, body3 = served.get(feed, If_None_Match=etag)
+    assert status == 200 and changed["ETag"] != etag and b"SEQUENCE:1" in body3 and b"U3" in body3
+
+
+def test_a_wrong_or_old_secret_is_a_404_that_says_nothing_of_which_part_was_wrong(served):
+    urls = served.urls("U1")
+    assert served.get(urls["member"])[0] == 200 and served.get(urls["page"])[0] == 200
+    group_secret = urls["group"].split("/")[3]
+    old_member = urls["member"]
+    assert served.do("calendar renew", "U1").reply.ok
+    renewed = served.urls("U1")["member"]
+    assert renewed != old_member and served.get(renewed)[0] == 200
+
+    wrong = [
+        old_member,  # renewed: old
+        urls["group"].replace(group_secret, group_secret[:-1] + ("A" if group_secret[-1] != "A" else "B")),
+        f"/reading/g/{'x' * 32}/",
+        f"/reading/m/{group_secret}/calendar.ics",  # a group's secret where a member's goes
+        "/reading/g/short/calendar.ics",
+        "/reading/nothing",
+        "/",
+    ]
+    answers = [served.get(path) for path in wrong]
+    assert {status for status, _, _ in answers} == {404}
+    assert len({body for _, _, body in answers}) == 1, "every 404 says the same"
+    text = answers[0][2].decode().lower()
+    assert "nothing at this address" in text and not re.search(r"secret|member|group|token|expired|wrong", text)
+
+    group_page = urls["page"]
+    feeds.renew_group_secret(served.store, 1)  # an admin's `group set calendar-secret new`
+    assert served.get(group_page)[0] == 404 and served.get(served.urls()["page"])[0] == 200
+
+
+def test_only_get_and_head_come_in(served):
+    page = served.urls()["page"]
+    status, headers, body = served.get(page, "HEAD")
+    assert status == 200 and body == b"" and int(headers["Content-Length"]) > 1000
+    for method in ("POST", "PUT", "DELETE"):
+        status, headers, _ = served.get(page, method)
+        assert status == 405 and headers["Allow"] == "GET, HEAD"
+    assert served.get("/healthz")[0] == 200
+
+
+def test_the_page_searches_with_a_get_form_and_shows_a_script_title_as_text(served, store):
+    with store.write() as db:
+        db.execute("UPDATE papers SET title = '<script>alert(1)</script>' WHERE number = 5")
+    served.do("assign U2 5 next")
+    page = served.urls()["page"]
+    status, headers, body = served.get(page)
+    html = body.decode()
+    assert status == 200 and "default-src 'none'" in headers["Content-Security-Policy"]
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert '<form id="search" role="search" method="get"' in html and "<script" not in html
+    served.later(10)
+    assert served.get(page, If_None_Match=headers["ETag"])[0] == 304, "the page is cached as the feeds are"
+    status, _, found = served.get(page + "?q=diloco")
+    assert status == 200 and "Papers matching “diloco”" in found.decode()
+    assert served.get(page + "?q=%22%29%28*%5E")[0] == 200  # any text is a query
+
+
+def test_calendar_answers_the_members_addresses_privately(served):
+    answer = served.do("calendar", "U1")
+    from bot.console import render
+
+    shown = render(answer.reply)
+    for path in served.urls("U1").values():
+        assert "https://example.org" + path in shown
+    assert served.urls("U1")["member"] != served.urls("U2")["member"]

@@ -1,0 +1,69 @@
+"""`paperbot site DIR`: the group's page as a static file, read as HTML (the browser's view is in
+tests/processes/test_group_page_browser.py)."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from zoneinfo import ZoneInfo
+
+from bot import cli, site
+from bot.calendar import Week
+from bot.catalog import open_store
+
+
+class Reader(HTMLParser):
+    """The page's text as a reader sees it, and its elements."""
+
+    def __init__(self):
+        super().__init__()
+        self.text: list[str] = []
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_the_static_page_shows_titles_as_text_and_sets_chinese_as_chinese(tmp_path, seeded_file, monkeypatch):
+    shutil.copyfile(seeded_file, tmp_path / "paperbot.db")
+    for name in [n for n in __import__("os").environ if n.startswith(("PAPERBOT_", "SLACK_", "DISCORD_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PAPERBOT_DB", str(tmp_path / "paperbot.db"))
+    monkeypatch.setenv("PAPERBOT_TIMEZONE", "Asia/Shanghai")
+    monkeypatch.chdir(tmp_path)
+    store = open_store(tmp_path / "paperbot.db")
+    this = Week.containing(datetime.now(UTC), ZoneInfo("Asia/Shanghai"))
+    with store.write() as db:
+        db.execute("UPDATE papers SET title = '<script>alert(1)</script>' WHERE number = 5")
+        db.execute(
+            "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) VALUES "
+            "(?, 'presenter', 'U2', 5, 'U2', 'now'), (?, 'presenter', 'U3', 3, 'U3', 'now')",
+            [this.plus(2).key, this.plus(-3).key],
+        )
+        # Talk materials, as the slides command keeps them (its own migration makes this table).
+        db.execute("CREATE TABLE talk_links (id INTEGER PRIMARY KEY, group_id INTEGER, week TEXT, url TEXT)")
+        db.execute("INSERT INTO talk_links (group_id, week, url) VALUES (1, ?, 'https://example.org/s.pdf')",
+                   [this.plus(-3).key])  # fmt: skip
+    store.close()
+
+    assert cli.main(["site", str(tmp_path / "public")]) == 0
+    html = (tmp_path / "public" / "index.html").read_text()
+    page = Reader()
+    page.feed(html)
+    text = " ".join(" ".join(page.text).split())
+    assert "<script>alert(1)</script> U2" in text, "the title is text, as the reader sees it"
+    scripts = [t for t, _ in page.tags if t == "script"]
+    assert len(scripts) == 1 and "alert(1)" not in html.split("<script>\n", 1)[1]  # only the search script
+    assert ("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}) in page.tags
+    assert page.tags[0] == ("html", {"lang": "en"})
+    assert any(t == "p" and a.get("lang") == "zh" for t, a in page.tags), "Chinese summaries carry lang=zh"
+    assert "WenQuanYi Zen Hei" in html and "PingFang SC" in html
+    assert ("a", {"href": "https://example.org/s.pdf"}) in page.tags, "past talks link their slides"
+
+
+def test_talk_links_are_none_until_the_table_exists(store):
+    assert site.talk_links(store, 1, Week(2026, 50)) == []
