@@ -136,7 +136,16 @@ def cmd_console(args, settings: Settings) -> int:
             announce.queue(store, settings.channel, change)
 
     return console.serve(
-        lambda: Context(store, settings.group, member, settings.now(), settings.focus_tag, settings.channel, on_change),
+        lambda: Context(
+            store,
+            settings.group,
+            member,
+            settings.now(),
+            settings.focus_tag,
+            settings.channel,
+            on_change,
+            rotation=settings.rotation,
+        ),
         sys.stdin,  # read now, not when console was imported: a caller may have replaced them
         sys.stdout,
     )
@@ -243,7 +252,7 @@ def cmd_post_week(args, settings: Settings) -> int:
         if settings.channel and weekly.posted(store, settings.channel, week):
             print(f"{week.key} already has its post in {settings.channel}; nothing would be posted.")
             return 0
-        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel, now)
+        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel, now, settings.rotation)
         if post is None:
             raise Failure(
                 "cannot post: the catalog has no papers"
@@ -273,6 +282,7 @@ def cmd_post_week(args, settings: Settings) -> int:
             settings.channel,
             at,
             focus_tag=settings.focus_tag,
+            rotation=settings.rotation,
             force=True,
             now=now,
             sleep=waiting,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, search_terms, signups, slots, weekly
+from bot import catalog, search_terms, signups, slots, talks, votes, weekly
 from bot.calendar import BadDate, MeetingCalendar
 from bot.catalog import PAGE_SIZE
 from bot.replies import (
@@ -36,6 +36,7 @@ from bot.replies import (
     PaperEntry,
     PaperList,
     PaperRef,
+    PastTalks,
     Reply,
     Schedule,
     TagCounts,
@@ -88,6 +89,8 @@ class Context:
     #: Raises Refusal for a user who cannot present (a bot); the console has no such users.
     vet_presenter: Callable[[str], None] | None = None
     platform: Platform = IDS_ONLY
+    #: How the paper of the week is picked when nobody chose one (PAPERBOT_ROTATION).
+    rotation: str = "catalog"
 
 
 @dataclass
@@ -201,7 +204,8 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
         Bold(name),
         f" ({_range(page, size)})" if many else "",
     )
-    return Answer(PaperList(heading, page.papers, LIST_FOOTER, _pager(f"tag {name}", page.page, page.has_more, size)))
+    pager = _pager(f"tag {name}", page.page, page.has_more, size)
+    return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager, _votes_of(ctx, page.papers)))
 
 
 def cmd_search(ctx: Context, args: str) -> Answer:
@@ -233,7 +237,19 @@ def cmd_search(ctx: Context, args: str) -> Answer:
     pager = _pager(
         f"search {again if len(again) <= 200 else search_terms.searched_words(words)}", page.page, page.has_more, size
     )
-    return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager))
+    return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager, _votes_of(ctx, page.papers)))
+
+
+def _votes_of(ctx: Context, papers: list[catalog.Paper]) -> dict[int, int]:
+    return votes.counts(ctx.store, [p.number for p in papers])
+
+
+def _mark_archived(ctx: Context, lines: list) -> list:
+    """Mark the lines whose paper was archived after its talk was booked: the talk stands, and says so."""
+    archived = catalog.archived_among(ctx.store, {line.paper.number for line in lines if line.paper is not None})
+    for line in lines:
+        line.archived = line.paper is not None and line.paper.number in archived
+    return lines
 
 
 def cmd_show(ctx: Context, args: str) -> Answer:
@@ -243,8 +259,21 @@ def cmd_show(ctx: Context, args: str) -> Answer:
     history = slots.history(ctx.store, ctx.group, paper)
     presented = [s for s in history if s.meeting <= ctx.now]
     coming = [s for s in history if s.meeting > ctx.now]
-    button = None if history else Button("Sign up to present", f"signup {paper.number}", primary=True)
-    return Answer(PaperCard(paper, presented, coming, button))
+    archived = catalog.archived_at(ctx.store, paper) is not None
+    button = None if history or archived else Button("Sign up to present", f"signup {paper.number}", primary=True)
+    note = text("Archived: it is left out of lists, search and the rotation. ", command_code(f"restore {paper.number}"))
+    return Answer(
+        PaperCard(
+            paper,
+            presented,
+            coming,
+            button,
+            note if archived else (),
+            votes.count(ctx.store, paper),
+            archived,
+            talks.of_paper(ctx.store, paper),
+        )
+    )
 
 
 def _takes_nothing(name: str, *instead) -> Answer:
@@ -257,12 +286,13 @@ def cmd_week(ctx: Context, args: str) -> Answer:
         return _takes_nothing("week", ": it shows this week. The weeks after it: ", command_code("schedule"), ".")
     week = ctx.group.week_of(ctx.now)
     line = slots.line_for(ctx.store, ctx.group, week)
+    _mark_archived(ctx, [line])
     if line.state == "skipped":
         return Answer(WeekCard(line, featured=False, posted=False, note=text("No meeting this week.")))
     posted = ctx.channel is not None and weekly.posted(ctx.store, ctx.channel, week) is not None
     if line.state == "presenter":
         return Answer(WeekCard(line, featured=False, posted=posted))
-    post = weekly.plan(ctx.store, ctx.group, week, ctx.focus_tag, ctx.channel, ctx.now)
+    post = weekly.plan(ctx.store, ctx.group, week, ctx.focus_tag, ctx.channel, ctx.now, ctx.rotation)
     if post is None:
         if ctx.focus_tag:  # PAPERBOT_FOCUS_TAG names a tag that no paper has any more
             return _notice("No paper is tagged ", Code(ctx.focus_tag), ": there is no paper of the week yet.", ok=False)
@@ -291,7 +321,7 @@ def post_button(ctx: Context, command: str) -> str:
 def cmd_schedule(ctx: Context, args: str) -> Answer:
     if args:
         return _takes_nothing("schedule", ": it lists the coming weeks, from this one.")
-    lines = slots.schedule(ctx.store, ctx.group, ctx.now)
+    lines = _mark_archived(ctx, slots.schedule(ctx.store, ctx.group, ctx.now))
     return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", command_code("signup <paper> [<date>]"))))
 
 
@@ -439,6 +469,99 @@ def cmd_delete(ctx: Context, args: str) -> Answer:
     return _notice("Deleted ", PaperRef(paper), " (", Code(paper.id), "). Its number is not given to another paper.")
 
 
+def cmd_vote(ctx: Context, args: str) -> Answer:
+    if not args.strip() or len(args.split()) != 1:
+        return _usage("vote")
+    paper = signups.find_paper(ctx.store, args.strip())
+    if catalog.archived_at(ctx.store, paper) is not None:
+        raise Refusal(
+            PaperRef(paper),
+            " is archived: it takes no votes. An admin can bring it back with ",
+            command_code(f"restore {paper.number}"),
+            ".",
+        )
+    counted = votes.toggle(ctx.store, paper, ctx.member.id)
+    n = votes.count(ctx.store, paper)
+    tally = f" It has {n} vote{'s' if n != 1 else ''}."
+    if counted:
+        return _notice("You voted for ", PaperRef(paper), ".", tally, " Again takes it back.")
+    return _notice("You took back your vote for ", PaperRef(paper), ".", tally)
+
+
+def cmd_archive(ctx: Context, args: str) -> Answer:
+    return _archive(ctx, args, True)
+
+
+def cmd_restore(ctx: Context, args: str) -> Answer:
+    return _archive(ctx, args, False)
+
+
+def _archive(ctx: Context, args: str, archive: bool) -> Answer:
+    signups.require_admin(ctx.member, "archive papers" if archive else "restore papers")
+    if not args.strip() or len(args.split()) != 1:
+        return _usage("archive" if archive else "restore")
+    paper = signups.find_paper(ctx.store, args.strip())
+    changed = catalog.set_archived(ctx.store, paper, archive)
+    if archive and not changed:
+        return _notice(
+            PaperRef(paper),
+            " is archived already. Back in the lists: ",
+            command_code(f"restore {paper.number}"),
+            ok=False,
+        )
+    if not archive and not changed:
+        return _notice(PaperRef(paper), " is not archived: it is in the lists already.", ok=False)
+    if archive:
+        booked = [s for s in slots.history(ctx.store, ctx.group, paper) if s.meeting > ctx.now]
+        kept = f" Its {len(booked)} booked talk{'s stay' if len(booked) != 1 else ' stays'} booked." if booked else ""
+        return _notice(
+            "Archived ",
+            PaperRef(paper),
+            ": it leaves lists, search and the rotation; its history stays.",
+            kept,
+            " Undo: ",
+            command_code(f"restore {paper.number}"),
+        )
+    return _notice("Restored ", PaperRef(paper), ": it is back in lists, search and the rotation.")
+
+
+def cmd_slides(ctx: Context, args: str) -> Answer:
+    parts = args.split()
+    if len(parts) == 3 and parts[1].lower() == "remove":
+        talk = talks.detach(ctx.store, ctx.group, ctx.now, ctx.member, parts[0], parts[2])
+        return _notice(
+            "Removed the link from the talk of ", When(talk.meeting, with_time=False), " (", PaperRef(talk.paper), ")."
+        )
+    if len(parts) != 2:
+        return _usage("slides")
+    talk, added = talks.attach(ctx.store, ctx.group, ctx.now, ctx.member, parts[0], parts[1])
+    if not added:
+        return _notice("The talk of ", When(talk.meeting, with_time=False), " has that link already.", ok=False)
+    return _notice(
+        "Added the link to the talk of ",
+        When(talk.meeting, with_time=False),
+        " (",
+        PaperRef(talk.paper),
+        "). ",
+        "Talks given: ",
+        command_code("past"),
+    )
+
+
+def cmd_past(ctx: Context, args: str) -> Answer:
+    rest, page_no = _paged(args)
+    if rest:
+        return _takes_nothing("past", ": it lists the talks given, newest first.")
+    given, more = talks.past(ctx.store, ctx.group, ctx.now, page_no)
+    if not given:
+        if page_no > 1:
+            return _notice(f"There is no page {page_no} of past talks.", ok=False)
+        return _notice("No talk has been given yet. The coming ones: ", command_code("schedule"), ".")
+    _mark_archived(ctx, [t.line for t in given])
+    footer = text("Add slides or a recording: ", command_code("slides <paper or date> <link>"))
+    return Answer(PastTalks(given, _pager("past", page_no, more, talks.PAST_PAGE), footer))
+
+
 COMMANDS: list[Command] = [
     Command("help", "", "these commands", "help", cmd_help),
     Command("tags", "", "every tag with its paper count", "tags", cmd_tags),
@@ -463,6 +586,19 @@ COMMANDS: list[Command] = [
     Command("skip", "<date>", "no meeting that week", "skip next", cmd_skip, admin=True),
     Command("add", "", "add a paper (opens a form)", "add", cmd_add, admin=True),
     Command("delete", "<paper>", "delete a paper nothing refers to", "delete 32", cmd_delete, admin=True),
+    Command("vote", "<paper>", "vote for a paper to read (again: take it back)", "vote 7", cmd_vote),
+    Command(
+        "archive", "<paper>", "take a paper out of lists, search and the rotation", "archive 7", cmd_archive, admin=True
+    ),
+    Command("restore", "<paper>", "bring an archived paper back", "restore 7", cmd_restore, admin=True),
+    Command(
+        "slides",
+        "<paper or date> <link>",
+        "attach slides, a recording or notes to a talk (presenter or admins)",
+        "slides 29 https://example.org/slides.pdf",
+        cmd_slides,
+    ),
+    Command("past", "", "talks given, newest first, with their links", "past", cmd_past),
 ]
 BY_NAME = {c.name: c for c in COMMANDS}
 
@@ -551,6 +687,8 @@ def run(ctx: Context, line: str) -> Answer:
 #: What App Home lists: the coming weeks, and papers waiting for a presenter.
 HOME_WEEKS = 12
 HOME_WAITING = 20
+#: The latest talks given that App Home looks at for links.
+HOME_TALKS = 5
 
 
 def home(ctx: Context, notice: Notice | None = None) -> Home:
@@ -562,4 +700,6 @@ def home(ctx: Context, notice: Notice | None = None) -> Home:
         PaperEntry(p, Button("Sign up", f"signup {p.number}"))
         for p in slots.waiting_papers(ctx.store, HOME_WAITING, ctx.focus_tag)
     ]
-    return Home(ctx.member.id, coming, upcoming, waiting, notice)
+    given, _ = talks.past(ctx.store, ctx.group, ctx.now, 1, HOME_TALKS)
+    recent = [t for t in given if t.links]
+    return Home(ctx.member.id, _mark_archived(ctx, coming), upcoming, waiting, notice, recent)

@@ -38,6 +38,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_REMIND_DAYS": ("2", "days before the meeting that the presenter is reminded"),
     "PAPERBOT_ADMINS": ("", "comma-separated member IDs with admin rights"),
     "PAPERBOT_FOCUS_TAG": (None, "when set, papers of the week are drawn from this tag"),
+    "PAPERBOT_ROTATION": ("catalog", "the paper of the week when nobody chose one: 'catalog' or 'votes'"),
 }
 
 #: A lookup of one setting's value: its text, or its default when unset or blank.
@@ -147,6 +148,8 @@ class Settings:
     #: The platform's ids of the members with admin rights, opaque here.
     admins: frozenset[str] = frozenset()
     focus_tag: str | None = None
+    #: How the paper of the week is picked among papers not yet featured: 'catalog' (lowest number) or 'votes'.
+    rotation: str = "catalog"
 
     #: The names this class reads: a platform's subclass adds its own.
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
@@ -203,6 +206,13 @@ class Settings:
             if not focus:
                 raise SettingError("PAPERBOT_FOCUS_TAG", "is not a tag")
 
+        rotation = (get("PAPERBOT_ROTATION") or "catalog").lower()
+        if rotation not in ("catalog", "votes"):
+            raise SettingError(
+                "PAPERBOT_ROTATION",
+                f"must be 'catalog' (lowest number first) or 'votes' (most votes first), not {rotation!r}",
+            )
+
         return {
             "db_path": Path(get("PAPERBOT_DB") or "data/paperbot.db").expanduser(),
             "channel": get("PAPERBOT_CHANNEL"),
@@ -212,6 +222,7 @@ class Settings:
             "remind_days": remind_days,
             "admins": admins,
             "focus_tag": focus,
+            "rotation": rotation,
         }
 
     def _values(self) -> dict[str, object]:

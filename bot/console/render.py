@@ -24,6 +24,7 @@ from bot.replies import (
     PaperCard,
     PaperList,
     PaperRef,
+    PastTalks,
     Reminder,
     Schedule,
     SlotLine,
@@ -74,7 +75,13 @@ def _slot(line: SlotLine) -> str:
     if line.state == "booked":
         return f"{day}  —  {booked(line)}"
     paper = f"#{line.paper.number} {line.paper.title}" if line.paper else "(a removed paper)"
+    if line.archived:
+        paper += " (archived)"
     return f"{day}  —  {paper}  —  @{line.presenter}"
+
+
+def _votes(n: int) -> str:
+    return f"{n} vote{'s' if n != 1 else ''}"
 
 
 @singledispatch
@@ -91,7 +98,8 @@ def _(reply: Notice) -> str:
 def _(reply: PaperList) -> str:
     lines = [inline(reply.heading)]
     for p in reply.papers:
-        lines.append(f"#{p.number:<4} {p.id}  {p.title}")
+        votes = reply.votes.get(p.number)
+        lines.append(f"#{p.number:<4} {p.id}  {p.title}" + (f"  ({_votes(votes)})" if votes else ""))
         if p.line:
             lines.append(f"      {p.line}")
     if reply.footer:
@@ -103,14 +111,20 @@ def _(reply: PaperList) -> str:
 @render.register
 def _(reply: PaperCard) -> str:
     p = reply.paper
-    lines = [f"#{p.number} {p.title}", f"id: {p.id}"]
+    lines = [f"#{p.number} {p.title}" + ("  [archived]" if reply.archived else ""), f"id: {p.id}"]
     if p.url:
         lines.append(p.url)
     if p.summary:
         lines += ["", p.summary, ""]
     lines.append("tags: " + (", ".join(p.tags) or "(none)"))
-    lines += [f"presented: {_slot(slot)}" for slot in reply.presented]
-    lines += [f"coming up: {_slot(slot)}" for slot in reply.coming]
+    if reply.votes:
+        lines.append(f"votes: {reply.votes}")
+    for slot in reply.presented:
+        lines.append(f"presented: {_slot(slot)}")
+        lines += [f"  link: {url}" for url in reply.links.get(slot.week.key, ())]
+    for slot in reply.coming:
+        lines.append(f"coming up: {_slot(slot)}")
+        lines += [f"  link: {url}" for url in reply.links.get(slot.week.key, ())]
     if not reply.presented and not reply.coming:
         lines.append("nobody has presented it yet")
     if reply.note:
@@ -125,7 +139,9 @@ def _(reply: WeekCard) -> str:
     line = reply.line
     lines = [f"Week {line.week.key}" + ("" if line.state == "skipped" else f": meeting {when(line.meeting)}")]
     if line.paper:
-        lines.append(f"Paper of the week: #{line.paper.number} {line.paper.title}")
+        lines.append(
+            f"Paper of the week: #{line.paper.number} {line.paper.title}" + (" (archived)" if line.archived else "")
+        )
         if line.paper.line:
             lines.append(f"  {line.paper.line}")
     if line.presenter:
@@ -192,7 +208,9 @@ def _(reply: AddForm) -> str:
 @render.register
 def _(reply: WeeklyPost) -> str:
     p = reply.paper
-    lines = [f"📄 Paper of the week {reply.week.key}: #{p.number} {p.title}"]
+    lines = [
+        f"📄 Paper of the week {reply.week.key}: #{p.number} {p.title}" + (" (archived)" if reply.archived else "")
+    ]
     if p.url:
         lines.append(p.url)
     if p.summary:
@@ -206,7 +224,21 @@ def _(reply: WeeklyPost) -> str:
         lines += _buttons([reply.signup_button])
     elif reply.elsewhere:
         lines.append(inline(reply.elsewhere_note()))
+    if reply.last_week is not None and reply.last_week.line.paper is not None:
+        last = reply.last_week.line.paper
+        lines.append(f"Last week's talk (#{last.number} {last.title}): " + "  ".join(reply.last_week.links))
     return "\n".join(lines)
+
+
+@render.register
+def _(reply: PastTalks) -> str:
+    lines = ["Talks given, newest first"]
+    for talk in reply.talks:
+        lines.append(f"  {_slot(talk.line)}")
+        lines += [f"      link: {url}" for url in talk.links]
+    if reply.footer:
+        lines.append(inline(reply.footer))
+    return "\n".join(lines + _buttons(reply.pager))
 
 
 @render.register

@@ -111,6 +111,7 @@ class DiscordBot:
             self.queue_change,
             vet,
             PLATFORM,
+            rotation=s.rotation,
         )
 
     def queue_change(self, change: Change) -> None:

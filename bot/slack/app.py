@@ -173,6 +173,7 @@ class SlackBot:
             self.queue_change,
             lambda presenter: self.vet_presenter(presenter, bot_user),
             PLATFORM,
+            rotation=s.rotation,
         )
 
     # -- after the reply ---------------------------------------------------------
