@@ -71,6 +71,9 @@ class Page:
 
 # -- reading ----------------------------------------------------------------
 
+#: A paper's columns with its authors and year, for a paper shown alone or exported.
+DETAIL_COLUMNS = f"{PAPER_COLUMNS}, p.authors, p.year"
+
 #: The same without the summary (read as ''), for lists of weeks, which show a paper by its title.
 PAPER_TITLE_COLUMNS = "p.number, p.id, p.title, '', p.url"
 
@@ -95,6 +98,8 @@ def _papers(store: Store, sql: str, params: Iterable = (), *, with_tags: bool = 
         ):
             found.setdefault(paper, []).append(name)
         tags = {k: tuple(v) for k, v in found.items()}
+    if rows and len(rows[0]) > 5:  # DETAIL_COLUMNS: authors and year too
+        return [Paper(r[0], r[1], r[2], r[3], r[4], tags.get(r[0], ()), r[5], r[6]) for r in rows]
     return [Paper(r[0], r[1], r[2], r[3], r[4], tags.get(r[0], ())) for r in rows]
 
 
@@ -103,15 +108,15 @@ def find(store: Store, ref: str, *, with_tags: bool = True) -> Paper | None:
     ref = unicodedata.normalize("NFKC", ref).strip()
     m = _REF.match(ref)
     if m:
-        sql, key = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.number = ?", int(m[1])
+        sql, key = f"SELECT {DETAIL_COLUMNS} FROM papers p WHERE p.number = ?", int(m[1])
     else:
-        sql, key = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ?", ref.lower()
+        sql, key = f"SELECT {DETAIL_COLUMNS} FROM papers p WHERE p.id = ?", ref.lower()
     found = _papers(store, sql, [key], with_tags=with_tags)
     return found[0] if found else None
 
 
 def by_number(store: Store, number: int) -> Paper | None:
-    found = _papers(store, f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.number = ?", [number], with_tags=True)
+    found = _papers(store, f"SELECT {DETAIL_COLUMNS} FROM papers p WHERE p.number = ?", [number], with_tags=True)
     return found[0] if found else None
 
 
@@ -257,7 +262,7 @@ def all_papers(store: Store, batch: int = 2000) -> Iterator[Paper]:
     while True:
         chunk = _papers(
             store,
-            f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.number > ? ORDER BY p.number LIMIT ?",
+            f"SELECT {DETAIL_COLUMNS} FROM papers p WHERE p.number > ? ORDER BY p.number LIMIT ?",
             [last, batch],
             with_tags=True,
         )

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from bot import search_terms
+from bot import paper_refs, search_terms
 from bot.papers import (
     MAX_ID,
     MAX_NUMBER,
@@ -147,6 +147,10 @@ def optimize(store: Store) -> None:
             time.sleep(IMPORT_GAP_SECONDS)
 
 
+#: What an update compares: the paper's columns, its authors and year.
+_ROW_COLUMNS = f"{PAPER_COLUMNS}, p.authors, p.year, p.doi"
+
+
 class _Batch:
     """The writes of one transaction. New papers' rows go to SQLite in bulk (executemany) at `flush`."""
 
@@ -181,7 +185,7 @@ class _Batch:
         for i in range(0, len(ids), 900):
             part = ids[i : i + 900]
             marks = ",".join("?" * len(part))
-            for row in self.db.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id IN ({marks})", part):
+            for row in self.db.execute(f"SELECT {_ROW_COLUMNS} FROM papers p WHERE p.id IN ({marks})", part):
                 found[row[1]] = tuple(row)
         return found
 
@@ -195,8 +199,11 @@ class _Batch:
                 "number", f"no paper number is left for it: numbers go up to {MAX_NUMBER:,}, and the last is taken"
             )
         self.next_number = number + 1
+        url = paper.url or ""
+        arxiv_id, doi = paper_refs.keys_of(url, paper.doi)
         self.rows["papers"].append(
-            (number, slug, paper.title, paper.summary or "", paper.url or "", self.now, self.now)
+            (number, slug, paper.title, paper.summary or "", url, paper.authors or "", paper.year, arxiv_id, doi)
+            + (self.now, self.now)
         )
         return number
 
@@ -220,11 +227,12 @@ class _Batch:
         self.counts.subtract(r[0] for r in self.db.execute("SELECT tag FROM paper_tags WHERE paper = ?", [number]))
         self.db.execute("DELETE FROM paper_tags WHERE paper = ?", [number])
 
-    def index(self, number: int, title: str, summary: str, tags: Iterable[str]) -> None:
-        """Queue a paper's search rows (its old rows, if any, must be gone: see `unindex`)."""
+    def index(self, number: int, title: str, summary: str, tags: Iterable[str], authors: str = "") -> None:
+        """Queue a paper's search rows (its old rows, if any, must be gone: see `unindex`). Authors are
+        searched with the summary (`search dettmers`), not an index of their own."""
         (title_text, title_words), (summary_text, summary_words), (tag_text, tag_words) = (
             search_terms.index_form(title),
-            search_terms.index_form(summary),
+            search_terms.index_form(f"{summary}\n{authors}" if authors else summary),
             search_terms.index_form(" ".join(tags)),
         )
         self.rows["search"].append((number, title_text, summary_text, tag_text))
@@ -243,7 +251,8 @@ class _Batch:
         """Send the queued rows and the tags' counts (before the transaction commits)."""
         conn, rows = self.db.conn, self.rows
         conn.executemany(
-            "INSERT INTO papers (number, id, title, summary, url, added_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO papers (number, id, title, summary, url, authors, year, arxiv_id, doi, added_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows["papers"],
         )
         conn.executemany("INSERT OR IGNORE INTO paper_tags (tag, paper) VALUES (?, ?)", rows["paper_tags"])
@@ -325,7 +334,7 @@ class LaterClaims(Claims):
         return self._claims().free_for(slug, title)
 
 
-_FIELDS = ("title", "summary", "url", "tags")
+_FIELDS = ("title", "summary", "url", "tags", "authors", "year", "doi")
 _NONE: frozenset[str] = frozenset()
 _SETS: dict[frozenset[str], frozenset[str]] = {}
 
@@ -397,7 +406,7 @@ def _free_slug(db, base: str, taken_too=lambda slug: False) -> str:
 
 #: Ids from "P-0" up to "P-:" (":" follows "9"): a prefix P and "-N", read as a range of the id index
 #: (a LIKE would scan every paper). A hashed slug's letters come after that.
-_NUMBERED = f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id > ? AND p.id < ? ORDER BY p.number"
+_NUMBERED = f"SELECT {_ROW_COLUMNS} FROM papers p WHERE p.id > ? AND p.id < ? ORDER BY p.number"
 
 
 def _same_paper(db, title: str, base: str, claims: Claims = _NO_CLAIMS) -> tuple | None:
@@ -421,7 +430,7 @@ def _same_paper(db, title: str, base: str, claims: Claims = _NO_CLAIMS) -> tuple
         bases.append(mid_word)
     folded = title.casefold()
     for b in bases:
-        row = db.execute(f"SELECT {PAPER_COLUMNS} FROM papers p WHERE p.id = ?", [b]).fetchone()
+        row = db.execute(f"SELECT {_ROW_COLUMNS} FROM papers p WHERE p.id = ?", [b]).fetchone()
         if row is not None and row[2].casefold() == folded and not claims.elsewhere(row[1], title):
             return tuple(row)
         # A long slug's N-th paper cuts the slug shorter as N grows: every prefix it may have.
@@ -467,13 +476,14 @@ def _upsert_one(
         if not paper.title:
             raise InvalidPaper("title", f"there is no paper {slug} to update, and a new paper needs a title")
         number = batch.new_paper(paper, slug)
-        stored[slug] = (number, slug, paper.title, paper.summary or "", paper.url or "")
+        stored[slug] = (number, slug, paper.title, paper.summary or "", paper.url or "", paper.authors or "")
+        stored[slug] += (paper.year, paper.doi)
         tags = paper.tags or ()
         batch.set_tags(number, tags)
-        batch.index(number, paper.title, paper.summary or "", tags)
+        batch.index(number, paper.title, paper.summary or "", tags, paper.authors or "")
         return number, "added"
 
-    number, _, old_title, old_summary, old_url = existing
+    number, _, old_title, old_summary, old_url, old_authors, old_year, old_doi = existing
     old_tags = tuple(
         r[0]
         for r in db.execute(
@@ -484,17 +494,24 @@ def _upsert_one(
     summary = paper.summary if paper.summary is not None else old_summary
     url = paper.url if paper.url is not None else old_url
     tags = paper.tags if paper.tags is not None else old_tags
-    if (title, summary, url, tuple(sorted(tags))) == (old_title, old_summary, old_url, tuple(sorted(old_tags))):
+    authors = paper.authors if paper.authors is not None else old_authors
+    year = paper.year if paper.year is not None else old_year
+    doi = paper.doi if paper.doi is not None else old_doi
+    if (title, summary, url, authors, year, doi, tuple(sorted(tags))) == (
+        (old_title, old_summary, old_url, old_authors, old_year, old_doi, tuple(sorted(old_tags)))
+    ):
         return None, ""
     batch.flush()  # the paper may have been queued as new in this batch
+    arxiv_id, doi_key = paper_refs.keys_of(url, doi)
     db.execute(
-        "UPDATE papers SET title = ?, summary = ?, url = ?, updated_at = ? WHERE number = ?",
-        [title, summary, url, batch.now, number],
+        "UPDATE papers SET title = ?, summary = ?, url = ?, authors = ?, year = ?, arxiv_id = ?, doi = ?, "
+        "updated_at = ? WHERE number = ?",
+        [title, summary, url, authors, year, arxiv_id, doi_key, batch.now, number],
     )
-    stored[slug] = (number, slug, title, summary, url)
+    stored[slug] = (number, slug, title, summary, url, authors, year, doi_key)
     if tuple(sorted(tags)) != tuple(sorted(old_tags)):
         batch.drop_tags(number)
         batch.set_tags(number, tags)
     batch.unindex(number)
-    batch.index(number, title, summary, tags)
+    batch.index(number, title, summary, tags, authors)
     return number, "updated"

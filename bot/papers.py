@@ -15,6 +15,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from bot import paper_refs
+
 MAX_TITLE = 300
 MAX_SUMMARY = 6000
 MAX_URL = 1000
@@ -22,6 +24,9 @@ MAX_URL = 1000
 #: link and title always fit in one block of a message.
 MAX_LINK = 1200
 MAX_TAG = 50
+MAX_AUTHORS = 2000
+#: Years a paper may carry: printing began after the first, and none is from the far future.
+MIN_YEAR, MAX_YEAR = 1000, 2999
 MAX_TAGS = 20
 LINE_SCAN = 400
 
@@ -69,6 +74,15 @@ class Paper(NamedTuple):
     summary: str
     url: str
     tags: tuple[str, ...] = ()
+    authors: str = ""  # as a list prints them: "Ada Lovelace, Alan Turing"
+    year: int | None = None
+
+    @property
+    def byline(self) -> str:
+        """`Ada Lovelace, Alan Turing (2025)`: who wrote it and when, as far as known ('' when neither is)."""
+        authors = self.authors if len(self.authors) <= 300 else self.authors[:299].rstrip() + "…"
+        year = str(self.year) if self.year else ""
+        return f"{authors} ({year})" if authors and year else authors or year
 
     @property
     def line(self) -> str:
@@ -90,6 +104,10 @@ class PaperInput:
     url: str | None = None
     tags: tuple[str, ...] | None = None
     number: int | None = None
+    authors: str | None = None
+    year: int | None = None
+    #: The DOI a file or look-up gives besides the link (the link's own arXiv id or DOI is read from it).
+    doi: str | None = None
     source: str | None = field(default=None, compare=False)  # where it was read ("list.csv line 4"), for problems
 
 
@@ -158,6 +176,17 @@ def _number(value: object) -> int | None:
         value = int(m[1]) if m else None
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WISHED_NUMBER:
         return None
+    return value
+
+
+def _year(value: object) -> int | None:
+    """A paper's year: 2025 or "2025" (empty: none given); anything else is refused, naming the field."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int) or not MIN_YEAR <= value <= MAX_YEAR:
+        raise InvalidPaper("year", f"year must be a year like 2025 (from {MIN_YEAR} to {MAX_YEAR})")
     return value
 
 
@@ -244,6 +273,27 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
         if len(seen) > MAX_TAGS:
             raise InvalidPaper("tags", f"a paper can have at most {MAX_TAGS} tags")
         folded = tuple(seen)
+    authors = text("authors", MAX_AUTHORS)
+    if authors is not None:
+        authors = " ".join(authors.split())
+    year = _year(raw.get("year"))
+    doi = raw.get("doi")
+    if doi is not None:
+        ref = paper_refs.parse(doi) if isinstance(doi, str) else None
+        if ref is None or ref.kind != "doi":
+            raise InvalidPaper("doi", "doi must be a DOI like 10.1145/3600006")
+        doi = ref.key
     # A wish: a new paper gets it when it was never used, else the next number; an update keeps its own.
     number = _number(raw.get("number"))
-    return PaperInput(id=pid, title=title, summary=summary, url=url, tags=folded, number=number, source=source)
+    return PaperInput(
+        id=pid,
+        title=title,
+        summary=summary,
+        url=url,
+        tags=folded,
+        number=number,
+        authors=authors,
+        year=year,
+        doi=doi,
+        source=source,
+    )

@@ -30,7 +30,7 @@ from bot.papers import InvalidPaper, Paper, PaperInput, validate
 
 FORMATS = ("json", "csv", "yaml")
 SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"}
-FIELDS = ("id", "number", "title", "summary", "tags", "url")
+FIELDS = ("id", "number", "title", "summary", "tags", "url", "authors", "year")
 
 
 @dataclass
@@ -477,6 +477,8 @@ def as_dict(paper: Paper) -> dict:
         "summary": paper.summary,
         "tags": list(paper.tags),
         "url": paper.url,
+        "authors": paper.authors,
+        "year": paper.year,
     }
 
 

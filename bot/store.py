@@ -205,6 +205,64 @@ def m007_message_ref(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m009_paper_details(db: sqlite_utils.Database) -> None:
+    # Papers gain authors and a year (both optional), and the arXiv id and DOI their link names,
+    # normalised (paper_refs.py), so that a paper added again by id, DOI or link is found, not
+    # added twice. Suggestions wait apart from the catalog and get a paper number only when accepted.
+    db.executescript(
+        """
+        ALTER TABLE papers ADD COLUMN authors TEXT NOT NULL DEFAULT '';
+        ALTER TABLE papers ADD COLUMN year INTEGER;
+        ALTER TABLE papers ADD COLUMN arxiv_id TEXT;   -- 2501.18512, hep-th/9901001: no version
+        ALTER TABLE papers ADD COLUMN doi TEXT;        -- lower case
+        CREATE INDEX papers_by_arxiv_id ON papers (arxiv_id) WHERE arxiv_id IS NOT NULL;
+        CREATE INDEX papers_by_doi ON papers (doi) WHERE doi IS NOT NULL;
+
+        CREATE TABLE suggestions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            group_id INTEGER NOT NULL DEFAULT 1,
+            suggested_by TEXT NOT NULL,            -- the member's user id on the platform it came from
+            platform TEXT NOT NULL DEFAULT '',     -- slack, discord, console: where to tell them the outcome
+            title TEXT NOT NULL,
+            authors TEXT NOT NULL DEFAULT '',
+            year INTEGER,
+            summary TEXT NOT NULL DEFAULT '',
+            url TEXT NOT NULL DEFAULT '',
+            arxiv_id TEXT,
+            doi TEXT,
+            state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'accepted', 'declined')),
+            paper INTEGER,                         -- the catalog's number, once accepted (no foreign key:
+                                                   -- a suggestion never stops a paper's deletion)
+            decided_by TEXT,
+            created_at TEXT NOT NULL,
+            decided_at TEXT
+        );
+        CREATE INDEX suggestions_by_state ON suggestions (state, id);
+        CREATE INDEX suggestions_by_arxiv_id ON suggestions (arxiv_id) WHERE arxiv_id IS NOT NULL;
+        CREATE INDEX suggestions_by_doi ON suggestions (doi) WHERE doi IS NOT NULL;
+        """
+    )
+    # The links papers have today (paper_refs.py reads the same and more from then on), in SQL only,
+    # so that this step never changes: arxiv.org/abs/ID and /pdf/ID (a version, .pdf dropped), doi.org/DOI.
+    db.executescript(
+        """
+        CREATE TEMP TABLE m009_ids AS
+            SELECT number, rtrim(replace(substr(url, instr(url, 'arxiv.org/') + 14), '.pdf', ''), '/') AS id
+            FROM papers
+            WHERE url LIKE 'http%://arxiv.org/abs/_%' OR url LIKE 'http%://arxiv.org/pdf/_%'
+               OR url LIKE 'http%://www.arxiv.org/abs/_%' OR url LIKE 'http%://www.arxiv.org/pdf/_%';
+        UPDATE m009_ids SET id = rtrim(rtrim(id, '0123456789'), 'v')
+            WHERE rtrim(id, '0123456789') LIKE '%_v';
+        UPDATE papers SET arxiv_id = (SELECT id FROM m009_ids WHERE m009_ids.number = papers.number)
+            WHERE number IN (SELECT number FROM m009_ids);
+        DROP TABLE m009_ids;
+        UPDATE papers SET doi = lower(substr(url, instr(url, 'doi.org/') + 8))
+            WHERE url LIKE 'http%://doi.org/10._%/_%' OR url LIKE 'http%://dx.doi.org/10._%/_%';
+        """
+    )
+
+
+@migrations()
 def m010_votes_archive_talk_links(db: sqlite_utils.Database) -> None:
     # Votes are on papers, for the whole install: one a member, the primary key makes it so.
     # An archived paper (archived_at set) leaves lists, search and the rotation but keeps its rows.

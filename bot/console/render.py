@@ -112,6 +112,8 @@ def _(reply: PaperList) -> str:
 def _(reply: PaperCard) -> str:
     p = reply.paper
     lines = [f"#{p.number} {p.title}" + ("  [archived]" if reply.archived else ""), f"id: {p.id}"]
+    if p.byline:
+        lines.append(f"by: {p.byline}")
     if p.url:
         lines.append(p.url)
     if p.summary:

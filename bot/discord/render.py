@@ -339,6 +339,8 @@ def _(reply: PaperCard) -> dict:
         embed["description"] = clip(p.summary, 3000)
     tags = "  ".join(code(t) for t in p.tags) or "_no tags_"
     fields = [_field("id", [code(p.id)]), _field("tags", [tags])]
+    if p.byline:
+        fields.insert(0, _field("by", [escape(p.byline)]))
     if reply.presented:
         fields.append(_field("Presented", [_slot_line(s) for s in reply.presented[-10:]]))
     if reply.coming:

@@ -289,6 +289,8 @@ def _(reply: PaperList) -> dict:
 def _(reply: PaperCard) -> dict:
     p = reply.paper
     blocks = [section(f"*#{p.number}* *{paper_title(p, 1200)}*")]
+    if p.byline:
+        blocks.append(context(clip(p.byline, 2000)))
     if p.summary:
         blocks += _long_text(p.summary)
     tags = "  ".join(f"`{escape(t)}`" for t in p.tags) or "_no tags_"

@@ -755,7 +755,7 @@ def test_keys_are_read_in_any_case_and_one_paperbot_does_not_read_is_named(tmp_p
     report = papers_file.read(path)
     assert (report.papers[0].title, report.papers[0].tags) == ("A", ("x",))
     assert report.notes == [
-        f"{path}: key 'tag' (item 1) is not read; paperbot reads id, number, title, summary, tags, url"
+        f"{path}: key 'tag' (item 1) is not read; paperbot reads id, number, title, summary, tags, url, authors, year"
     ]
 
 
@@ -768,7 +768,7 @@ def test_a_yaml_or_json_row_with_a_value_no_parser_takes_is_one_bad_row(tmp_path
     report = papers_file.read(path)
     assert [p.id for p in report.papers] == ["a", "c"] and len(report.problems) == 1 and "item 2" in report.problems[0]
     assert report.notes == [
-        f"{path}: key 'added' (item 1) is not read; paperbot reads id, number, title, summary, tags, url"
+        f"{path}: key 'added' (item 1) is not read; paperbot reads id, number, title, summary, tags, url, authors, year"
     ]
     path = tmp_path / "list.json"
     path.write_text('[{"id": "b", "title": 1' + "0" * 5000 + '}, {"id": "c", "title": "C"}]', encoding="utf-8")
