@@ -483,7 +483,7 @@ def parser() -> argparse.ArgumentParser:
     init.set_defaults(fn=cmd_init)
 
     exp = verbs.add_parser("export", parents=[verbose], help="write the whole catalog to stdout")
-    exp.add_argument("--format", choices=["json", "csv", "yaml"], default="json")
+    exp.add_argument("--format", choices=["json", "csv", "yaml", "bibtex"], default="json")
     exp.set_defaults(fn=cmd_export)
     return p
 
