@@ -133,13 +133,15 @@ def detach(
 def past(
     store: Store, group: MeetingCalendar, now: datetime, page: int = 1, size: int = PAST_PAGE, group_id: int = GROUP
 ) -> tuple[list[TalkLinks], bool]:
-    """Talks given (weeks before this one with a presenter), newest first, a page at a time; and whether more follow."""
+    """Talks given (weeks before this one with a presenter, and this week's once its meeting is over),
+    newest first, a page at a time; and whether more follow."""
     this_week = group.week_of(now)
+    before = this_week.plus(1) if group.meeting_of(this_week) <= now else this_week
     rows = slots.read_slots(
         store.db,
         f"SELECT {slots.SLOT_COLUMNS} FROM slots WHERE kind = 'presenter' AND week < ? ORDER BY week DESC "
         "LIMIT ? OFFSET ?",
-        [this_week.key, size + 1, (page - 1) * size],
+        [before.key, size + 1, (page - 1) * size],
     )
     more = len(rows) > size
     rows = rows[:size]

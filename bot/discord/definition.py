@@ -35,6 +35,15 @@ OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
     "unassign": [("date", STRING, "the week's date: YYYY-MM-DD or next", True, False)],
     "skip": [("date", STRING, "the week's date: YYYY-MM-DD or next", True, False)],
     "add": [],
+    "vote": [("paper", STRING, "the paper you want read (again: take your vote back)", True, True)],
+    "archive": [("paper", STRING, "the paper to take out of lists, search and the rotation", True, True)],
+    "restore": [("paper", STRING, "the archived paper to bring back", True, True)],
+    "edit": [("paper", STRING, "the paper to edit", True, True)],
+    "slides": [
+        ("talk", STRING, "the paper (its latest talk) or the talk's date", True, False),
+        ("url", STRING, "a link to the slides, a recording or notes (or: remove <link>)", True, False),
+    ],
+    "past": [],
 }
 
 #: View Channel, Send Messages, Embed Links, Read Message History: what the weekly post, the

@@ -33,6 +33,7 @@ from bot.replies import (
     PaperCard,
     PaperList,
     PaperRef,
+    PastTalks,
     Reminder,
     Schedule,
     SlotLine,
@@ -249,7 +250,23 @@ def _slot_line(line: SlotLine) -> str:
     if line.state == "booked":
         return f"{day} · _{booked(line)}_"
     paper = paper_ref(line.paper, 120) if line.paper else "_a removed paper_"
+    if line.archived:
+        paper += " _(archived)_"
     return f"{day} · {paper} · {who(line.presenter)}"
+
+
+def talk_link(url: str) -> str:
+    """A talk's link, by its address without the scheme; a link Discord would not draw is shown as text."""
+    shown = clip(url.split("://", 1)[-1], 60)
+    return f"[{shown}]({url})" if _linkable(url) else escape(url)
+
+
+def _links(links: tuple[str, ...]) -> str:
+    return "🔗 " + " · ".join(talk_link(url) for url in links)
+
+
+def _votes(n: int) -> str:
+    return f"{n} vote{'s' if n != 1 else ''}"
 
 
 @singledispatch
@@ -275,6 +292,7 @@ def _(reply: PaperList) -> dict:
             name = fit(name, title)
             head = f"**#{p.number}** " + (f"[{name}]({p.url})" if linked else name)
             head += f" · {code(p.id)}" if ids else ""
+            head += f" · {_votes(reply.votes[p.number])}" if reply.votes.get(p.number) else ""
             line = fit(line, 160) if summary else ""
             out.append(f"{head}\n{line}" if line else head)
         return out
@@ -332,19 +350,31 @@ def _field(name: str, lines: list[str]) -> dict:
 @message.register
 def _(reply: PaperCard) -> dict:
     p = reply.paper
-    embed: dict = {"title": cut(f"#{p.number} {escape(p.title)}", MAX_TITLE), "color": COLOUR}
+    archived = " (archived)" if reply.archived else ""
+    embed: dict = {
+        "title": cut(f"#{p.number} {escape(p.title)}", MAX_TITLE - len(archived)) + archived,
+        "color": COLOUR,
+    }
     if _linkable(p.url):
         embed["url"] = p.url
     if p.summary:
         embed["description"] = clip(p.summary, 3000)
     tags = "  ".join(code(t) for t in p.tags) or "_no tags_"
     fields = [_field("id", [code(p.id)]), _field("tags", [tags])]
+    if reply.votes:
+        fields.append(_field("votes", [str(reply.votes)]))
     if p.byline:
         fields.insert(0, _field("by", [escape(p.byline)]))
+
+    def with_links(lines: list[SlotLine]) -> list[str]:
+        return [
+            _slot_line(s) + (f"\n{_links(reply.links[s.week.key])}" if s.week.key in reply.links else "") for s in lines
+        ]
+
     if reply.presented:
-        fields.append(_field("Presented", [_slot_line(s) for s in reply.presented[-10:]]))
+        fields.append(_field("Presented", with_links(reply.presented[-10:])))
     if reply.coming:
-        fields.append(_field("Coming up", [_slot_line(s) for s in reply.coming[:10]]))
+        fields.append(_field("Coming up", with_links(reply.coming[:10])))
     if not reply.presented and not reply.coming:
         fields.append(_field("Presenters", ["_Nobody has presented it yet._"]))
     embed["fields"] = fields
@@ -359,7 +389,7 @@ def _(reply: WeekCard) -> dict:
     lines = [f"**This week** ({line.week.key})" + ("" if skipped else f": meeting {when(line.meeting)}")]
     if line.paper:
         label = "Paper of the week" + (" (posted)" if reply.posted else "")
-        lines.append(f"{label}: {paper_ref(line.paper)}")
+        lines.append(f"{label}: {paper_ref(line.paper)}" + (" _(archived)_" if line.archived else ""))
         if line.paper.line:
             lines.append(clip(line.paper.line, 600))
     if line.presenter:
@@ -382,6 +412,16 @@ def _(reply: Schedule) -> dict:
     if reply.footer:
         content += "\n" + markdown(reply.footer)
     return _body(content, embeds)
+
+
+@message.register
+def _(reply: PastTalks) -> dict:
+    lines = [_slot_line(t.line) + (f"\n{_links(t.links)}" if t.links else "") for t in reply.talks]
+    embeds, _ = _pack(lines, EMBED_BUDGET)
+    content = "**Talks given**, newest first"
+    if reply.footer:
+        content += "\n" + markdown(reply.footer)
+    return _body(content, embeds, rows(reply.pager, PAGE))
 
 
 @message.register
@@ -498,6 +538,11 @@ def weekly_post(post: WeeklyPost) -> dict:
         lines.append(f"{meeting}\n🙋 {escape(post.nobody)}")
     elif post.elsewhere:
         lines.append(f"{meeting}\n🎤 {markdown(post.elsewhere_note())}")
+    if post.archived:
+        lines.append("_Archived from the catalog since its talk was booked: the talk stands._")
+    last = post.last_week
+    if last is not None and last.line.paper is not None and last.links:
+        lines.append(f"Last week: {paper_ref(last.line.paper, 120)}\n{_links(last.links)}")
     embed["description"] = cut("\n\n".join(lines), MAX_DESCRIPTION)
     content = f"**Paper of the week** · {post.week.key}"
     components = []
