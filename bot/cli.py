@@ -145,6 +145,7 @@ def cmd_console(args, settings: Settings) -> int:
             settings.channel,
             on_change,
             rotation=settings.rotation,
+            lookups=settings.lookups,
         ),
         sys.stdin,  # read now, not when console was imported: a caller may have replaced them
         sys.stdout,

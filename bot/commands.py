@@ -17,9 +17,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, search_terms, signups, slots, talks, votes, weekly
+from bot import (
+    catalog,
+    lookup,
+    paper_links,
+    paper_refs,
+    search_terms,
+    signups,
+    slots,
+    suggestions,
+    talks,
+    votes,
+    weekly,
+)
 from bot.calendar import BadDate, MeetingCalendar
 from bot.catalog import PAGE_SIZE
+from bot.lookup import LookupFailed, Lookups
 from bot.replies import (
     COMMAND,
     AddForm,
@@ -39,6 +52,8 @@ from bot.replies import (
     PastTalks,
     Reply,
     Schedule,
+    SuggestionLine,
+    SuggestionList,
     TagCounts,
     Text,
     WeekCard,
@@ -63,6 +78,8 @@ class Platform:
     tags_page: int = 500
     #: Papers one list reply holds (`tag`, `search`).
     papers_page: int = PAGE_SIZE
+    #: Has the platform forms (the add form)? Without them (the console) `add <link>` saves at once.
+    forms: bool = True
 
 
 def _member_id(word: str) -> str | None:
@@ -91,6 +108,11 @@ class Context:
     platform: Platform = IDS_ONLY
     #: How the paper of the week is picked when nobody chose one (PAPERBOT_ROTATION).
     rotation: str = "catalog"
+    #: Where papers are looked up by link (arXiv, Crossref), and how long a look-up may hold the reply.
+    lookups: Lookups | None = None
+    lookup_wait: float = lookup.REPLY_WAIT
+    #: Tells a member something later (a suggestion's outcome): a direct message where the platform has them.
+    tell: Callable[[str, Text], None] | None = None
 
 
 @dataclass
@@ -447,13 +469,181 @@ def _require_adder(ctx: Context) -> None:
 
 def cmd_add(ctx: Context, args: str) -> Answer:
     _require_adder(ctx)
-    return Answer(AddForm())
+    if not args.strip():
+        return Answer(AddForm())
+    link, _, tag_text = args.strip().partition(" ")
+    ref = paper_refs.parse(link)
+    if ref is None:
+        return _not_a_link("add", link)
+    try:
+        tags = catalog.validate({"title": "-", "tags": tag_text}, new=True).tags or ()
+    except catalog.InvalidPaper as e:
+        return _notice(str(e), ". Nothing was added.", ok=False)
+    already = paper_links.known(ctx.store, ref)
+    if already is not None:
+        return _already(already)
+    again = f"add {ref.url} {','.join(tags)}".strip()
+    if ctx.platform.forms:  # the adapter opens the form now and fills it in when the look-up returns
+        return Answer(AddForm(lookup=ref.url, tags=tags, again=again))
+    try:
+        found = _lookups(ctx).fetch(ref, ctx.lookup_wait)
+    except LookupFailed as failed:
+        return _lookup_failed(failed)
+    fields = paper_links.fields(found, tags or paper_links.propose_tags(ctx.store, found))
+    try:
+        paper = add_paper(ctx, fields)
+    except catalog.InvalidPaper as e:
+        return _notice(str(e), ". Nothing was added.", ok=False)
+    by = f", {paper.byline}" if paper.byline else ""
+    tagged = f"; tags: {', '.join(paper.tags)}" if paper.tags else "; no tags"
+    return _notice("Added ", PaperRef(paper), " (", Code(paper.id), f"{by}{tagged}).")
+
+
+def _lookups(ctx: Context) -> Lookups:
+    if ctx.lookups is None:
+        ctx.lookups = Lookups()
+    return ctx.lookups
+
+
+def _not_a_link(verb: str, link: str) -> Answer:
+    return _notice(
+        Code(link[:80]),
+        " is not an arXiv id (2501.18512), an arXiv link, a DOI (10.1145/…) or a doi.org link. For example ",
+        command_code(f"{verb} 2501.18512"),
+        "." if verb != "add" else ", or the empty form: ",
+        command_code("add") if verb == "add" else "",
+        "." if verb == "add" else "",
+        ok=False,
+    )
+
+
+def _already(paper: catalog.Paper) -> Answer:
+    return _notice(
+        "Already in the catalog: ",
+        PaperRef(paper),
+        " (",
+        Code(paper.id),
+        "). Nothing was added.",
+        buttons=[Button("Show it", f"show {paper.number}")],
+    )
+
+
+def _lookup_failed(failed: LookupFailed) -> Answer:
+    return _notice(str(failed), ok=False, buttons=[Button("Open the empty form", "add")])
+
+
+def fill_add_form(ctx: Context, form: AddForm, wait: float = lookup.LATER_WAIT) -> AddForm | Notice:
+    """The add form of `add <link>` filled in from the look-up (adapters call this once the form is
+    open or the answer deferred), or a one-line Notice: the look-up failed (with the empty form on a
+    button), or the catalog has the paper already."""
+    assert form.lookup is not None
+    ref = paper_refs.parse(form.lookup)
+    assert ref is not None
+    try:
+        found = _lookups(ctx).fetch(ref, wait)
+    except LookupFailed as failed:
+        return _lookup_failed(failed).reply
+    already = paper_links.known(ctx.store, ref, url=found.url, doi=found.doi)
+    if already is not None:
+        return _already(already).reply
+    fields = paper_links.fields(found, form.tags or paper_links.propose_tags(ctx.store, found))
+    note = text(f"Looked up at {found.source}: check it, then add it.")
+    return AddForm(fields=fields, again=form.again, note=note)
 
 
 def add_paper(ctx: Context, fields: dict) -> catalog.Paper:
     """The add form, filled in: admins only. Raises Refusal, or InvalidPaper naming the bad field."""
     _require_adder(ctx)
-    return catalog.add(ctx.store, catalog.validate(fields, new=True))
+    paper = catalog.validate(fields, new=True)
+    already = paper_links.known(ctx.store, url=paper.url or "", doi=paper.doi)
+    if already is not None:
+        raise catalog.InvalidPaper("url", f"#{already.number} {already.title[:80]} is this paper already")
+    return catalog.add(ctx.store, paper)
+
+
+def cmd_suggest(ctx: Context, args: str) -> Answer:
+    link = args.strip()
+    if not link or " " in link:
+        return _usage("suggest")
+    ref = paper_refs.parse(link)
+    if ref is None:
+        return _not_a_link("suggest", link)
+    already = paper_links.known(ctx.store, ref)
+    if already is not None:
+        return _notice("The catalog has it already: ", PaperRef(already), ". Nothing was suggested.")
+    keys = (ref.key, None) if ref.kind == "arxiv" else (None, ref.key)
+    waiting = suggestions.same(ctx.store, arxiv_id=keys[0], doi=keys[1])
+    if waiting is not None:
+        return _already_suggested(waiting)
+    try:
+        found = _lookups(ctx).fetch(ref, ctx.lookup_wait)
+    except LookupFailed as failed:
+        return _notice(str(failed), ok=False)
+    already = paper_links.known(ctx.store, url=found.url, doi=found.doi)
+    if already is not None:
+        return _notice("The catalog has it already: ", PaperRef(already), ". Nothing was suggested.")
+    waiting = suggestions.same(ctx.store, found)
+    if waiting is not None:
+        return _already_suggested(waiting)
+    made = suggestions.add(ctx.store, ctx.member.id, found)
+    return _notice(
+        f"Thanks: you suggested “{made.title}” (suggestion {made.id}). An admin will accept or decline it, "
+        "and you will hear which."
+    )
+
+
+def _already_suggested(s: suggestions.Suggestion) -> Answer:
+    return _notice(
+        f"“{s.title}” is suggested already (suggestion {s.id}, by ",
+        Mention(s.suggested_by),
+        "): it waits for an admin.",
+    )
+
+
+def cmd_suggestions(ctx: Context, args: str) -> Answer:
+    signups.require_admin(ctx.member, "see and decide suggestions")
+    parts = args.split()
+    if not parts:
+        shown, total = suggestions.waiting(ctx.store)
+        if not shown:
+            return _notice("No suggestions are waiting. Members suggest with ", command_code("suggest <link>"), ".")
+        lines = [
+            SuggestionLine(
+                s.id,
+                s.title,
+                s.byline,
+                s.url,
+                s.suggested_by,
+                [
+                    Button("Accept", f"suggestions accept {s.id}", primary=True),
+                    Button("Decline", f"suggestions decline {s.id}"),
+                ],
+            )
+            for s in shown
+        ]
+        more = f" (the oldest {len(shown)})" if total > len(shown) else ""
+        heading = text(f"{total} suggestion{'s' if total != 1 else ''} waiting{more}")
+        footer = text("Or: ", command_code("suggestions accept <n>"), " / ", command_code("suggestions decline <n>"))
+        return Answer(SuggestionList(heading, lines, footer))
+    if len(parts) != 2 or parts[0].lower() not in ("accept", "decline") or not parts[1].lstrip("#").isdigit():
+        return _usage("suggestions")
+    verb, number = parts[0].lower(), int(parts[1].lstrip("#"))
+    try:
+        if verb == "accept":
+            paper, s = suggestions.accept(ctx.store, number, ctx.member.id)
+        else:
+            s = suggestions.decline(ctx.store, number, ctx.member.id)
+    except suggestions.NotOpen as e:
+        return _notice(str(e), ok=False)
+    if verb == "accept":
+        told = text("Your suggestion “", s.title, "” was accepted: it is ", PaperRef(paper), " in the catalog.")
+        said = text("Accepted suggestion ", str(number), ": ", PaperRef(paper), " is in the catalog. ")
+    else:
+        told = text("Your suggestion “", s.title, "” was declined by the group's admins.")
+        said = text(f"Declined suggestion {number} (“", s.title, "”). ")
+    if ctx.tell is not None:
+        ctx.tell(s.suggested_by, told)
+    return Answer(Notice(text(*said, Mention(s.suggested_by), " is told.")))
 
 
 def cmd_delete(ctx: Context, args: str) -> Answer:
@@ -584,7 +774,14 @@ COMMANDS: list[Command] = [
     ),
     Command("unassign", "<date>", "clear a week", "unassign next", cmd_unassign, admin=True),
     Command("skip", "<date>", "no meeting that week", "skip next", cmd_skip, admin=True),
-    Command("add", "", "add a paper (opens a form)", "add", cmd_add, admin=True),
+    Command(
+        "add",
+        "[<link> [<tags>]]",
+        "add a paper: the form, filled in from an arXiv id, DOI or link",
+        "add 2501.18512 parallelism-dp",
+        cmd_add,
+        admin=True,
+    ),
     Command("delete", "<paper>", "delete a paper nothing refers to", "delete 32", cmd_delete, admin=True),
     Command("vote", "<paper>", "vote for a paper to read (again: take it back)", "vote 7", cmd_vote),
     Command(
@@ -599,6 +796,15 @@ COMMANDS: list[Command] = [
         cmd_slides,
     ),
     Command("past", "", "talks given, newest first, with their links", "past", cmd_past),
+    Command("suggest", "<link>", "suggest a paper by arXiv id, DOI or link", "suggest 2501.18512", cmd_suggest),
+    Command(
+        "suggestions",
+        "[accept|decline <n>]",
+        "the suggested papers, to accept or decline",
+        "suggestions accept 3",
+        cmd_suggestions,
+        admin=True,
+    ),
 ]
 BY_NAME = {c.name: c for c in COMMANDS}
 

@@ -218,7 +218,38 @@ class Help:
 
 @dataclass
 class AddForm:
-    """Ask for a new paper's fields (a form, where the platform has them)."""
+    """Ask for a new paper's fields (a form, where the platform has them), filled in with `fields`
+    when a look-up gave them (title, authors, year, url, summary, tags).
+
+    `lookup`: a link still to be looked up; the adapter opens or answers at once and fills the form in
+    when the look-up returns (commands.fill_add_form). `again`: the command that opens this form
+    again (a button, where a form cannot be the answer). `note`: one line above the form.
+    """
+
+    fields: dict | None = None
+    lookup: str | None = None
+    tags: tuple[str, ...] = ()
+    again: str = "add"
+    note: Text = ()
+
+
+@dataclass
+class SuggestionLine:
+    number: int
+    title: str
+    byline: str
+    url: str
+    by: str  # the member who suggested it
+    buttons: list[Button] = field(default_factory=list)
+
+
+@dataclass
+class SuggestionList:
+    """The open suggestions, each with Accept and Decline buttons."""
+
+    heading: Text
+    lines: list[SuggestionLine]
+    footer: Text = ()
 
 
 @dataclass
@@ -292,4 +323,16 @@ class Home:
     recent: list[TalkLinks] = field(default_factory=list)
 
 
-Reply = Notice | PaperList | PaperCard | WeekCard | Schedule | Mine | TagCounts | Help | AddForm | PastTalks
+Reply = (
+    Notice
+    | PaperList
+    | PaperCard
+    | WeekCard
+    | Schedule
+    | Mine
+    | TagCounts
+    | Help
+    | AddForm
+    | SuggestionList
+    | PastTalks
+)

@@ -13,6 +13,7 @@ what is wrong with it. A mistake in the schedule must show up when the process s
 from __future__ import annotations
 
 import difflib
+import functools
 import io
 import logging
 import re
@@ -39,6 +40,8 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_ADMINS": ("", "comma-separated member IDs with admin rights"),
     "PAPERBOT_FOCUS_TAG": (None, "when set, papers of the week are drawn from this tag"),
     "PAPERBOT_ROTATION": ("catalog", "the paper of the week when nobody chose one: 'catalog' or 'votes'"),
+    "PAPERBOT_ARXIV_API": ("https://export.arxiv.org/api/query", "where `add` and `suggest` look arXiv ids up"),
+    "PAPERBOT_CROSSREF_API": ("https://api.crossref.org", "where `add` and `suggest` look DOIs up"),
 }
 
 #: A lookup of one setting's value: its text, or its default when unset or blank.
@@ -150,6 +153,9 @@ class Settings:
     focus_tag: str | None = None
     #: How the paper of the week is picked among papers not yet featured: 'catalog' (lowest number) or 'votes'.
     rotation: str = "catalog"
+    #: Where papers are looked up by arXiv id and by DOI (a proxy, or a stand-in in tests).
+    arxiv_api: str = "https://export.arxiv.org/api/query"
+    crossref_api: str = "https://api.crossref.org"
 
     #: The names this class reads: a platform's subclass adds its own.
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
@@ -212,8 +218,14 @@ class Settings:
                 "PAPERBOT_ROTATION",
                 f"must be 'catalog' (lowest number first) or 'votes' (most votes first), not {rotation!r}",
             )
+        apis = {name: get(name) or "" for name in ("PAPERBOT_ARXIV_API", "PAPERBOT_CROSSREF_API")}
+        for name, url in apis.items():
+            if not re.match(r"^https?://[^\s/]+", url):
+                raise SettingError(name, f"must be an http:// or https:// address, not {url!r}")
 
         return {
+            "arxiv_api": apis["PAPERBOT_ARXIV_API"],
+            "crossref_api": apis["PAPERBOT_CROSSREF_API"],
             "db_path": Path(get("PAPERBOT_DB") or "data/paperbot.db").expanduser(),
             "channel": get("PAPERBOT_CHANNEL"),
             "schedule": schedule,
@@ -244,8 +256,20 @@ class Settings:
     def group(self) -> MeetingCalendar:
         return MeetingCalendar(self.timezone, self.meeting, self.schedule, self.remind_days)
 
+    @property
+    def lookups(self):
+        """Look-ups at this install's arXiv and Crossref addresses (one per pair, so arXiv's pace is kept)."""
+        return _lookups(self.arxiv_api, self.crossref_api)
+
     def now(self) -> datetime:
         return datetime.now(self.timezone)
+
+
+@functools.cache
+def _lookups(arxiv_api: str, crossref_api: str):
+    from bot.lookup import Lookups
+
+    return Lookups(arxiv_api, crossref_api)
 
 
 def integer(name: str, raw: str, low: int, high: int) -> int:

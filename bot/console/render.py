@@ -28,6 +28,7 @@ from bot.replies import (
     Reminder,
     Schedule,
     SlotLine,
+    SuggestionList,
     TagCounts,
     Text,
     WeekCard,
@@ -204,7 +205,28 @@ def _(reply: Help) -> str:
 
 @render.register
 def _(reply: AddForm) -> str:
-    return "`add` opens a form in the chat. Here, put the paper in a file and run: paperbot import FILE"
+    if reply.fields is None:
+        return (
+            "`add` opens a form in the chat. Here, add a paper by its link (add 2501.18512 [tags]),"
+            " or put papers in a file and run: paperbot import FILE"
+        )
+    f = reply.fields
+    lines = [inline(reply.note)] if reply.note else []
+    lines += [f"{name}: {f[name]}" for name in ("title", "authors", "year", "url", "summary") if f.get(name)]
+    lines.append("tags: " + (", ".join(f.get("tags") or ()) or "(none)"))
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: SuggestionList) -> str:
+    lines = [inline(reply.heading)]
+    for s in reply.lines:
+        lines.append(f"{s.number}. {s.title}  (suggested by @{s.by})")
+        lines += [f"   {part}" for part in (s.byline, s.url) if part]
+        lines += _buttons(s.buttons)
+    if reply.footer:
+        lines.append(inline(reply.footer))
+    return "\n".join(lines)
 
 
 @render.register

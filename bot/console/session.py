@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from bot import commands
+from bot import commands, lookup
 from bot.console.render import inline, render
 from bot.replies import COMMAND
 
@@ -34,7 +34,7 @@ def read_member(word: str) -> str | None:
     return name if re.fullmatch(r"[A-Za-z0-9._-]{1,80}", name) else None
 
 
-PLATFORM = commands.Platform(read_member, member_example="ada")
+PLATFORM = commands.Platform(read_member, member_example="ada", forms=False)
 
 
 def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
@@ -58,8 +58,14 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
             break
         if not line.strip():
             continue
+        told: list[str] = []  # what a member is told later (a suggestion's outcome): printed after the reply
         try:
-            context = dataclasses.replace(make_context(), platform=PLATFORM)
+            context = dataclasses.replace(
+                make_context(),
+                platform=PLATFORM,
+                lookup_wait=lookup.CONSOLE_WAIT,
+                tell=lambda member, said, told=told: told.append(f"  (to @{member}: {inline(said)})"),
+            )
             answer = commands.run(context, line)
             shown = render(answer.reply)
         except Exception as e:
@@ -69,6 +75,8 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
             stdout.flush()
             continue
         stdout.write(shown + "\n")
+        for line_told in told:
+            stdout.write(line_told + "\n")
         if answer.change is not None:
             said = inline(commands.announcement(answer.change))
             where = (

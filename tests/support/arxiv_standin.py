@@ -1,0 +1,193 @@
+"""A local stand-in for the arXiv API (`GET /api/query?id_list=…`), for tests.
+
+    with ArxivStandin() as arxiv:                  # knows a few papers (PAPERS), by id
+        arxiv.add("2409.00001", title="…", authors=["Ada Lovelace"], summary="…")
+        os.environ["PAPERBOT_ARXIV_API"] = arxiv.url
+        arxiv.fault("slow", delay=2.5)             # the next answer after 2.5 s (then as usual)
+        arxiv.fault("500") / ("malformed") / ("hang") / ("error_entry")
+        arxiv.requests                             # the query strings asked, in order
+
+Answers are shaped as arXiv's own (its API manual's Atom feed): opensearch:totalResults, one
+entry per id with id, updated, published, title, summary, author/name, arxiv:doi, link
+rel="alternate" and link title="pdf", arxiv:primary_category. An unknown id gets arXiv's empty
+feed (totalResults 0); a malformed id arXiv's error entry. Faults: "slow" (answers after `delay`
+seconds), "500", "malformed" (a cut-off feed), "hang" (answers nothing for `delay`, default 10 s).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from html import escape
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+#: Papers it knows from the start: one the seed catalog has (#29), and one it does not.
+PAPERS: dict[str, dict] = {
+    "2501.18512": {
+        "title": "Streaming DiLoCo with Overlapping Communication: Towards a\n  Distributed Free Lunch",
+        "authors": ["Arthur Douillard", "Yanislav Donchev", "Keith Rush"],
+        "summary": "  Training of large language models (LLMs) is typically distributed across a\nlarge number of accelerators.\n",
+        "published": "2025-01-30T17:23:50Z",
+    },
+    "2409.12345": {
+        "title": "Pipeline Parallelism with Zero Bubbles for Data\n  Parallel Training",
+        "authors": ["Ada Lovelace", "Alan Turing"],
+        "summary": "  We study pipeline parallelism and data parallel training of large models.\n",
+        "published": "2024-09-18T09:00:00Z",
+        "doi": "10.1145/3600006.3613145",
+    },
+    "hep-th/9901001": {
+        "title": "An Old-Style Paper on Strings",
+        "authors": ["Old Author"],
+        "summary": "Strings.",
+        "published": "1999-01-04T00:00:00Z",
+    },
+}
+
+OPENSEARCH = "http://a9.com/-/spec/opensearch/1.1/"
+ARXIV = "http://arxiv.org/schemas/atom"
+
+
+class StandinServer:
+    """A threading HTTP server on 127.0.0.1 with faults on demand; subclasses answer GETs."""
+
+    def __init__(self):
+        self.requests: list[str] = []
+        self._faults: list[tuple[str, float]] = []
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_GET(self):  # noqa: N802
+                with outer._lock:
+                    outer.requests.append(self.path)
+                    fault = outer._faults.pop(0) if outer._faults else None
+                kind, delay = fault or ("", 0.0)
+                if kind in ("slow", "hang"):
+                    outer._closing.wait(delay)
+                    if kind == "hang":
+                        self.close_connection = True
+                        return
+                if kind == "500":
+                    self._send(500, "text/plain", b"Internal Server Error")
+                    return
+                status, ctype, body = outer.answer(self.path, malformed=kind == "malformed")
+                self._send(status, ctype, body)
+
+            def _send(self, status: int, ctype: str, body: bytes):
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:  # the client stopped waiting
+                    pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        self.base = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def answer(self, path: str, *, malformed: bool) -> tuple[int, str, bytes]:
+        raise NotImplementedError
+
+    def fault(self, kind: str, delay: float | None = None, times: int = 1) -> None:
+        """The next `times` requests get `kind`: slow (after `delay`, default 2.5 s), 500, malformed,
+        hang (nothing for `delay`, default 10 s, then the connection closes)."""
+        assert kind in ("slow", "500", "malformed", "hang"), kind
+        wait = delay if delay is not None else (10.0 if kind == "hang" else 2.5)
+        with self._lock:
+            self._faults += [(kind, wait)] * times
+
+    def close(self) -> None:
+        self._closing.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class ArxivStandin(StandinServer):
+    def __init__(self, papers: dict[str, dict] | None = None):
+        self.papers = {k: dict(v) for k, v in (PAPERS if papers is None else papers).items()}
+        super().__init__()
+        self.url = f"{self.base}/api/query"
+
+    def add(self, arxiv_id: str, **paper) -> None:
+        self.papers[arxiv_id] = {"published": "2025-06-01T00:00:00Z", "summary": "", "authors": [], **paper}
+
+    def answer(self, path: str, *, malformed: bool) -> tuple[int, str, bytes]:
+        query = parse_qs(urlsplit(path).query)
+        ids = [i for part in query.get("id_list", []) for i in part.split(",") if i]
+        feed = feed_for(ids, self.papers)
+        if malformed:
+            feed = feed[: len(feed) // 2]  # cut off mid-element, as a broken proxy would
+        return 200, "application/atom+xml; charset=utf-8", feed.encode()
+
+
+def _entry(arxiv_id: str, paper: dict) -> str:
+    authors = "".join(f"\n    <author>\n      <name>{escape(a)}</name>\n    </author>" for a in paper["authors"])
+    doi = f'\n    <arxiv:doi xmlns:arxiv="{ARXIV}">{escape(paper["doi"])}</arxiv:doi>' if paper.get("doi") else ""
+    return f"""
+  <entry>
+    <id>http://arxiv.org/abs/{arxiv_id}v1</id>
+    <updated>{paper["published"]}</updated>
+    <published>{paper["published"]}</published>
+    <title>{escape(paper["title"])}</title>
+    <summary>{escape(paper["summary"])}</summary>{authors}{doi}
+    <link href="http://arxiv.org/abs/{arxiv_id}v1" rel="alternate" type="text/html"/>
+    <link title="pdf" href="http://arxiv.org/pdf/{arxiv_id}v1" rel="related" type="application/pdf"/>
+    <arxiv:primary_category xmlns:arxiv="{ARXIV}" term="cs.DC" scheme="http://arxiv.org/schemas/atom"/>
+    <category term="cs.DC" scheme="http://arxiv.org/schemas/atom"/>
+  </entry>"""
+
+
+def _error_entry(bad: str) -> str:
+    return f"""
+  <entry>
+    <id>http://arxiv.org/api/errors#incorrect_id_format_for_{escape(bad)}</id>
+    <title>Error</title>
+    <summary>incorrect id format for {escape(bad)}</summary>
+    <updated>2025-01-30T00:00:00-05:00</updated>
+    <link href="http://arxiv.org/api/errors#incorrect_id_format_for_{escape(bad)}" rel="alternate" type="text/html"/>
+    <author>
+      <name>arXiv api core</name>
+    </author>
+  </entry>"""
+
+
+def feed_for(ids: list[str], papers: dict[str, dict]) -> str:
+    """arXiv's answer to `id_list=<ids>`: an entry per known id, none for an unknown one, the error entry
+    for one that is no arXiv id."""
+    import re
+
+    valid = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
+    bad = [i for i in ids if not valid.match(i)]
+    entries = [_error_entry(bad[0])] if bad else [_entry(i.split("v")[0], papers[i]) for i in ids if i in papers]
+    total = len(entries)
+    listed = ",".join(ids)
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom">
+  <link href="http://arxiv.org/api/query?search_query%3D%26id_list%3D{listed}%26start%3D0%26max_results%3D10" rel="self" type="application/atom+xml"/>
+  <title type="html">ArXiv Query: search_query=&amp;id_list={escape(listed)}&amp;start=0&amp;max_results=10</title>
+  <id>http://arxiv.org/api/standin</id>
+  <updated>{time.strftime("%Y-%m-%dT00:00:00-05:00")}</updated>
+  <opensearch:totalResults xmlns:opensearch="{OPENSEARCH}">{total}</opensearch:totalResults>
+  <opensearch:startIndex xmlns:opensearch="{OPENSEARCH}">0</opensearch:startIndex>
+  <opensearch:itemsPerPage xmlns:opensearch="{OPENSEARCH}">10</opensearch:itemsPerPage>{"".join(entries)}
+</feed>
+"""
