@@ -291,6 +291,39 @@ def add(store: Store, paper: PaperInput) -> Paper:
     return found
 
 
+def edit(store: Store, paper: Paper, changes: PaperInput, *, clear_year: bool = False) -> Paper:
+    """Change a paper's fields (None: as it is); its number, id, talks, votes and posts stay. The
+    search index follows in the same transaction. `clear_year`: the year is taken away."""
+    changes = PaperInput(
+        id=paper.id,
+        title=changes.title,
+        summary=changes.summary,
+        url=changes.url,
+        tags=changes.tags,
+        authors=changes.authors,
+        year=changes.year,
+        doi=changes.doi,
+    )
+    with store.write() as db:
+        if db.execute("SELECT 1 FROM papers WHERE number = ?", [paper.number]).fetchone() is None:
+            raise InvalidPaper("title", f"#{paper.number} was deleted meanwhile")
+        if changes.title is not None:
+            same = db.execute(
+                "SELECT number FROM papers WHERE title = ? COLLATE NOCASE AND number != ?",
+                [changes.title, paper.number],
+            ).fetchone()
+            if same is not None:
+                raise InvalidPaper("title", f"#{same[0]} already has this title")
+        batch = _Batch(db)
+        _upsert_one(batch, changes, batch.existing([changes]))
+        batch.flush()
+        if clear_year:
+            db.execute("UPDATE papers SET year = NULL WHERE number = ?", [paper.number])
+    found = by_number(store, paper.number)
+    assert found is not None
+    return found
+
+
 class PaperInUse(Exception):
     """A paper that a talk, a post or another record refers to cannot be deleted; str() says what refers to it."""
 

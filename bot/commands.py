@@ -39,6 +39,7 @@ from bot.replies import (
     Bold,
     Button,
     Code,
+    EditForm,
     Help,
     HelpLine,
     Home,
@@ -738,6 +739,70 @@ def cmd_slides(ctx: Context, args: str) -> Answer:
     )
 
 
+#: What `edit <paper> <field> <value>` may change, by the names a member types.
+EDIT_FIELDS = {
+    "title": "title",
+    "link": "url",
+    "url": "url",
+    "summary": "summary",
+    "tags": "tags",
+    "authors": "authors",
+    "year": "year",
+}
+
+
+def cmd_edit(ctx: Context, args: str) -> Answer:
+    signups.require_admin(ctx.member, "edit papers")
+    ref, _, rest = args.strip().partition(" ")
+    if not ref:
+        return _usage("edit")
+    paper = signups.find_paper(ctx.store, ref, with_tags=True)
+    if not rest.strip():
+        return Answer(EditForm(paper))
+    name, _, value = rest.strip().partition(" ")
+    field = EDIT_FIELDS.get(name.lower().rstrip(":="))
+    if field is None:
+        return _notice(
+            "A paper has no field ",
+            Code(name[:30]),
+            ": change one of ",
+            ", ".join(f"`{f}`" for f in EDIT_FIELDS),
+            ", for example ",
+            command_code(f"edit {paper.number} tags moe, parallelism-dp"),
+            ".",
+            ok=False,
+        )
+    try:
+        edited = edit_paper(ctx, paper.number, {field: value.strip()}, whole_form=False)
+    except catalog.InvalidPaper as e:
+        return _notice(str(e)[:300], ". Nothing was changed.", ok=False)
+    return _notice(
+        "Saved ",
+        PaperRef(edited),
+        f": {name.lower().rstrip(':=')} changed. ",
+        command_code(f"show {edited.number}"),
+    )
+
+
+def edit_paper(ctx: Context, number: int, fields: dict, *, whole_form: bool = True) -> catalog.Paper:
+    """Save an edit of paper `number` (the edit form, or one field): admins only. Raises Refusal, or
+    InvalidPaper naming the bad field. `whole_form`: a field left empty is cleared (the form shows them all)."""
+    signups.require_admin(ctx.member, "edit papers")
+    paper = catalog.by_number(ctx.store, number)
+    if paper is None:
+        raise Refusal(f"There is no paper #{number} any more: nothing was saved.")
+    fields = {k: v for k, v in fields.items() if k in ("title", "url", "summary", "tags", "authors", "year")}
+    if whole_form:  # an input left empty clears that field; the title cannot be empty
+        fields = {k: ("" if v is None and k != "title" else v) for k, v in fields.items()}
+    clear_year = "year" in fields and not str(fields["year"] or "").strip()
+    if clear_year:
+        del fields["year"]
+    if "title" in fields and not (fields["title"] or "").strip():
+        raise catalog.InvalidPaper("title", "title cannot be empty")
+    changes = catalog.validate({**fields, "id": paper.id}, new=False)
+    return catalog.edit(ctx.store, paper, changes, clear_year=clear_year)
+
+
 def cmd_past(ctx: Context, args: str) -> Answer:
     rest, page_no = _paged(args)
     if rest:
@@ -796,6 +861,14 @@ COMMANDS: list[Command] = [
         cmd_slides,
     ),
     Command("past", "", "talks given, newest first, with their links", "past", cmd_past),
+    Command(
+        "edit",
+        "<paper> [<field> <value>]",
+        "change a paper: the form filled in with it, or one field",
+        "edit 7 tags moe, parallelism-dp",
+        cmd_edit,
+        admin=True,
+    ),
     Command("suggest", "<link>", "suggest a paper by arXiv id, DOI or link", "suggest 2501.18512", cmd_suggest),
     Command(
         "suggestions",

@@ -234,6 +234,13 @@ class AddForm:
 
 
 @dataclass
+class EditForm:
+    """The add form, filled in with a paper as it is, to change it (admins)."""
+
+    paper: Paper
+
+
+@dataclass
 class SuggestionLine:
     number: int
     title: str
@@ -333,6 +340,7 @@ Reply = (
     | TagCounts
     | Help
     | AddForm
+    | EditForm
     | SuggestionList
     | PastTalks
 )

@@ -17,6 +17,7 @@ from bot.replies import (
     Bold,
     Button,
     Code,
+    EditForm,
     Help,
     Mention,
     Mine,
@@ -251,6 +252,24 @@ def _(reply: WeeklyPost) -> str:
     if reply.last_week is not None and reply.last_week.line.paper is not None:
         last = reply.last_week.line.paper
         lines.append(f"Last week's talk (#{last.number} {last.title}): " + "  ".join(reply.last_week.links))
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: EditForm) -> str:
+    p = reply.paper
+    summary = p.summary.strip().splitlines()[0] if p.summary.strip() else ""
+    lines = [
+        f"Editing #{p.number} {p.title} (id {p.id})",
+        f"  title:   {p.title}",
+        f"  link:    {p.url}",
+        f"  authors: {p.authors}",
+        f"  year:    {p.year or ''}",
+        f"  tags:    {', '.join(p.tags)}",
+        f"  summary: {summary}" + (" …" if summary != p.summary.strip() else ""),
+        f"Change one field: {COMMAND} edit {p.number} <field> <value>  (title, link, summary, tags, authors, year;"
+        " an empty value clears it)",
+    ]
     return "\n".join(lines)
 
 

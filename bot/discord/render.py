@@ -26,6 +26,7 @@ from bot.replies import (
     Bold,
     Button,
     Code,
+    EditForm,
     Help,
     Mention,
     Mine,
@@ -463,6 +464,13 @@ def _(reply: Help) -> dict:
 
 
 @message.register
+def _(reply: EditForm) -> dict:  # only reached when the form cannot be opened (a deferred answer)
+    return _body(
+        "The form could not be opened in time: " + code(f"{COMMAND} edit {reply.paper.number}") + " again opens it."
+    )
+
+
+@message.register
 def _(reply: AddForm) -> dict:  # only reached when the form cannot be opened (a deferred answer)
     return _body("The form could not be opened in time: " + code(f"{COMMAND} add") + " again opens it.")
 
@@ -498,6 +506,38 @@ def add_form() -> dict:
         for name, label, placeholder, paragraph, required, most in ADD_FIELDS
     ]
     return {"custom_id": ADD_FORM, "title": "Add a paper", "components": rows_}
+
+
+#: The edit form's custom_id: this prefix and the paper's number.
+EDIT_FORM = "edit:"
+
+
+def edit_form(paper) -> dict:
+    """The add form as a modal, filled in with `paper` as it is; saving changes it."""
+    modal = add_form()
+    values = {
+        "title": paper.title,
+        "url": paper.url,
+        "summary": paper.summary,
+        "tags": ", ".join(paper.tags),
+        "authors": getattr(paper, "authors", ""),
+        "year": str(paper.year) if getattr(paper, "year", None) else "",
+    }
+    for row in modal["components"]:
+        for item in row["components"]:
+            value = values.get(item["custom_id"])
+            if value:
+                item["value"] = value[: item.get("max_length", 4000)]
+            if item["custom_id"] != "title":
+                item["required"] = False  # emptied: the field is cleared
+    return {**modal, "custom_id": f"{EDIT_FORM}{paper.number}", "title": f"Edit #{paper.number}"[:45]}
+
+
+def edited_number(custom_id: object) -> int | None:
+    """The paper an edit form's custom_id names, or None for any other form."""
+    if isinstance(custom_id, str) and custom_id.startswith(EDIT_FORM) and custom_id[len(EDIT_FORM) :].isdigit():
+        return int(custom_id[len(EDIT_FORM) :])
+    return None
 
 
 def form_values(data: dict) -> dict[str, str | None]:

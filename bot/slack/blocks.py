@@ -23,6 +23,7 @@ from bot.replies import (
     Bold,
     Button,
     Code,
+    EditForm,
     Help,
     Home,
     Mention,
@@ -455,6 +456,15 @@ def _(reply: Help) -> dict:
 
 
 @message.register
+def _(reply: EditForm) -> dict:  # only reached when the form cannot be opened
+    p = reply.paper
+    again = f"{COMMAND} edit {p.number}"
+    return _message(
+        f"Use the form to edit #{p.number}: {again}", [section(f"Use the form to edit #{p.number}: `{again}`")]
+    )
+
+
+@message.register
 def _(reply: AddForm) -> dict:  # only reached when a form cannot be opened
     return _message("Use the form to add a paper.", [section("Use the form to add a paper.")])
 
@@ -625,4 +635,35 @@ def add_form(channel: str | None) -> dict:
                 placeholder="parallelism-dp",
             ),
         ],
+    }
+
+
+EDIT_CALLBACK = "edit_paper"
+
+
+def edit_form(channel: str | None, paper) -> dict:
+    """The add form, filled in with `paper` as it is: saving changes it (its number and history stay).
+    private_metadata carries the channel and the paper's number, as `channel|number`."""
+    view = add_form(channel)
+    values = {
+        "title": paper.title,
+        "url": paper.url,
+        "summary": paper.summary,
+        "tags": ", ".join(paper.tags),
+        "authors": getattr(paper, "authors", ""),
+        "year": str(paper.year) if getattr(paper, "year", None) else "",
+    }
+    for block in view["blocks"]:
+        element = block.get("element") or {}
+        value = values.get(block.get("block_id"))
+        if block.get("type") == "input" and value:
+            element["initial_value"] = value[: element.get("max_length", 3000)]
+        if block.get("block_id") != "title":
+            block["optional"] = True  # emptied: the field is cleared
+    return {
+        **view,
+        "callback_id": EDIT_CALLBACK,
+        "private_metadata": f"{channel or ''}|{paper.number}",
+        "title": {"type": "plain_text", "text": f"Edit #{paper.number}"[:24]},
+        "submit": {"type": "plain_text", "text": "Save"},
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import CHANNEL, Clock, at
-from slack_standin import check_message
+from slack_standin import check_message, check_view
 
 from bot import catalog
 from bot.scheduler import ScheduledChecks
@@ -103,3 +103,29 @@ def test_slides_by_the_presenter_show_in_past_and_in_the_next_weeks_post(make_ha
     post = _post_week(h, clock)
     check_message(post)
     assert "Last week" in json.dumps(post["blocks"]) and "slides.pdf" in post["text"]
+
+
+def test_edit_opens_the_add_form_filled_in_and_saving_keeps_the_number(make_harness, slack):
+    h = make_harness(Clock(at(MONDAY)), PAPERBOT_ADMINS="UADMIN")
+    h.command("signup 7 2026-12-10", user="U1")
+    assert "Only admins" in h.command("edit 7", user="U1")["text"]
+    assert h.command("edit 7", user="UADMIN") == {}  # the modal is the answer
+    [opened] = slack.calls_to("views.open")
+    view = opened.params["view"]
+    check_view(view, kind="modal")
+    before = catalog.find(h.bot.store, "7")
+    initial = {b["block_id"]: b["element"].get("initial_value") for b in view["blocks"] if b["type"] == "input"}
+    assert initial["title"] == before.title and initial["url"] == before.url and initial["tags"] == "parallelism-dp"
+    metadata = view["private_metadata"]
+    errors = h.submit("edit_paper", {**initial, "title": ""}, private_metadata=metadata)
+    assert errors["response_action"] == "errors" and "title" in errors["errors"]
+    ok = h.submit(
+        "edit_paper", {**initial, "title": "AsyncDiff <!here> revised", "url": None}, private_metadata=metadata
+    )
+    assert ok == {}
+    after = catalog.find(h.bot.store, "7")
+    assert (after.number, after.id, after.title, after.url) == (7, before.id, "AsyncDiff <!here> revised", "")
+    assert after.summary == before.summary
+    assert "#7" in json.dumps(h.command("schedule")["blocks"]) and "revised" in h.command("show 7")["text"]
+    [confirm] = slack.ephemerals
+    assert confirm["text"].startswith("Saved #7") and "<!here>" not in str(confirm)
