@@ -129,3 +129,16 @@ def test_edit_opens_the_add_form_filled_in_and_saving_keeps_the_number(make_harn
     assert "#7" in json.dumps(h.command("schedule")["blocks"]) and "revised" in h.command("show 7")["text"]
     [confirm] = slack.ephemerals
     assert confirm["text"].startswith("Saved #7") and "<!here>" not in str(confirm)
+
+
+def test_app_home_lists_the_latest_talks_links(make_harness, slack):
+    clock = Clock(at("2026-12-01 10:00"))
+    h = make_harness(clock)
+    h.command("signup 7 2026-12-03", user="U1")
+    clock.set(at("2026-12-04 10:00"))
+    h.command("slides 7 https://example.org/deck.pdf", user="U1")
+    assert h.event({"type": "app_home_opened", "user": "U2", "tab": "home"}) == 200
+    view = slack.home_views["U2"]
+    check_view(view, kind="home")
+    shown = json.dumps(view["blocks"])
+    assert "Latest talks" in shown and "<https://example.org/deck.pdf|example.org/deck.pdf>" in shown

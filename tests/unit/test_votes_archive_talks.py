@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import TZ, at
 
-from bot import catalog, commands, console, signups
+from bot import catalog, commands, console
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.signups import Member
 
@@ -146,7 +146,56 @@ def test_past_lists_talks_given_newest_first_and_none_coming(store):
     assert say(store, "past", when="2026-11-01 10:00").startswith("No talk has been given yet")
 
 
-def test_a_member_is_signed_up_for_an_archived_paper_only_as_before(store):
-    """Archiving changes no booking rule: signups.py decides as it did."""
-    say(store, "archive 7", admin=True)
-    assert isinstance(signups.find_paper(store, "7"), catalog.Paper)
+def test_past_pages_twenty_talks_at_a_time(store):
+    for i in range(25):  # a talk a week from June 2026
+        week = GROUP.week_of(at("2026-06-01 10:00")).plus(i)
+        say(store, f"assign U{i} {i + 1} {week.monday.isoformat()}", admin=True, when="2026-05-01 10:00")
+    first = say(store, "past", when=LATER)
+    assert first.count("  Thu ") == 20 and "[Next 20 ▶] → past --page 2" in first
+    second = say(store, "past --page 2", when=LATER)
+    assert second.count("  Thu ") == 5 and "#1 " in second
+    assert say(store, "past --page 3", when=LATER).startswith("✗ There is no page 3")
+
+
+# -- edit ---------------------------------------------------------------------------
+
+
+def test_edit_changes_one_field_and_keeps_the_number_talks_and_votes(store):
+    say(store, "signup 7 2026-12-03", user="U1")
+    say(store, "vote 7", user="U2")
+    assert say(store, "edit 7 tags moe, parallelism-dp", user="U1").startswith("✗ Only admins")
+    assert say(store, "edit 7 tags moe, parallelism-dp", admin=True).startswith("Saved #7")
+    assert say(store, "edit 7 title AsyncDiff revised", admin=True).startswith("Saved #7 AsyncDiff revised")
+    assert say(store, "edit 7 year 2024", admin=True).startswith("Saved")
+    card = say(store, "show 7", when=LATER)
+    assert card.startswith("#7 AsyncDiff revised") and "tags: moe, parallelism-dp" in card and "by: 2024" in card
+    assert "votes: 1" in card and "presented:" in card
+    assert "#7 " in say(store, "search revised") and "#7 " in say(store, "tag moe")
+    assert "#7 " not in say(store, "search asyncdiff parallelizing")  # the old title left the index
+
+
+def test_edit_refuses_what_add_refuses_and_changes_nothing(store):
+    before = catalog.find(store, "7")
+    taken = catalog.find(store, "8").title
+    for line in (
+        f"edit 7 title {taken}",
+        "edit 7 title",
+        "edit 7 link javascript:x",
+        "edit 7 year 12",
+        "edit 7 colour red",
+    ):
+        assert say(store, line, admin=True).startswith("✗"), line
+    assert catalog.find(store, "7") == before
+    form = say(store, "edit 7", admin=True)
+    assert form.startswith("Editing #7") and f"title:   {before.title}" in form and "edit 7 <field> <value>" in form
+
+
+def test_a_rotation_setting_that_is_neither_catalog_nor_votes_stops_the_start(tmp_path):
+    import pytest
+
+    from bot.settings import SettingError, Settings
+
+    assert Settings.load({"PAPERBOT_ROTATION": "Votes"}, dotenv=None).rotation == "votes"
+    assert Settings.load({}, dotenv=None).rotation == "catalog"
+    with pytest.raises(SettingError, match="PAPERBOT_ROTATION: must be 'catalog'"):
+        Settings.load({"PAPERBOT_ROTATION": "random"}, dotenv=None)
