@@ -693,15 +693,13 @@ def _archive(ctx: Context, args: str, archive: bool) -> Answer:
         return _usage("archive" if archive else "restore")
     paper = signups.find_paper(ctx.store, args.strip())
     changed = catalog.set_archived(ctx.store, paper, archive)
+    # Asked for what already is: said so, and not as a failure (the paper is as the admin wants it).
     if archive and not changed:
         return _notice(
-            PaperRef(paper),
-            " is archived already. Back in the lists: ",
-            command_code(f"restore {paper.number}"),
-            ok=False,
+            PaperRef(paper), " is archived already. Back in the lists: ", command_code(f"restore {paper.number}")
         )
     if not archive and not changed:
-        return _notice(PaperRef(paper), " is not archived: it is in the lists already.", ok=False)
+        return _notice(PaperRef(paper), " is not archived: it is in the lists already.")
     if archive:
         booked = [s for s in slots.history(ctx.store, ctx.group, paper) if s.meeting > ctx.now]
         kept = f" Its {len(booked)} booked talk{'s stay' if len(booked) != 1 else ' stays'} booked." if booked else ""
