@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 PONG, MESSAGE, DEFERRED_MESSAGE, DEFERRED_UPDATE, UPDATE, CHOICES, MODAL_FORM = 1, 4, 5, 6, 7, 8, 9
 #: The key under which a worker hands back a modal instead of a message.
 MODAL = "modal"
+#: Beside MODAL: the message that stands for the form when the answer was deferred (no form can follow).
+INSTEAD = "instead"
 EPHEMERAL = 1 << 6
 MANAGE_GUILD, ADMINISTRATOR = 1 << 5, 1 << 3
 #: An answer not ready this long after the request came in is deferred: Discord allows 3 seconds.
@@ -169,7 +171,7 @@ class DiscordBot:
             if answer.change is not None:
                 self.wake_outbox()
             if isinstance(answer.reply, EditForm):
-                return {MODAL: render.edit_form(answer.reply.paper)}
+                return {MODAL: render.edit_form(answer.reply.paper), INSTEAD: render.message(answer.reply)}
             if isinstance(answer.reply, AddForm):
                 return {MODAL: render.add_form()}
             return render.message(answer.reply)
@@ -234,7 +236,7 @@ class DiscordBot:
     def _edit_original(self, token: str, future: Future) -> None:
         body = future.result()
         if MODAL in body:  # a modal can only be the first answer
-            body = render.message(AddForm())
+            body = body.get(INSTEAD) or render.message(AddForm())
         path = f"/webhooks/{self.app_id}/{token}/messages/@original"
         for last in (False, True):
             try:
