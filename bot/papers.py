@@ -179,6 +179,23 @@ def _number(value: object) -> int | None:
     return value
 
 
+_BYLINE_YEAR = re.compile(r"^(.*?)\s*\(\s*(\d{4})\s*\)\s*$|^\s*(\d{4})\s*$", re.DOTALL)
+
+
+def read_byline(text: str | None) -> tuple[str | None, str | None]:
+    """`"Ada Lovelace, Alan Turing (2025)"` -> ("Ada Lovelace, Alan Turing", "2025"): a form with one
+    field for both (Discord's modals have five) read back as `byline` writes it. Empty: (None, None)."""
+    text = (text or "").strip()
+    if not text:
+        return None, None
+    m = _BYLINE_YEAR.match(text)
+    if m is None:
+        return text, None
+    if m[3]:
+        return None, m[3]
+    return m[1].strip() or None, m[2]
+
+
 def _year(value: object) -> int | None:
     """A paper's year: 2025 or "2025" (empty: none given); anything else is refused, naming the field."""
     if value is None or (isinstance(value, str) and not value.strip()):

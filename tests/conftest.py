@@ -69,6 +69,9 @@ def group_settings(tmp_path: Path, api_url: str) -> dict[str, str]:
         "PAPERBOT_SCHEDULE": "0 9 * * mon",
         "PAPERBOT_MEETING": "thu 16:00",
         "PAPERBOT_ADMINS": "UADMIN",
+        # Look-ups never leave the machine: a test that wants answers points these at a stand-in.
+        "PAPERBOT_ARXIV_API": "http://127.0.0.1:9/api/query",
+        "PAPERBOT_CROSSREF_API": "http://127.0.0.1:9",
     }
 
 

@@ -40,8 +40,6 @@ log = logging.getLogger(__name__)
 PONG, MESSAGE, DEFERRED_MESSAGE, DEFERRED_UPDATE, UPDATE, CHOICES, MODAL_FORM = 1, 4, 5, 6, 7, 8, 9
 #: The key under which a worker hands back a modal instead of a message.
 MODAL = "modal"
-#: Beside MODAL: the message that stands for the form when the answer was deferred (no form can follow).
-INSTEAD = "instead"
 EPHEMERAL = 1 << 6
 MANAGE_GUILD, ADMINISTRATOR = 1 << 5, 1 << 3
 #: An answer not ready this long after the request came in is deferred: Discord allows 3 seconds.
@@ -114,6 +112,8 @@ class DiscordBot:
             vet,
             PLATFORM,
             rotation=s.rotation,
+            lookups=s.lookups,
+            tell=lambda member, said: self.later(self.tell_directly, member, said),
         )
 
     def queue_change(self, change: Change) -> None:
@@ -171,13 +171,32 @@ class DiscordBot:
             if answer.change is not None:
                 self.wake_outbox()
             if isinstance(answer.reply, EditForm):
-                return {MODAL: render.edit_form(answer.reply.paper), INSTEAD: render.message(answer.reply)}
+                return {MODAL: render.edit_form(answer.reply.paper), "message": render.message(answer.reply)}
             if isinstance(answer.reply, AddForm):
-                return {MODAL: render.add_form()}
+                return self._add_form(ctx, answer.reply)
             return render.message(answer.reply)
         except Exception:
             log.exception("answering %r failed", line[:80])
             return render.message(Notice(text("Something went wrong while answering that. Try again."), ok=False))
+
+    def _add_form(self, ctx: Context, form: AddForm) -> dict:
+        """The add form as the answer: filled in from the look-up of `add <link>` first. A modal can only
+        be the first answer, so a look-up that outlasts it (DEFER_AFTER) is answered with the paper
+        found and a button that opens the filled-in form (the look-up is kept for it)."""
+        if form.lookup is not None:
+            filled = commands.fill_add_form(ctx, form)
+            if not isinstance(filled, AddForm):
+                return render.message(filled)
+            return {MODAL: render.add_form(filled), "message": render.message(filled)}
+        return {MODAL: render.add_form(form)}
+
+    def tell_directly(self, user: str, said) -> None:
+        """A direct message to `user` (a suggestion's outcome); a member who takes none is logged."""
+        try:
+            channel = self.transport.dm_channel(user)
+            self.rest.call("POST", f"/channels/{channel}/messages", render.message(Notice(said)))
+        except (Rejected, Uncertain) as e:
+            log.warning("could not tell %s directly: %s", user, e)
 
     def from_gateway(self, interaction, arrived: float) -> None:
         """An INTERACTION_CREATE from the Gateway: answered through the callback route, in the
@@ -235,8 +254,8 @@ class DiscordBot:
 
     def _edit_original(self, token: str, future: Future) -> None:
         body = future.result()
-        if MODAL in body:  # a modal can only be the first answer
-            body = body.get(INSTEAD) or render.message(AddForm())
+        if MODAL in body:  # a modal can only be the first answer: the paper found, and a button to the form
+            body = body.get("message") or render.message(AddForm())
         path = f"/webhooks/{self.app_id}/{token}/messages/@original"
         for last in (False, True):
             try:

@@ -34,7 +34,6 @@ OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
     ],
     "unassign": [("date", STRING, "the week's date: YYYY-MM-DD or next", True, False)],
     "skip": [("date", STRING, "the week's date: YYYY-MM-DD or next", True, False)],
-    "add": [],
     "vote": [("paper", STRING, "the paper you want read (again: take your vote back)", True, True)],
     "archive": [("paper", STRING, "the paper to take out of lists, search and the rotation", True, True)],
     "restore": [("paper", STRING, "the archived paper to bring back", True, True)],
@@ -44,6 +43,11 @@ OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
         ("url", STRING, "a link to the slides, a recording or notes (or: remove <link>)", True, False),
     ],
     "past": [],
+    "add": [
+        ("link", STRING, "an arXiv id, DOI or link, to fill the form in (none: the empty form)", False, False),
+        ("tags", STRING, "tags for it, separated by commas (default: proposed from the catalog's)", False, False),
+    ],
+    "suggest": [("link", STRING, "the paper's arXiv id, DOI or link", True, False)],
 }
 
 #: View Channel, Send Messages, Embed Links, Read Message History: what the weekly post, the

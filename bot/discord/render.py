@@ -20,6 +20,7 @@ from collections import OrderedDict
 from datetime import datetime
 from functools import singledispatch
 
+from bot.papers import Paper, read_byline
 from bot.replies import (
     COMMAND,
     AddForm,
@@ -38,6 +39,7 @@ from bot.replies import (
     Reminder,
     Schedule,
     SlotLine,
+    SuggestionList,
     TagCounts,
     Text,
     WeekCard,
@@ -471,40 +473,73 @@ def _(reply: EditForm) -> dict:  # only reached when the form cannot be opened (
 
 
 @message.register
-def _(reply: AddForm) -> dict:  # only reached when the form cannot be opened (a deferred answer)
-    return _body("The form could not be opened in time: " + code(f"{COMMAND} add") + " again opens it.")
+def _(reply: AddForm) -> dict:
+    if reply.fields is None:  # only reached when the form cannot be opened (a deferred answer)
+        note = markdown(reply.note) + "\n" if reply.note else ""
+        return _body(note + "The form could not be opened in time: " + code(f"{COMMAND} add") + " again opens it.")
+    f = reply.fields
+    embed: dict = {"title": cut(escape(f["title"]), MAX_TITLE), "color": COLOUR}
+    if _linkable(f.get("url") or ""):
+        embed["url"] = f["url"]
+    if f.get("summary"):
+        embed["description"] = clip(f["summary"], 1500)
+    fields = []
+    byline = Paper(0, "", f["title"], "", "", (), f.get("authors") or "", f.get("year")).byline
+    if byline:
+        fields.append(_field("by", [escape(byline)]))
+    fields.append(_field("tags", ["  ".join(code(t) for t in f.get("tags") or ()) or "_none proposed_"]))
+    embed["fields"] = fields
+    content = (markdown(reply.note) + " " if reply.note else "") + "Nothing is added until you submit the form."
+    return _body(content, [embed], rows([Button("Open the add form", reply.again, primary=True)]))
+
+
+@message.register
+def _(reply: SuggestionList) -> dict:
+    lines, buttons = [], []
+    for s in reply.lines[: MAX_ROWS * MAX_BUTTONS // 2]:  # two buttons each
+        title = f"[{clip(s.title, 300)}]({s.url})" if _linkable(s.url) else clip(s.title, 300)
+        line = f"**{s.number}.** {title}" + (f"\n{clip(s.byline, 300)}" if s.byline else "")
+        lines.append(f"{line}\nsuggested by {who(s.by)}")
+        buttons += [Button(f"{b.label} {s.number}", b.command, b.primary) for b in s.buttons]
+    embeds, _ = _pack(lines, MAX_EMBED_TOTAL - 200, separator="\n\n")
+    content = markdown(reply.heading) + ("\n" + markdown(reply.footer) if reply.footer else "")
+    return _body(content, embeds, rows(buttons))
 
 
 ADD_FORM = "add"
 #: The add form's inputs (Discord allows five; labels up to 45 characters): name, label, placeholder,
-#: paragraph, required, most characters.
+#: paragraph, required, most characters. Authors and year share one ("by"), written as a byline.
 ADD_FIELDS = (
     ("title", "Title", "Streaming DiLoCo with Overlapping Communication", False, True, 300),
+    ("by", "Authors (year)", "Ada Lovelace, Alan Turing (2025)", False, False, 2010),
     ("url", "Link", "https://arxiv.org/abs/…", False, False, 1000),
     ("summary", "Summary", "", True, False, 3000),
     ("tags", "Tags, separated by commas", "parallelism-dp, moe", False, False, 300),
 )
 
 
-def add_form() -> dict:
-    """The add form as a Discord modal (the first answer to `/paper add`)."""
-    rows_ = [
-        {
-            "type": 1,
-            "components": [
-                {
-                    "type": 4,
-                    "custom_id": name,
-                    "label": label,
-                    "style": 2 if paragraph else 1,
-                    "required": required,
-                    "max_length": most,
-                    **({"placeholder": placeholder} if placeholder else {}),
-                }
-            ],
+def add_form(form: AddForm | None = None) -> dict:
+    """The add form as a Discord modal (the first answer to `/paper add`, or to its button), filled in
+    with a look-up's fields when `form` has them."""
+    f = dict((form.fields if form is not None else None) or {})
+    if f:
+        f["by"] = Paper(0, "", f.get("title", ""), "", "", (), f.get("authors") or "", f.get("year")).byline
+        f["tags"] = ", ".join(f.get("tags") or ())
+    rows_ = []
+    for name, label, placeholder, paragraph, required, most in ADD_FIELDS:
+        item = {
+            "type": 4,
+            "custom_id": name,
+            "label": label,
+            "style": 2 if paragraph else 1,
+            "required": required,
+            "max_length": most,
+            **({"placeholder": placeholder} if placeholder else {}),
         }
-        for name, label, placeholder, paragraph, required, most in ADD_FIELDS
-    ]
+        value = f.get(name)
+        if value not in (None, ""):
+            item["value"] = str(value)[:most]
+        rows_.append({"type": 1, "components": [item]})
     return {"custom_id": ADD_FORM, "title": "Add a paper", "components": rows_}
 
 
@@ -541,13 +576,15 @@ def edited_number(custom_id: object) -> int | None:
 
 
 def form_values(data: dict) -> dict[str, str | None]:
-    """The values of a submitted modal, by input."""
+    """The values of a submitted modal, by input; "by" read back as authors and year."""
     values: dict[str, str | None] = {}
     for row in data.get("components") or []:
         for item in (row or {}).get("components") or [] if isinstance(row, dict) else []:
             if isinstance(item, dict) and isinstance(item.get("custom_id"), str):
                 value = item.get("value")
                 values[item["custom_id"]] = value if isinstance(value, str) else None
+    if "by" in values:
+        values["authors"], values["year"] = read_byline(values.pop("by"))
     return values
 
 

@@ -174,6 +174,8 @@ class SlackBot:
             lambda presenter: self.vet_presenter(presenter, bot_user),
             PLATFORM,
             rotation=s.rotation,
+            lookups=s.lookups,
+            tell=lambda member, said: self.later(self.tell_directly, member, blocks.message(Notice(said))),
         )
 
     # -- after the reply ---------------------------------------------------------

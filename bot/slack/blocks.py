@@ -36,6 +36,7 @@ from bot.replies import (
     Reminder,
     Schedule,
     SlotLine,
+    SuggestionList,
     TagCounts,
     TalkLinks,
     Text,
@@ -469,6 +470,23 @@ def _(reply: AddForm) -> dict:  # only reached when a form cannot be opened
     return _message("Use the form to add a paper.", [section("Use the form to add a paper.")])
 
 
+@message.register
+def _(reply: SuggestionList) -> dict:
+    blocks = [section(mrkdwn(reply.heading))]
+    fallback = [plain(reply.heading)]
+    for i, s in enumerate(reply.lines[:23]):  # two blocks each, within a message's 50
+        title = clip(s.title, 600)
+        if s.url and len(s.url) <= MAX_LINK:
+            title = f"<{s.url.replace('&', '&amp;').replace('<', '%3C').replace('>', '%3E')}|{title}>"
+        body = f"*{s.number}.* {title}" + (f"\n{clip(s.byline, 600)}" if s.byline else "")
+        blocks.append(section(f"{body}\nsuggested by {who(s.by)}"))
+        blocks.append({"type": "actions", "elements": [button(b, f"{RUN}:g{i}.{j}") for j, b in enumerate(s.buttons)]})
+        fallback.append(f"{s.number}. {escape(s.title)}")
+    if reply.footer:
+        blocks.append(context(mrkdwn(reply.footer)))
+    return _message("\n".join(fallback), blocks)
+
+
 # -- messages the bot sends on its own -------------------------------------------
 
 
@@ -586,10 +604,14 @@ def home(view: Home) -> dict:
 
 
 ADD_CALLBACK = "add_paper"
-ADD_FIELDS = ("title", "url", "summary", "tags")
+ADD_FIELDS = ("title", "authors", "year", "url", "summary", "tags")
 
 
-def add_form(channel: str | None) -> dict:
+def add_form(channel: str | None, form: AddForm | None = None, *, looking_up: str | None = None) -> dict:
+    """The add modal: empty, filled in with `form.fields` from a look-up, or (`looking_up`: the link)
+    open while the look-up runs, to be filled in by views.update."""
+    values = (form.fields if form is not None else None) or {}
+
     def field(
         name: str,
         label: str,
@@ -605,6 +627,11 @@ def add_form(channel: str | None) -> dict:
             element["multiline"] = True
         if placeholder:
             element["placeholder"] = {"type": "plain_text", "text": placeholder}
+        value = values.get(name)
+        if isinstance(value, list | tuple):
+            value = ", ".join(value)
+        if value not in (None, ""):
+            element["initial_value"] = str(value)[:max_length]
         block = {
             "type": "input",
             "block_id": name,
@@ -616,6 +643,11 @@ def add_form(channel: str | None) -> dict:
             block["hint"] = {"type": "plain_text", "text": hint}
         return block
 
+    top = []
+    if looking_up:
+        top.append(context(f"⏳ Looking up {clip(looking_up, 1000)} … the fields fill in when it answers."))
+    elif form is not None and form.note:
+        top.append(context(mrkdwn(form.note)[:2900]))
     return {
         "type": "modal",
         "callback_id": ADD_CALLBACK,
@@ -623,8 +655,11 @@ def add_form(channel: str | None) -> dict:
         "title": {"type": "plain_text", "text": "Add a paper"},
         "submit": {"type": "plain_text", "text": "Add"},
         "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": [
+        "blocks": top
+        + [
             field("title", "Title", placeholder="Streaming DiLoCo with Overlapping Communication"),
+            field("authors", "Authors", optional=True, max_length=2000, placeholder="Ada Lovelace, Alan Turing"),
+            field("year", "Year", optional=True, max_length=4, placeholder="2025"),
             field("url", "Link", optional=True, max_length=1000, placeholder="https://arxiv.org/abs/…"),
             field("summary", "Summary", optional=True, multiline=True, max_length=3000),
             field(
@@ -666,4 +701,14 @@ def edit_form(channel: str | None, paper) -> dict:
         "private_metadata": f"{channel or ''}|{paper.number}",
         "title": {"type": "plain_text", "text": f"Edit #{paper.number}"[:24]},
         "submit": {"type": "plain_text", "text": "Save"},
+    }
+
+
+def notice_view(notice: Notice) -> dict:
+    """A modal that only says something (the paper a link names is in the catalog already)."""
+    return {
+        "type": "modal",
+        "title": {"type": "plain_text", "text": "Add a paper"},
+        "close": {"type": "plain_text", "text": "Close"},
+        "blocks": [section(mrkdwn(notice.text)[:2900])],
     }

@@ -17,6 +17,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from html import escape
@@ -28,7 +29,8 @@ PAPERS: dict[str, dict] = {
     "2501.18512": {
         "title": "Streaming DiLoCo with Overlapping Communication: Towards a\n  Distributed Free Lunch",
         "authors": ["Arthur Douillard", "Yanislav Donchev", "Keith Rush"],
-        "summary": "  Training of large language models (LLMs) is typically distributed across a\nlarge number of accelerators.\n",
+        "summary": "  Training of large language models (LLMs) is typically distributed across a\n"
+        "large number of accelerators.\n",
         "published": "2025-01-30T17:23:50Z",
     },
     "2409.12345": {
@@ -37,6 +39,12 @@ PAPERS: dict[str, dict] = {
         "summary": "  We study pipeline parallelism and data parallel training of large models.\n",
         "published": "2024-09-18T09:00:00Z",
         "doi": "10.1145/3600006.3613145",
+    },
+    "2310.01889": {
+        "title": "Ring Attention with Blockwise Transformers for Near-Infinite Context",
+        "authors": ["Hao Liu", "Matei Zaharia", "Pieter Abbeel"],
+        "summary": "  Transformers have emerged as the architecture of choice for many\nstate-of-the-art AI models.\n",
+        "published": "2023-10-03T17:59:41Z",
     },
     "hep-th/9901001": {
         "title": "An Old-Style Paper on Strings",
@@ -48,6 +56,7 @@ PAPERS: dict[str, dict] = {
 
 OPENSEARCH = "http://a9.com/-/spec/opensearch/1.1/"
 ARXIV = "http://arxiv.org/schemas/atom"
+SELF = "http://arxiv.org/api/query?search_query%3D%26id_list%3D"
 
 
 class StandinServer:
@@ -173,8 +182,6 @@ def _error_entry(bad: str) -> str:
 def feed_for(ids: list[str], papers: dict[str, dict]) -> str:
     """arXiv's answer to `id_list=<ids>`: an entry per known id, none for an unknown one, the error entry
     for one that is no arXiv id."""
-    import re
-
     valid = re.compile(r"^(\d{4}\.\d{4,5}|[a-z\-]+(\.[A-Z]{2})?/\d{7})(v\d+)?$")
     bad = [i for i in ids if not valid.match(i)]
     entries = [_error_entry(bad[0])] if bad else [_entry(i.split("v")[0], papers[i]) for i in ids if i in papers]
@@ -182,7 +189,7 @@ def feed_for(ids: list[str], papers: dict[str, dict]) -> str:
     listed = ",".join(ids)
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom">
-  <link href="http://arxiv.org/api/query?search_query%3D%26id_list%3D{listed}%26start%3D0%26max_results%3D10" rel="self" type="application/atom+xml"/>
+  <link href="{SELF}{listed}%26start%3D0%26max_results%3D10" rel="self" type="application/atom+xml"/>
   <title type="html">ArXiv Query: search_query=&amp;id_list={escape(listed)}&amp;start=0&amp;max_results=10</title>
   <id>http://arxiv.org/api/standin</id>
   <updated>{time.strftime("%Y-%m-%dT00:00:00-05:00")}</updated>

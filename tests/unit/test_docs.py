@@ -53,6 +53,7 @@ def test_manifest_asks_only_for_the_scopes_the_code_uses():
         "conversations_open": {"im:write"},
         "users_info": {"users:read"},
         "views_open": set(),
+        "views_update": set(),
         "views_publish": set(),
         "auth_test": set(),
     }

@@ -16,10 +16,10 @@ import re
 
 from bot import commands
 from bot.delivery import Rejected, Uncertain
-from bot.replies import Notice, text
+from bot.replies import AddForm, Notice, text
 from bot.slack import blocks
 from bot.slack.client import NETWORK_ERRORS, call, may_have_arrived, webhook
-from bot.slack.listeners.commands import OOPS
+from bot.slack.listeners.commands import OOPS, open_add_form
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,12 @@ def register(app, bot) -> None:
         user = (body.get("user") or {}).get("id", "")
         with bot.answering(user, context.bot_user_id) as ctx:  # saved in time, or refused as busy
             answer = press(ctx, action)
+            if isinstance(answer.reply, AddForm):  # "Open the empty form": a modal needs the click's trigger_id now
+                failed = open_add_form(bot, body, answer.reply)
+                ack()
+                if failed:
+                    bot.later(answer_press, bot, body, action, commands.Answer(Notice(text(failed["text"]), ok=False)))
+                return
         ack()
         if answer.change is not None:
             bot.wake_outbox()  # its announcement was queued with the change

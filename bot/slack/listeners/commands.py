@@ -49,7 +49,7 @@ def register(app, bot) -> None:
                 if isinstance(answer.reply, EditForm):
                     reply = views.open_edit_form(bot, body, answer.reply.paper)
                 elif isinstance(answer.reply, AddForm):
-                    reply = open_add_form(bot, body)
+                    reply = open_add_form(bot, body, answer.reply)
                 else:
                     reply = {"response_type": "ephemeral", **blocks.message(answer.reply)}
         except Exception:
@@ -61,13 +61,16 @@ def register(app, bot) -> None:
             bot.wake_outbox()  # its announcement was queued with the change
 
 
-def open_add_form(bot, body) -> dict:
-    """Open the add modal now: its trigger_id is only good for 3 seconds."""
+def open_add_form(bot, body, form: AddForm | None = None) -> dict:
+    """Open the add modal now: its trigger_id is only good for 3 seconds. With a link to look up, it
+    opens saying so, and fills in (views.update) when the look-up returns, after the reply."""
+    channel = body.get("channel_id") or (body.get("channel") or {}).get("id")
+    looking_up = form.lookup if form is not None else None
     try:
-        call(
+        opened = call(
             bot.quick_client().views_open,
             trigger_id=body.get("trigger_id", ""),
-            view=blocks.add_form(body.get("channel_id")),
+            view=blocks.add_form(channel, form, looking_up=looking_up),
         )
     except Rejected as e:
         log.warning("views.open failed: %s", e)
@@ -81,4 +84,24 @@ def open_add_form(bot, body) -> dict:
             "response_type": "ephemeral",
             "text": f"Slack was slow to open the form: if it did not open, try `{COMMAND} add` again.",
         }
+    if looking_up:
+        user = body.get("user_id") or (body.get("user") or {}).get("id", "")
+        view = opened.get("view") or {}
+        bot.later(fill_add_form, bot, user, channel, view.get("id", ""), form)
     return {}
+
+
+def fill_add_form(bot, user: str, channel: str | None, view_id: str, form: AddForm) -> None:
+    """The open modal, filled in with what the look-up found; or, when it failed, the empty form with
+    the one line saying why; or a note that the catalog has the paper already."""
+    filled = commands.fill_add_form(bot.context(user), form)
+    if isinstance(filled, AddForm):
+        view = blocks.add_form(channel, filled)
+    elif filled.ok:
+        view = blocks.notice_view(filled)
+    else:
+        view = blocks.add_form(channel, AddForm(note=filled.text))
+    try:
+        call(bot.answers.views_update, view_id=view_id, view=view)
+    except (Rejected, Uncertain) as e:  # closed meanwhile, most likely
+        log.info("could not fill in the add form %s: %s", view_id, e)

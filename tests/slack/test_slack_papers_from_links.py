@@ -1,0 +1,117 @@
+"""`/paper add <link>` and suggestions on Slack: real Bolt over HTTP, the Slack stand-in, and arXiv's."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from arxiv_standin import ArxivStandin
+from conftest import CHANNEL, Clock, at
+from test_http_door import Door
+from test_slack_commands import blocks_text, buttons, valid
+
+from bot import catalog, lookup
+
+
+@pytest.fixture
+def arxiv(monkeypatch):
+    monkeypatch.setattr(lookup, "ARXIV_GAP_SECONDS", 0.0)
+    with ArxivStandin() as standin:
+        yield standin
+
+
+@pytest.fixture
+def h(make_harness, arxiv):
+    return make_harness(Clock(at("2026-12-02 10:00")), PAPERBOT_ARXIV_API=arxiv.url)
+
+
+@pytest.fixture
+def door(h):
+    d = Door(h)
+    yield d
+    d.close()
+
+
+def _values(view: dict) -> dict:
+    """What the modal's inputs hold as it is shown: what a submit without edits sends."""
+    return {b["block_id"]: b["element"].get("initial_value") for b in view["blocks"] if b["type"] == "input"}
+
+
+def test_add_of_a_link_opens_the_form_within_3_seconds_and_fills_it_in_from_a_slow_arxiv(h, door, arxiv):
+    arxiv.fault("slow", delay=2.5)
+    started = time.monotonic()
+    status, reply = door.command("add https://arxiv.org/abs/2409.12345", user="UADMIN")
+    answered = time.monotonic() - started
+    assert status == 200 and reply == {} and answered < 3.0, (status, reply, answered)
+    [opened] = h.slack.calls_to("views.open")
+    assert "Looking up https://arxiv.org/abs/2409.12345" in str(opened.params["view"])
+    assert h.slack.wait_for(lambda s: s.calls_to("views.update"), 10)
+    [update] = h.slack.calls_to("views.update")
+    assert update.status == 200 and update.params["view_id"] == opened.response["view"]["id"]
+    values = _values(update.params["view"])
+    assert values == {
+        "title": "Pipeline Parallelism with Zero Bubbles for Data Parallel Training",
+        "authors": "Ada Lovelace, Alan Turing",
+        "year": "2024",
+        "url": "https://arxiv.org/abs/2409.12345",
+        "summary": "We study pipeline parallelism and data parallel training of large models.",
+        "tags": "parallelism-dp",
+    }
+    assert h.submit("add_paper", values) == {}
+    paper = catalog.by_number(h.bot.store, 33)
+    assert paper.title == values["title"] and (paper.authors, paper.year) == ("Ada Lovelace, Alan Turing", 2024)
+    assert paper.tags == ("parallelism-dp",)
+    # Submitted again (the form still open in another window): the same paper, not a second copy.
+    again = h.submit("add_paper", values)
+    assert again["response_action"] == "errors" and "#33" in again["errors"]["url"]
+    assert catalog.count(h.bot.store) == 33
+
+
+def test_a_failed_look_up_leaves_the_empty_form_with_one_line_and_saves_nothing(h, door, arxiv):
+    arxiv.fault("500")
+    status, reply = door.command("add 2409.12345", user="UADMIN")
+    assert status == 200 and reply == {}
+    assert h.slack.wait_for(lambda s: s.calls_to("views.update"), 10)
+    [update] = h.slack.calls_to("views.update")
+    view = update.params["view"]
+    assert "arXiv answered with an error (HTTP 500): nothing was saved." in str(view["blocks"][0])
+    assert not any(_values(view).values())
+    assert catalog.count(h.bot.store) == 32
+
+
+def test_add_of_a_paper_the_catalog_has_answers_with_it_and_opens_no_form(h, door):
+    status, reply = door.command("add arXiv:2501.18512v2", user="UADMIN")
+    assert status == 200 and "Already in the catalog: *#29*" in blocks_text(valid(reply))
+    assert not h.slack.calls_to("views.open")
+
+
+def test_a_suggestion_accepted_joins_the_catalog_and_the_suggester_hears_it(h, door):
+    status, reply = door.command("suggest 2409.12345", user="U1")
+    assert status == 200 and "you suggested" in blocks_text(valid(reply))
+    status, reply = door.command("suggest https://arxiv.org/abs/2310.01889", user="U2")
+    assert status == 200 and "(suggestion 2)" in blocks_text(reply)
+    assert catalog.count(h.bot.store) == 32
+    assert "No paper matches" in blocks_text(valid(h.command("search zero bubbles")))
+
+    listed = valid(h.command("suggestions", user="UADMIN"))
+    assert "2 suggestions waiting" in blocks_text(listed)
+    accept = next(b for b in buttons(listed) if b["value"] == "suggestions accept 1")
+    decline = next(b for b in buttons(listed) if b["value"] == "suggestions decline 2")
+    h.click(accept, user="UADMIN")
+    h.click(decline, user="UADMIN")
+    assert h.slack.wait_for(lambda s: s.messages("DU1") and s.messages("DU2"), 10)
+    [told_u1] = h.slack.messages("DU1")
+    [told_u2] = h.slack.messages("DU2")
+    assert "was accepted" in told_u1["text"] and "#33" in told_u1["text"]
+    assert "was declined" in told_u2["text"]
+    titles = [p.title for p in catalog.all_papers(h.bot.store)]
+    assert titles[-1].startswith("Pipeline Parallelism with Zero Bubbles") and len(titles) == 33
+    assert not any(t.startswith("Ring Attention") for t in titles)
+    assert "No suggestions are waiting" in blocks_text(valid(h.command("suggestions", user="UADMIN")))
+    assert CHANNEL  # the channel got nothing: suggestions are not announced
+    assert not [m for m in h.slack.messages(CHANNEL) if "suggest" in m.get("text", "")]
+
+
+def test_members_cannot_list_or_decide_suggestions(h):
+    reply = valid(h.command("suggestions accept 1", user="U1"))
+    assert "Only admins can see and decide suggestions" in blocks_text(reply)

@@ -1,0 +1,191 @@
+"""Papers from links in the console and the core: ids read, look-ups at the arXiv and Crossref stand-ins,
+failures in one line with nothing saved, the same paper never added twice, suggestions kept apart."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+from arxiv_standin import ArxivStandin
+from crossref_standin import CrossrefStandin
+
+from bot import catalog, cli, lookup
+from bot.paper_refs import Ref, parse
+
+
+@pytest.mark.parametrize(
+    ("text", "ref"),
+    [
+        ("2501.18512", Ref("arxiv", "2501.18512")),
+        ("arXiv:2501.18512v2", Ref("arxiv", "2501.18512")),
+        ("hep-th/9901001", Ref("arxiv", "hep-th/9901001")),
+        ("hep-th/9901001v3", Ref("arxiv", "hep-th/9901001")),
+        ("math.GT/0309136", Ref("arxiv", "math.GT/0309136")),
+        ("https://arxiv.org/abs/2501.18512", Ref("arxiv", "2501.18512")),
+        ("https://arxiv.org/pdf/2501.18512v1", Ref("arxiv", "2501.18512")),
+        ("https://arxiv.org/pdf/2501.18512v1.pdf", Ref("arxiv", "2501.18512")),
+        ("http://arxiv.org/abs/hep-th/9901001", Ref("arxiv", "hep-th/9901001")),
+        ("10.1145/3600006.3613145", Ref("doi", "10.1145/3600006.3613145")),
+        ("https://doi.org/10.1145/3600006.3613145", Ref("doi", "10.1145/3600006.3613145")),
+        ("doi:10.1145/ABC", Ref("doi", "10.1145/abc")),
+        ("10.48550/arXiv.2501.18512", Ref("arxiv", "2501.18512")),
+        ("https://doi.org/10.48550/arXiv.2501.18512", Ref("arxiv", "2501.18512")),
+        ("streaming diloco", None),
+        ("https://example.com/paper.pdf", None),
+        ("2501", None),
+    ],
+)
+def test_ids_links_and_dois_are_read_and_arxiv_dois_go_to_arxiv(text, ref):
+    assert parse(text) == ref
+
+
+@pytest.fixture
+def services(monkeypatch):
+    monkeypatch.setattr(lookup, "ARXIV_GAP_SECONDS", 0.0)  # arXiv's pace, kept in its own test
+    with ArxivStandin() as arxiv, CrossrefStandin() as crossref:
+        monkeypatch.setenv("PAPERBOT_ARXIV_API", arxiv.url)
+        monkeypatch.setenv("PAPERBOT_CROSSREF_API", crossref.url)
+        yield arxiv, crossref
+
+
+def console(monkeypatch, tmp_path, capsys, lines: str, *argv: str) -> str:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PAPERBOT_DB", str(tmp_path / "paperbot.db"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(lines))
+    assert cli.main(["console", *argv]) == 0
+    return capsys.readouterr().out
+
+
+def papers(tmp_path) -> list[catalog.Paper]:
+    store = catalog.open_store(tmp_path / "paperbot.db")
+    try:
+        return list(catalog.all_papers(store))
+    finally:
+        store.close()
+
+
+def test_add_of_an_arxiv_id_saves_what_arxiv_says_with_the_tags_typed(services, monkeypatch, tmp_path, capsys):
+    out = console(monkeypatch, tmp_path, capsys, "add 2409.12345 parallelism-dp,pipeline\n")
+    assert "Added #33 Pipeline Parallelism with Zero Bubbles" in out
+    paper = papers(tmp_path)[-1]
+    assert paper.number == 33
+    assert paper.title == "Pipeline Parallelism with Zero Bubbles for Data Parallel Training"
+    assert (paper.authors, paper.year) == ("Ada Lovelace, Alan Turing", 2024)
+    assert paper.url == "https://arxiv.org/abs/2409.12345"
+    assert paper.summary == "We study pipeline parallelism and data parallel training of large models."
+    assert paper.tags == ("parallelism-dp", "pipeline")
+
+
+def test_add_of_a_paper_the_catalog_has_shows_it_instead_of_a_copy(services, monkeypatch, tmp_path, capsys):
+    arxiv, _ = services
+    out = console(
+        monkeypatch,
+        tmp_path,
+        capsys,
+        "add 2501.18512\nadd arXiv:2501.18512v2\nadd https://arxiv.org/pdf/2501.18512v1\n"
+        "add 10.48550/arXiv.2501.18512\n",
+    )
+    assert out.count("Already in the catalog: #29 Streaming DiLoCo") == 4
+    assert len(papers(tmp_path)) == 32 and arxiv.requests == []  # found in the catalog, never looked up
+
+
+def test_a_doi_is_looked_up_at_crossref_and_the_same_paper_by_its_doi_is_found(services, monkeypatch, tmp_path, capsys):
+    out = console(
+        monkeypatch, tmp_path, capsys, "add 10.1145/3600006.3613145\nadd https://doi.org/10.1145/3600006.3613145\n"
+    )
+    assert "Added #33 Efficient Memory Management" in out and "Already in the catalog: #33" in out
+    paper = papers(tmp_path)[-1]
+    assert paper.url == "https://doi.org/10.1145/3600006.3613145" and paper.year == 2023
+    assert paper.authors == "Woosuk Kwon, Zhuohan Li"
+    assert paper.summary == "High throughput serving of large language models (LLMs) requires batching & paging."
+
+
+def test_proposed_tags_come_from_the_catalogs_own(services, monkeypatch, tmp_path, capsys):
+    console(monkeypatch, tmp_path, capsys, "add 2409.12345\nadd 2310.01889\n")
+    *_, zero_bubble, ring = papers(tmp_path)
+    assert zero_bubble.tags == ("parallelism-dp",)  # "data parallel": d, p
+    assert ring.tags == ()  # no tag of the catalog fits it, and none is made up
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("malformed", "arXiv sent an answer that is not a valid feed: nothing was saved."),
+        ("500", "arXiv answered with an error (HTTP 500): nothing was saved."),
+        ("hang", "arXiv did not answer within 10 seconds: nothing was saved."),
+    ],
+)
+def test_a_failed_look_up_is_one_line_and_saves_nothing(services, monkeypatch, tmp_path, capsys, fault, said):
+    arxiv, _ = services
+    arxiv.fault(fault, delay=12 if fault == "hang" else None)
+    started = time.monotonic()
+    out = console(monkeypatch, tmp_path, capsys, "add 2409.12345\n")
+    assert time.monotonic() - started < 11.5
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines[0] == f"✗ {said}"
+    assert "Traceback" not in out and len(papers(tmp_path)) == 32
+
+
+def test_an_id_arxiv_does_not_have_and_a_doi_crossref_does_not_know(services, monkeypatch, tmp_path, capsys):
+    out = console(monkeypatch, tmp_path, capsys, "add 2409.99999\nadd 10.1145/unknown\nsuggest 2409.99999\n")
+    assert "✗ arXiv has no paper 2409.99999: nothing was saved." in out
+    assert "✗ Crossref knows no DOI 10.1145/unknown: nothing was saved." in out
+    assert len(papers(tmp_path)) == 32
+
+
+def test_a_chat_reply_waits_2_seconds_at_most(services):
+    arxiv, _ = services
+    arxiv.fault("slow", delay=2.5)
+    lookups = lookup.Lookups(arxiv.url)
+    started = time.monotonic()
+    with pytest.raises(lookup.LookupFailed, match="did not answer within 2 seconds"):
+        lookups.fetch(parse("2409.12345"), lookup.REPLY_WAIT)
+    assert time.monotonic() - started < 2.3
+
+
+def test_arxivs_pace_is_kept_between_look_ups(monkeypatch):
+    monkeypatch.setattr(lookup, "ARXIV_GAP_SECONDS", 1.0)
+    with ArxivStandin() as arxiv:
+        lookups = lookup.Lookups(arxiv.url)
+        lookups.fetch(parse("2409.12345"), 2)
+        with pytest.raises(lookup.LookupFailed, match="pause between look-ups"):
+            lookups.fetch(parse("2310.01889"), 0.2)  # its turn comes after its time is up
+        started = time.monotonic()
+        lookups.fetch(parse("2310.01889"), 2)  # waits for its turn
+        assert time.monotonic() - started > 0.5 and len(arxiv.requests) == 2
+
+
+def test_jats_is_stripped_from_crossref_abstracts():
+    jats = "<jats:title>Abstract</jats:title><jats:p>We <jats:italic>show</jats:italic> x &lt; y.</jats:p>"
+    assert lookup.strip_jats(jats) == "We show x < y."
+
+
+def test_a_suggestion_stays_out_of_the_catalog_until_accepted(services, monkeypatch, tmp_path, capsys):
+    out = console(monkeypatch, tmp_path, capsys, "suggest 2409.12345\nsuggest 2310.01889\n", "--user", "ada")
+    assert "you suggested “Pipeline Parallelism with Zero Bubbles" in out and "(suggestion 1)" in out
+    assert "(suggestion 2)" in out
+    out = console(monkeypatch, tmp_path, capsys, "search zero bubbles\nsuggest 2409.12345\n", "--user", "bo")
+    assert "No paper matches" in out and "is suggested already (suggestion 1, by @ada)" in out
+    assert len(papers(tmp_path)) == 32
+
+    out = console(monkeypatch, tmp_path, capsys, "suggestions\n")
+    assert "2 suggestions waiting" in out
+    assert "[Accept] → suggestions accept 1" in out and "[Decline] → suggestions decline 2" in out
+    out = console(monkeypatch, tmp_path, capsys, "suggestions accept 1\nsuggestions decline 2\nsuggestions\n")
+    assert "Accepted suggestion 1: #33 Pipeline Parallelism with Zero Bubbles" in out
+    assert "(to @ada: Your suggestion “Pipeline Parallelism with Zero Bubbles" in out and "it is #33" in out
+    assert "(to @ada: Your suggestion “Ring Attention" in out and "was declined" in out
+    assert "No suggestions are waiting" in out
+    numbers = {p.title: p.number for p in papers(tmp_path)}
+    assert numbers["Pipeline Parallelism with Zero Bubbles for Data Parallel Training"] == 33
+    assert not any(t.startswith("Ring Attention") for t in numbers)
+    out = console(monkeypatch, tmp_path, capsys, "suggestions accept 2\nsuggestions decline 7\n")
+    assert "Suggestion 2 was declined already." in out and "There is no suggestion 7." in out
+    assert len(papers(tmp_path)) == 33
+
+
+def test_members_cannot_decide_suggestions(services, monkeypatch, tmp_path, capsys):
+    out = console(monkeypatch, tmp_path, capsys, "suggest 2409.12345\nsuggestions accept 1\n", "--user", "ada")
+    assert "✗ Only admins can see and decide suggestions." in out
+    assert len(papers(tmp_path)) == 32
