@@ -321,6 +321,7 @@ def cmd_week(ctx: Context, args: str) -> Answer:
             return _notice("No paper is tagged ", Code(ctx.focus_tag), ": there is no paper of the week yet.", ok=False)
         return _notice("The catalog is empty: there is no paper of the week yet.", ok=False)
     line.paper = post.paper
+    line.archived = post.archived  # posted before it was archived: the week's paper still
     button = post.signup_button  # the post's own
     note: Text = text(post.nobody) if button else post.elsewhere_note()
     return Answer(WeekCard(line, featured=True, posted=posted, button=button, note=note))
