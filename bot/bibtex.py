@@ -50,7 +50,7 @@ _SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 def _entries(text: TextIO) -> Iterator[tuple[int, str, str]]:
     """(first line, type, text) of each `@type{...}` in the file, read a line at a time. Text
-    outside entries is a comment, as BibTeX reads it."""
+    outside entries is a comment, as BibTeX reads it, and so is a line that starts with `%`."""
     line_no = 0
     pending = ""  # text after an entry's end on its last line
     while True:
@@ -61,6 +61,8 @@ def _entries(text: TextIO) -> Iterator[tuple[int, str, str]]:
             if not line:
                 return
             line_no += 1
+        if line.lstrip().startswith("%"):  # a comment line, as bibtexparser and biber read one
+            continue
         m = _START.search(line)
         if m is None:
             continue

@@ -55,7 +55,7 @@ def test_a_bibtex_round_trip_keeps_every_seed_paper_and_hostile_titles(tmp_path,
 
 
 SCHOLAR = r"""
-% A list as Google Scholar and Zotero export it.
+% A list as Google Scholar and Zotero export it; not @misc{commented-out, title = {Not a paper}}.
 @string{nips = "Advances in Neural Information Processing Systems"}
 
 @inproceedings{vaswani2017attention,
