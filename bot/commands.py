@@ -584,10 +584,9 @@ def cmd_suggest(ctx: Context, args: str) -> Answer:
     already = paper_links.known(ctx.store, url=found.url, doi=found.doi)
     if already is not None:
         return _notice("The catalog has it already: ", PaperRef(already), ". Nothing was suggested.")
-    waiting = suggestions.same(ctx.store, found)
-    if waiting is not None:
-        return _already_suggested(waiting)
-    made = suggestions.add(ctx.store, ctx.member.id, found)
+    made, new = suggestions.add(ctx.store, ctx.member.id, found)
+    if not new:
+        return _already_suggested(made)
     return _notice(
         f"Thanks: you suggested “{made.title}” (suggestion {made.id}). An admin will accept or decline it, "
         "and you will hear which."

@@ -14,6 +14,8 @@ what to keep.
 from __future__ import annotations
 
 import html
+import importlib.metadata
+import io
 import json
 import logging
 import re
@@ -24,8 +26,6 @@ import urllib.parse
 import urllib.request
 from collections import OrderedDict
 from dataclasses import dataclass
-
-import feedparser
 
 from bot.paper_refs import Ref, keys_of
 
@@ -46,7 +46,17 @@ MAX_ANSWER_BYTES = 2 << 20
 CACHE_SIZE = 256
 CACHE_SECONDS = 15 * 60
 
-USER_AGENT = "paperbot/0.1 (reading-group bot; https://github.com/paperbot; python-urllib)"
+
+def _user_agent() -> str:
+    try:
+        version = importlib.metadata.version("paperbot")
+    except importlib.metadata.PackageNotFoundError:
+        version = "dev"
+    return f"paperbot/{version} (a reading group's paper bot; python-urllib)"
+
+
+#: Who asks: both services ask clients to name themselves.
+USER_AGENT = _user_agent()
 
 
 @dataclass(frozen=True)
@@ -184,7 +194,10 @@ def _one_line(text: str) -> str:
 
 def read_arxiv(body: bytes, ref: Ref) -> Found:
     """The paper in an arXiv API answer (an Atom feed of one entry); LookupFailed for an empty or broken feed."""
-    feed = feedparser.parse(body, sanitize_html=False, resolve_relative_uris=False)
+    import feedparser  # here: 0.1 s to import, which every verb of the command line would pay
+
+    # A stream, never bytes: feedparser would take bytes that name a file (b"/etc/passwd") for its path.
+    feed = feedparser.parse(io.BytesIO(body), sanitize_html=False, resolve_relative_uris=False)
     malformed = feed.get("bozo") and not isinstance(
         feed.get("bozo_exception"), feedparser.CharacterEncodingOverride | feedparser.NonXMLContentType
     )
@@ -233,7 +246,8 @@ def read_crossref(body: bytes, ref: Ref) -> Found:
         if not isinstance(message, dict):
             raise ValueError("no message")
         titles = message.get("title") or []
-        title = _one_line(titles[0] if isinstance(titles, list) and titles else str(titles or ""))
+        title = titles[0] if isinstance(titles, list) and titles else str(titles or "")
+        title = _one_line(html.unescape(_TAG.sub("", str(title))))  # <i>in vivo</i>, <sub>2</sub>
         names = []
         for author in message.get("author") or []:
             if not isinstance(author, dict):

@@ -71,11 +71,15 @@ def same(store: Store, found: Found | None = None, *, arxiv_id: str | None = Non
     return None
 
 
-def add(store: Store, member: str, found: Found, platform: str = "") -> Suggestion:
-    """Keep `found` as `member`'s suggestion (the caller checked the catalog and open suggestions)."""
+def add(store: Store, member: str, found: Found, platform: str = "") -> tuple[Suggestion, bool]:
+    """Keep `found` as `member`'s suggestion: (it, True); or (the open suggestion of the same paper,
+    False) when one came first, checked under the write lock so that two at once make one."""
     arxiv_id, doi = found.keys
     fields = paper_links.fields(found, ())
     with store.write() as db:
+        first = same(store, found)
+        if first is not None:
+            return first, False
         number = db.execute(
             "INSERT INTO suggestions (suggested_by, platform, title, authors, year, summary, url, arxiv_id, doi, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -84,7 +88,7 @@ def add(store: Store, member: str, found: Found, platform: str = "") -> Suggesti
         ).lastrowid
         made = _one(db, number)
     assert made is not None
-    return made
+    return made, True
 
 
 def waiting(store: Store, limit: int = LIST_MAX) -> tuple[list[Suggestion], int]:

@@ -27,7 +27,7 @@ from bot.commands import Context, Platform
 from bot.delivery import RateLimited, Rejected, Uncertain
 from bot.discord import definition, door, render
 from bot.discord.rest import Rest
-from bot.discord.transport import DiscordPoster, DiscordTransport
+from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
 from bot.http_door import Refused
 from bot.outbox_sender import OutboxSender
 from bot.replies import AddForm, Code, EditForm, Mention, Notice, PaperRef, text
@@ -191,11 +191,19 @@ class DiscordBot:
         return {MODAL: render.add_form(form)}
 
     def tell_directly(self, user: str, said) -> None:
-        """A direct message to `user` (a suggestion's outcome); a member who takes none is logged."""
+        """A direct message to `user` (a suggestion's outcome); for a member who takes none, the admins
+        hear it instead, naming them."""
         try:
             channel = self.transport.dm_channel(user)
             self.rest.call("POST", f"/channels/{channel}/messages", render.message(Notice(said)))
-        except (Rejected, Uncertain) as e:
+        except Rejected as e:
+            if e.code != NO_DMS:
+                log.warning("could not tell %s directly: %s", user, e)
+                return
+            self.tell_admins(
+                f"{render.who(user)} takes no direct messages from me, so could not hear: " + render.markdown(said)
+            )
+        except Uncertain as e:
             log.warning("could not tell %s directly: %s", user, e)
 
     def from_gateway(self, interaction, arrived: float) -> None:

@@ -123,3 +123,50 @@ def test_suggestions_accepted_and_declined_and_the_suggester_told_by_dm(make_bot
     assert len(titles) == 33 and titles[-1].startswith("Pipeline Parallelism")
     refused = respond(bot, discord, slash("suggestions", MEMBER))["data"]
     assert "Only admins" in refused["content"]
+
+
+def test_a_suggester_who_takes_no_dms_is_named_to_the_admins(make_bot, discord, arxiv):
+    bot = make_bot(PAPERBOT_ARXIV_API=arxiv.url)
+    respond(bot, discord, slash("suggest", base.SHY, link="2409.12345"))
+    respond(bot, discord, slash("suggestions", ADMIN, args="decline 1"))
+    assert discord.wait_for(lambda d: d.dm_channel(ADMIN) and d.messages(d.dm_channel(ADMIN)), 10)
+    [told] = discord.messages(discord.dm_channel(ADMIN))
+    assert f"<@{base.SHY}> takes no direct messages from me" in told["content"] and "was declined" in told["content"]
+    assert pings(told) == set()
+
+
+def test_long_suggestion_lists_and_looked_up_papers_fit_discords_limits():
+    from discord_standin import check_message
+
+    from bot.discord import render
+    from bot.replies import AddForm, Button, SuggestionLine, SuggestionList, text
+
+    long = "长" * 300 + " *bold* @everyone"
+    lines = [
+        SuggestionLine(
+            i,
+            long,
+            "Ada " * 500 + "(2025)",
+            "https://arxiv.org/abs/2409.12345",
+            MEMBER,
+            [Button("Accept", f"suggestions accept {i}", True), Button("Decline", f"suggestions decline {i}")],
+        )
+        for i in range(1, 21)
+    ]
+    message = render.message(SuggestionList(text("20 suggestions waiting"), lines, text("footer")))
+    check_message(message)
+    assert message["allowed_mentions"] == {"parse": []}
+    fields = {
+        "title": long,
+        "authors": "Ada Lovelace, " * 150,
+        "year": 2025,
+        "url": "https://arxiv.org/abs/2409.12345",
+        "summary": "x" * 3000,
+        "tags": ["a" * 50] * 20,
+    }
+    form = AddForm(fields=fields, again="add " + "https://doi.org/10.1145/" + "9" * 200)
+    check_message(render.message(form))
+    modal = render.add_form(form)
+    for row in modal["components"]:
+        [item] = row["components"]
+        assert len(item.get("value", "")) <= item["max_length"] <= 4000 and len(item["label"]) <= 45

@@ -61,6 +61,7 @@ def test_add_of_a_link_opens_the_form_within_3_seconds_and_fills_it_in_from_a_sl
     paper = catalog.by_number(h.bot.store, 33)
     assert paper.title == values["title"] and (paper.authors, paper.year) == ("Ada Lovelace, Alan Turing", 2024)
     assert paper.tags == ("parallelism-dp",)
+    assert "Ada Lovelace, Alan Turing (2024)" in blocks_text(valid(h.command("show 33")))
     # Submitted again (the form still open in another window): the same paper, not a second copy.
     again = h.submit("add_paper", values)
     assert again["response_action"] == "errors" and "#33" in again["errors"]["url"]
@@ -115,3 +116,56 @@ def test_a_suggestion_accepted_joins_the_catalog_and_the_suggester_hears_it(h, d
 def test_members_cannot_list_or_decide_suggestions(h):
     reply = valid(h.command("suggestions accept 1", user="U1"))
     assert "Only admins can see and decide suggestions" in blocks_text(reply)
+
+
+def test_a_suggestion_waits_2_seconds_for_arxiv_and_answers_within_slacks_3(h, door, arxiv):
+    arxiv.fault("slow", delay=2.5)
+    started = time.monotonic()
+    status, reply = door.command("suggest 2409.12345", user="U1")
+    answered = time.monotonic() - started
+    assert status == 200 and answered < 3.0, answered
+    assert blocks_text(valid(reply)).endswith("arXiv did not answer within 2 seconds: nothing was saved.")
+    assert h.bot.store.db.execute("SELECT count(*) FROM suggestions").fetchone() == (0,)
+
+
+def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
+    from slack_standin import check_message, check_view
+
+    from bot.replies import AddForm, Button, SuggestionLine, SuggestionList, text
+    from bot.slack import blocks
+
+    long = "长" * 300 + " <!here> & *bold*"
+    lines = [
+        SuggestionLine(
+            i,
+            long,
+            "Ada & Bo " * 300 + "(2025)",
+            "https://arxiv.org/abs/2409.12345?a=1&b=<2>",
+            "U1",
+            [Button("Accept", f"suggestions accept {i}", True), Button("Decline", f"suggestions decline {i}")],
+        )
+        for i in range(1, 21)
+    ]
+    message = blocks.message(SuggestionList(text("20 suggestions waiting"), lines, text("footer")))
+    check_message(message)
+    assert "<!here>" not in str(message)
+    fields = {
+        "title": long,
+        "authors": "Ada Lovelace, " * 150,
+        "year": 2025,
+        "url": "https://arxiv.org/abs/2409.12345",
+        "summary": "&" * 3000,
+        "tags": ["a" * 50] * 20,
+    }
+    view = blocks.add_form(CHANNEL, AddForm(fields=fields, note=text("Looked up at arXiv <!here>")))
+    check_view(view, kind="modal")
+    assert "<!here>" not in str(view["blocks"][0])
+    check_view(blocks.add_form(CHANNEL, looking_up="https://doi.org/10.1145/" + "9" * 900), kind="modal")
+
+
+def test_a_button_that_opens_the_form_opens_it_with_the_clicks_trigger(h):
+    h.click({"action_id": "run:0", "value": "add"}, user="UADMIN")
+    [opened] = h.slack.calls_to("views.open")
+    assert opened.params["trigger_id"] == "1337.43.abcd" and opened.params["view"]["callback_id"] == "add_paper"
+    h.click({"action_id": "run:0", "value": "add"}, user="U1")
+    assert len(h.slack.calls_to("views.open")) == 1  # a member is told, not shown the form

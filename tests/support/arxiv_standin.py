@@ -64,6 +64,8 @@ class StandinServer:
 
     def __init__(self):
         self.requests: list[str] = []
+        #: Called with each request's User-Agent (a test may set it).
+        self.on_request = None
         self._faults: list[tuple[str, float]] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -76,6 +78,8 @@ class StandinServer:
                 pass
 
             def do_GET(self):  # noqa: N802
+                if outer.on_request is not None:
+                    outer.on_request(self.headers.get("User-Agent", ""))
                 with outer._lock:
                     outer.requests.append(self.path)
                     fault = outer._faults.pop(0) if outer._faults else None

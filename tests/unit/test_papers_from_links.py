@@ -189,3 +189,70 @@ def test_members_cannot_decide_suggestions(services, monkeypatch, tmp_path, caps
     out = console(monkeypatch, tmp_path, capsys, "suggest 2409.12345\nsuggestions accept 1\n", "--user", "ada")
     assert "✗ Only admins can see and decide suggestions." in out
     assert len(papers(tmp_path)) == 32
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("malformed", "Crossref sent an answer that is not a paper's record: nothing was saved."),
+        ("500", "Crossref answered with an error (HTTP 500): nothing was saved."),
+        ("hang", "Crossref did not answer within 2 seconds: nothing was saved."),
+    ],
+)
+def test_crossref_failures_are_one_line_each(fault, said):
+    with CrossrefStandin() as crossref:
+        crossref.fault(fault)
+        with pytest.raises(lookup.LookupFailed) as failed:
+            lookup.Lookups(crossref_api=crossref.url).fetch(parse("10.1145/3600006.3613145"), 2)
+    assert str(failed.value) == said
+
+
+def test_a_service_that_cannot_be_reached_is_one_line():
+    with pytest.raises(lookup.LookupFailed, match=r"^Crossref could not be reached \(.*\): nothing was saved\.$"):
+        lookup.Lookups(crossref_api="http://127.0.0.1:9").fetch(parse("10.1145/x"), 2)
+
+
+def test_two_members_suggesting_one_paper_at_once_make_one_suggestion(tmp_path):
+    import threading
+
+    from bot import suggestions
+
+    store = catalog.open_store(tmp_path / "paperbot.db", seed=None)
+    found = lookup.Found("A paper", url="https://arxiv.org/abs/2409.12345")
+    start = threading.Barrier(8)
+    made = []
+
+    def suggest(member: str) -> None:
+        start.wait()
+        made.append(suggestions.add(store, member, found))
+
+    threads = [threading.Thread(target=suggest, args=(f"U{i}",)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    store.close()
+    assert sorted(new for _, new in made) == [False] * 7 + [True]
+    assert {s.id for s, _ in made} == {1}
+
+
+def test_an_answer_naming_a_local_file_is_no_feed_and_no_file_is_read(tmp_path):
+    secret = tmp_path / "feed.xml"
+    secret.write_bytes(b'<feed xmlns="http://www.w3.org/2005/Atom"><entry><title>Local</title></entry></feed>')
+    with pytest.raises(lookup.LookupFailed, match="not a valid feed"):
+        lookup.read_arxiv(str(secret).encode(), parse("2409.12345"))
+
+
+def test_requests_name_paperbot(services):
+    arxiv, _ = services
+    seen = []
+    arxiv.on_request = seen.append
+    lookup.Lookups(arxiv.url).fetch(parse("2409.12345"), 2)
+    assert seen and seen[0].startswith("paperbot/")
+
+
+def test_markup_in_a_crossref_title_is_dropped():
+    with CrossrefStandin() as crossref:
+        crossref.add("10.1234/x", title="Growth of MoS<sub>2</sub> <i>in vivo</i> &amp; more", authors=[("A", "B")])
+        found = lookup.Lookups(crossref_api=crossref.url).fetch(parse("10.1234/x"), 2)
+    assert found.title == "Growth of MoS2 in vivo & more" and found.year == 2024 and found.summary == ""
