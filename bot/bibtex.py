@@ -25,9 +25,6 @@ import unicodedata
 from collections.abc import Iterator
 from typing import TextIO
 
-import bibtexparser
-from bibtexparser.library import Library
-
 from bot.papers import Paper
 
 #: The longest one entry may be (a title, 6,000 characters of abstract, escaped, and more).
@@ -100,6 +97,10 @@ def _entries(text: TextIO) -> Iterator[tuple[int, str, str]]:
 
 def rows(text: TextIO) -> Iterator[tuple[str, object]]:
     """(where, row) for each entry: `line N` (its first line), and a dict of paper fields or a Problem."""
+    # Imported here: bibtexparser takes a tenth of a second to import, which no other verb should wait for.
+    import bibtexparser
+    from bibtexparser.library import Library
+
     strings = Library()  # the @string macros so far: each entry is parsed into it, then taken out again
     for line, kind, body in _entries(text):
         where = f"line {line}"
