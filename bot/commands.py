@@ -294,7 +294,7 @@ def cmd_show(ctx: Context, args: str) -> Answer:
             note if archived else (),
             votes.count(ctx.store, paper),
             archived,
-            talks.of_paper(ctx.store, paper),
+            talks.of_paper(ctx.store, paper, talks.group_of(ctx.group)),
         )
     )
 

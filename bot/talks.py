@@ -24,7 +24,7 @@ from bot.replies import Code, PaperRef, SlotLine, TalkLinks, When, command_code
 from bot.signups import Member, Refusal
 from bot.store import Store
 
-#: The group a talk belongs to until groups are wired in (the environment's group is 1).
+#: The group a talk belongs to when its calendar names none (the environment's group is 1).
 GROUP = 1
 #: A link is at most this long, and a talk has at most this many.
 MAX_LINK = 1000
@@ -33,6 +33,11 @@ MAX_LINKS = 10
 PAST_PAGE = 20
 
 _URL = re.compile(r"^https?://[^\s<>|\"'`]+$", re.IGNORECASE)
+
+
+def group_of(group: MeetingCalendar) -> int:
+    """The id of the group whose calendar this is (a calendar of groups carries one; else the first group)."""
+    return getattr(group, "group_id", GROUP)
 
 
 def check_url(url: str) -> str:
@@ -92,10 +97,10 @@ def _may_change(member: Member, talk: SlotLine) -> None:
 
 
 def attach(
-    store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, url: str, group_id: int = GROUP
+    store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, url: str
 ) -> tuple[SlotLine, bool]:
     """Add a link to the talk `ref` names; (the talk, False when it had that link already). Raises Refusal."""
-    url = check_url(url)
+    url, group_id = check_url(url), group_of(group)
     talk = _talk_of(store, group, now, ref)
     _may_change(member, talk)
     with store.write() as db:
@@ -114,13 +119,11 @@ def attach(
     return talk, True
 
 
-def detach(
-    store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, url: str, group_id: int = GROUP
-) -> SlotLine:
+def detach(store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, url: str) -> SlotLine:
     """Remove a link from the talk `ref` names. Raises Refusal (not its presenter, no such link)."""
     talk = _talk_of(store, group, now, ref)
     _may_change(member, talk)
-    url = url.strip().strip("<>")
+    url, group_id = url.strip().strip("<>"), group_of(group)
     with store.write() as db:
         gone = db.execute(
             "DELETE FROM talk_links WHERE group_id = ? AND week = ? AND url = ?", [group_id, talk.week.key, url]
@@ -131,7 +134,7 @@ def detach(
 
 
 def past(
-    store: Store, group: MeetingCalendar, now: datetime, page: int = 1, size: int = PAST_PAGE, group_id: int = GROUP
+    store: Store, group: MeetingCalendar, now: datetime, page: int = 1, size: int = PAST_PAGE
 ) -> tuple[list[TalkLinks], bool]:
     """Talks given (weeks before this one with a presenter, and this week's once its meeting is over),
     newest first, a page at a time; and whether more follow."""
@@ -147,7 +150,7 @@ def past(
     rows = rows[:size]
     papers = catalog.many(store, {s.paper for s in rows if s.paper is not None})
     lines = [slots.line_for(store, group, s.week, s, papers) for s in rows]
-    found = links(store, [s.week for s in rows], group_id)
+    found = links(store, [s.week for s in rows], group_of(group))
     return [TalkLinks(line, found.get(line.week.key, ())) for line in lines], more
 
 
@@ -160,10 +163,10 @@ def of_paper(store: Store, paper: Paper, group_id: int = GROUP) -> dict[str, tup
     return links(store, weeks, group_id)
 
 
-def last_week(store: Store, group: MeetingCalendar, week: Week, group_id: int = GROUP) -> TalkLinks | None:
+def last_week(store: Store, group: MeetingCalendar, week: Week) -> TalkLinks | None:
     """The talk of the week before `week`, when it has links (the weekly post mentions them)."""
     before = week.plus(-1)
-    found = links(store, [before], group_id).get(before.key)
+    found = links(store, [before], group_of(group)).get(before.key)
     if not found:
         return None
     line = slots.line_for(store, group, before)
