@@ -134,11 +134,24 @@ def similar_ids(store: Store, ref: str, n: int = 3) -> list[str]:
     return difflib.get_close_matches(ref, prefix, n=n, cutoff=0.5)
 
 
+#: The archived papers' numbers, read through the partial index papers_archived (there are few).
+ARCHIVED = "SELECT number FROM papers WHERE archived_at IS NOT NULL"
+
+
+def _archived_by_tag(db) -> dict[int, int]:
+    """How many archived papers each tag has (tags.papers counts every paper, archived or not)."""
+    return dict(db.execute(f"SELECT tag, count(*) FROM paper_tags WHERE paper IN ({ARCHIVED}) GROUP BY tag").fetchall())
+
+
 def tag_counts(store: Store) -> list[tuple[str, int]]:
-    """Every tag with its paper count, commonest first."""
-    return [
-        tuple(r) for r in store.db.execute("SELECT name, papers FROM tags WHERE papers > 0 ORDER BY papers DESC, name")
-    ]
+    """Every tag with its paper count (archived papers left out), commonest first."""
+    db = store.db
+    archived = _archived_by_tag(db)
+    rows = db.execute("SELECT id, name, papers FROM tags WHERE papers > 0 ORDER BY papers DESC, name").fetchall()
+    if not archived:
+        return [(name, n) for _, name, n in rows]
+    counts = [(name, n - archived.get(tag, 0)) for tag, name, n in rows]
+    return sorted(((name, n) for name, n in counts if n > 0), key=lambda c: (-c[1], c[0]))
 
 
 def tag_names(store: Store) -> list[str]:
@@ -157,16 +170,19 @@ def closest_tags(store: Store, wanted: str, n: int = 3) -> list[str]:
 def tagged(store: Store, tag: str, page: int = 1, size: int = PAGE_SIZE) -> tuple[str, Page]:
     """Papers carrying `tag` (folded), a page of `size` at a time, by number."""
     name = fold_tag(tag)
-    # One statement, so one consistent read: the tag's count comes along with each of its papers.
+    # One statement, so one consistent read: the tag's count (less its archived papers) comes along
+    # with each of its papers.
+    unarchived = f"t.papers - (SELECT count(*) FROM paper_tags a WHERE a.tag = t.id AND a.paper IN ({ARCHIVED}))"
     rows = store.db.execute(
-        f"SELECT t.papers, {PAPER_COLUMNS} FROM tags t JOIN paper_tags pt ON pt.tag = t.id "
-        "JOIN papers p ON p.number = pt.paper WHERE t.name = ? ORDER BY pt.paper LIMIT ? OFFSET ?",
+        f"SELECT {unarchived}, {PAPER_COLUMNS} FROM tags t JOIN paper_tags pt ON pt.tag = t.id "
+        "JOIN papers p ON p.number = pt.paper WHERE t.name = ? AND p.archived_at IS NULL "
+        "ORDER BY pt.paper LIMIT ? OFFSET ?",
         [name, size, (page - 1) * size],
     ).fetchall()
     if rows:
         total = rows[0][0]
     else:  # no such tag, or a page past its end
-        row = store.db.execute("SELECT papers FROM tags WHERE name = ?", [name]).fetchone()
+        row = store.db.execute(f"SELECT {unarchived} FROM tags t WHERE t.name = ?", [name]).fetchone()
         total = row[0] if row else 0
     papers = [Paper(r[1], r[2], r[3], r[4], r[5]) for r in rows]
     return name, Page(papers, page, page * size < total, total)
@@ -204,6 +220,7 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     arms = []
     for i, table in enumerate(groups):
         earlier = "".join(f" AND rowid NOT IN (SELECT rowid FROM {t} WHERE {t} MATCH :q)" for t in groups[:i])
+        earlier += f" AND rowid NOT IN ({ARCHIVED})"  # archived papers leave search
         arms.append(
             f"SELECT * FROM (SELECT {i} AS g, rowid AS n FROM {table} WHERE {table} MATCH :q{earlier} "
             "ORDER BY rowid DESC LIMIT :deep)"
@@ -270,6 +287,39 @@ def add(store: Store, paper: PaperInput) -> Paper:
         number, _ = _upsert_one(batch, paper, {}, always_new=True)
         batch.flush()
     found = by_number(store, number)
+    assert found is not None
+    return found
+
+
+def edit(store: Store, paper: Paper, changes: PaperInput, *, clear_year: bool = False) -> Paper:
+    """Change a paper's fields (None: as it is); its number, id, talks, votes and posts stay. The
+    search index follows in the same transaction. `clear_year`: the year is taken away."""
+    changes = PaperInput(
+        id=paper.id,
+        title=changes.title,
+        summary=changes.summary,
+        url=changes.url,
+        tags=changes.tags,
+        authors=changes.authors,
+        year=changes.year,
+        doi=changes.doi,
+    )
+    with store.write() as db:
+        if db.execute("SELECT 1 FROM papers WHERE number = ?", [paper.number]).fetchone() is None:
+            raise InvalidPaper("title", f"#{paper.number} was deleted meanwhile")
+        if changes.title is not None:
+            same = db.execute(
+                "SELECT number FROM papers WHERE title = ? COLLATE NOCASE AND number != ?",
+                [changes.title, paper.number],
+            ).fetchone()
+            if same is not None:
+                raise InvalidPaper("title", f"#{same[0]} already has this title")
+        batch = _Batch(db)
+        _upsert_one(batch, changes, batch.existing([changes]))
+        batch.flush()
+        if clear_year:
+            db.execute("UPDATE papers SET year = NULL WHERE number = ?", [paper.number])
+    found = by_number(store, paper.number)
     assert found is not None
     return found
 
@@ -390,3 +440,36 @@ def _seed(store: Store, seed: Path | None) -> int:
         log.warning("seed %s", problem)
     upsert(store, report.papers, in_transaction=True)
     return len(report.papers)
+
+
+# -- archiving ------------------------------------------------------------------
+
+
+def archived_at(store: Store, paper: Paper) -> str | None:
+    """When the paper was archived (ISO time, UTC), or None while it is in the catalog's lists."""
+    row = store.db.execute("SELECT archived_at FROM papers WHERE number = ?", [paper.number]).fetchone()
+    return row[0] if row else None
+
+
+def archived_among(store: Store, numbers: Iterable[int]) -> set[int]:
+    """Which of `numbers` are archived papers, in one query (a schedule's papers)."""
+    numbers = list(numbers)
+    if not numbers:
+        return set()
+    marks = ",".join("?" * len(numbers))
+    rows = store.db.execute(f"SELECT number FROM papers WHERE number IN ({marks}) AND archived_at IS NOT NULL", numbers)
+    return {r[0] for r in rows}
+
+
+def set_archived(store: Store, paper: Paper, archived: bool) -> bool:
+    """Archive the paper (it leaves lists, search, tag counts and the rotation, keeping its number,
+    talks and posts) or restore it; False when it was so already."""
+    from datetime import UTC, datetime
+
+    when = datetime.now(UTC).isoformat(timespec="seconds") if archived else None
+    with store.write() as db:
+        changed = db.execute(
+            "UPDATE papers SET archived_at = ? WHERE number = ? AND (archived_at IS NULL) = ?",
+            [when, paper.number, archived],
+        ).rowcount
+    return bool(changed)

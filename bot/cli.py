@@ -146,6 +146,7 @@ def cmd_console(args, settings: Settings) -> int:
             settings.focus_tag,
             settings.channel,
             on_change,
+            rotation=settings.rotation,
             lookups=settings.lookups,
             public_url=settings.public_url,
         ),
@@ -255,7 +256,7 @@ def cmd_post_week(args, settings: Settings) -> int:
         if settings.channel and weekly.posted(store, settings.channel, week):
             print(f"{week.key} already has its post in {settings.channel}; nothing would be posted.")
             return 0
-        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel, now)
+        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel, now, settings.rotation)
         if post is None:
             raise Failure(
                 "cannot post: the catalog has no papers"
@@ -285,6 +286,7 @@ def cmd_post_week(args, settings: Settings) -> int:
             settings.channel,
             at,
             focus_tag=settings.focus_tag,
+            rotation=settings.rotation,
             force=True,
             now=now,
             sleep=waiting,
@@ -522,7 +524,7 @@ def parser() -> argparse.ArgumentParser:
     init.set_defaults(fn=cmd_init)
 
     exp = verbs.add_parser("export", parents=[verbose], help="write the whole catalog to stdout")
-    exp.add_argument("--format", choices=["json", "csv", "yaml"], default="json")
+    exp.add_argument("--format", choices=["json", "csv", "yaml", "bibtex"], default="json")
     exp.set_defaults(fn=cmd_export)
 
     cal = verbs.add_parser(

@@ -17,7 +17,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import catalog, lookup, paper_links, paper_refs, search_terms, signups, slots, suggestions, weekly
+from bot import (
+    catalog,
+    lookup,
+    paper_links,
+    paper_refs,
+    search_terms,
+    signups,
+    slots,
+    suggestions,
+    talks,
+    votes,
+    weekly,
+)
 from bot.calendar import BadDate, MeetingCalendar
 from bot.catalog import PAGE_SIZE
 from bot.lookup import LookupFailed, Lookups
@@ -27,6 +39,7 @@ from bot.replies import (
     Bold,
     Button,
     Code,
+    EditForm,
     Help,
     HelpLine,
     Home,
@@ -37,6 +50,7 @@ from bot.replies import (
     PaperEntry,
     PaperList,
     PaperRef,
+    PastTalks,
     Reply,
     Schedule,
     SuggestionLine,
@@ -93,6 +107,8 @@ class Context:
     #: Raises Refusal for a user who cannot present (a bot); the console has no such users.
     vet_presenter: Callable[[str], None] | None = None
     platform: Platform = IDS_ONLY
+    #: How the paper of the week is picked when nobody chose one (PAPERBOT_ROTATION).
+    rotation: str = "catalog"
     #: Where papers are looked up by link (arXiv, Crossref), and how long a look-up may hold the reply.
     lookups: Lookups | None = None
     lookup_wait: float = lookup.REPLY_WAIT
@@ -215,7 +231,8 @@ def cmd_tag(ctx: Context, args: str) -> Answer:
         Bold(name),
         f" ({_range(page, size)})" if many else "",
     )
-    return Answer(PaperList(heading, page.papers, LIST_FOOTER, _pager(f"tag {name}", page.page, page.has_more, size)))
+    pager = _pager(f"tag {name}", page.page, page.has_more, size)
+    return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager, _votes_of(ctx, page.papers)))
 
 
 def cmd_search(ctx: Context, args: str) -> Answer:
@@ -247,7 +264,19 @@ def cmd_search(ctx: Context, args: str) -> Answer:
     pager = _pager(
         f"search {again if len(again) <= 200 else search_terms.searched_words(words)}", page.page, page.has_more, size
     )
-    return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager))
+    return Answer(PaperList(heading, page.papers, LIST_FOOTER, pager, _votes_of(ctx, page.papers)))
+
+
+def _votes_of(ctx: Context, papers: list[catalog.Paper]) -> dict[int, int]:
+    return votes.counts(ctx.store, [p.number for p in papers])
+
+
+def _mark_archived(ctx: Context, lines: list) -> list:
+    """Mark the lines whose paper was archived after its talk was booked: the talk stands, and says so."""
+    archived = catalog.archived_among(ctx.store, {line.paper.number for line in lines if line.paper is not None})
+    for line in lines:
+        line.archived = line.paper is not None and line.paper.number in archived
+    return lines
 
 
 def cmd_show(ctx: Context, args: str) -> Answer:
@@ -257,8 +286,21 @@ def cmd_show(ctx: Context, args: str) -> Answer:
     history = slots.history(ctx.store, ctx.group, paper)
     presented = [s for s in history if s.meeting <= ctx.now]
     coming = [s for s in history if s.meeting > ctx.now]
-    button = None if history else Button("Sign up to present", f"signup {paper.number}", primary=True)
-    return Answer(PaperCard(paper, presented, coming, button))
+    archived = catalog.archived_at(ctx.store, paper) is not None
+    button = None if history or archived else Button("Sign up to present", f"signup {paper.number}", primary=True)
+    note = text("Archived: it is left out of lists, search and the rotation. ", command_code(f"restore {paper.number}"))
+    return Answer(
+        PaperCard(
+            paper,
+            presented,
+            coming,
+            button,
+            note if archived else (),
+            votes.count(ctx.store, paper),
+            archived,
+            talks.of_paper(ctx.store, paper, talks.group_of(ctx.group)),
+        )
+    )
 
 
 def _takes_nothing(name: str, *instead) -> Answer:
@@ -271,17 +313,19 @@ def cmd_week(ctx: Context, args: str) -> Answer:
         return _takes_nothing("week", ": it shows this week. The weeks after it: ", command_code("schedule"), ".")
     week = ctx.group.week_of(ctx.now)
     line = slots.line_for(ctx.store, ctx.group, week)
+    _mark_archived(ctx, [line])
     if line.state == "skipped":
         return Answer(WeekCard(line, featured=False, posted=False, note=text("No meeting this week.")))
     posted = ctx.channel is not None and weekly.posted(ctx.store, ctx.channel, week) is not None
     if line.state == "presenter":
         return Answer(WeekCard(line, featured=False, posted=posted))
-    post = weekly.plan(ctx.store, ctx.group, week, ctx.focus_tag, ctx.channel, ctx.now)
+    post = weekly.plan(ctx.store, ctx.group, week, ctx.focus_tag, ctx.channel, ctx.now, ctx.rotation)
     if post is None:
         if ctx.focus_tag:  # PAPERBOT_FOCUS_TAG names a tag that no paper has any more
             return _notice("No paper is tagged ", Code(ctx.focus_tag), ": there is no paper of the week yet.", ok=False)
         return _notice("The catalog is empty: there is no paper of the week yet.", ok=False)
     line.paper = post.paper
+    line.archived = post.archived  # posted before it was archived: the week's paper still
     button = post.signup_button  # the post's own
     note: Text = text(post.nobody) if button else post.elsewhere_note()
     return Answer(WeekCard(line, featured=True, posted=posted, button=button, note=note))
@@ -305,7 +349,7 @@ def post_button(ctx: Context, command: str) -> str:
 def cmd_schedule(ctx: Context, args: str) -> Answer:
     if args:
         return _takes_nothing("schedule", ": it lists the coming weeks, from this one.")
-    lines = slots.schedule(ctx.store, ctx.group, ctx.now)
+    lines = _mark_archived(ctx, slots.schedule(ctx.store, ctx.group, ctx.now))
     return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", command_code("signup <paper> [<date>]"))))
 
 
@@ -626,6 +670,161 @@ def cmd_calendar(ctx: Context, args: str) -> Answer:
     return Answer(feeds.calendar_reply(ctx.store, ctx.public_url, ctx.group_id, ctx.member.id, args))
 
 
+def cmd_vote(ctx: Context, args: str) -> Answer:
+    if not args.strip() or len(args.split()) != 1:
+        return _usage("vote")
+    paper = signups.find_paper(ctx.store, args.strip())
+    if catalog.archived_at(ctx.store, paper) is not None:
+        raise Refusal(
+            PaperRef(paper),
+            " is archived: it takes no votes. An admin can bring it back with ",
+            command_code(f"restore {paper.number}"),
+            ".",
+        )
+    counted = votes.toggle(ctx.store, paper, ctx.member.id)
+    n = votes.count(ctx.store, paper)
+    tally = f" It has {n} vote{'s' if n != 1 else ''}."
+    if counted:
+        return _notice("You voted for ", PaperRef(paper), ".", tally, " Again takes it back.")
+    return _notice("You took back your vote for ", PaperRef(paper), ".", tally)
+
+
+def cmd_archive(ctx: Context, args: str) -> Answer:
+    return _archive(ctx, args, True)
+
+
+def cmd_restore(ctx: Context, args: str) -> Answer:
+    return _archive(ctx, args, False)
+
+
+def _archive(ctx: Context, args: str, archive: bool) -> Answer:
+    signups.require_admin(ctx.member, "archive papers" if archive else "restore papers")
+    if not args.strip() or len(args.split()) != 1:
+        return _usage("archive" if archive else "restore")
+    paper = signups.find_paper(ctx.store, args.strip())
+    changed = catalog.set_archived(ctx.store, paper, archive)
+    # Asked for what already is: said so, and not as a failure (the paper is as the admin wants it).
+    if archive and not changed:
+        return _notice(
+            PaperRef(paper), " is archived already. Back in the lists: ", command_code(f"restore {paper.number}")
+        )
+    if not archive and not changed:
+        return _notice(PaperRef(paper), " is not archived: it is in the lists already.")
+    if archive:
+        booked = [s for s in slots.history(ctx.store, ctx.group, paper) if s.meeting > ctx.now]
+        kept = f" Its {len(booked)} booked talk{'s stay' if len(booked) != 1 else ' stays'} booked." if booked else ""
+        return _notice(
+            "Archived ",
+            PaperRef(paper),
+            ": it leaves lists, search and the rotation; its history stays.",
+            kept,
+            " Undo: ",
+            command_code(f"restore {paper.number}"),
+        )
+    return _notice("Restored ", PaperRef(paper), ": it is back in lists, search and the rotation.")
+
+
+def cmd_slides(ctx: Context, args: str) -> Answer:
+    parts = args.split()
+    if len(parts) == 3 and parts[1].lower() == "remove":
+        talk = talks.detach(ctx.store, ctx.group, ctx.now, ctx.member, parts[0], parts[2])
+        return _notice(
+            "Removed the link from the talk of ", When(talk.meeting, with_time=False), " (", PaperRef(talk.paper), ")."
+        )
+    if len(parts) != 2:
+        return _usage("slides")
+    talk, added = talks.attach(ctx.store, ctx.group, ctx.now, ctx.member, parts[0], parts[1])
+    if not added:
+        return _notice("The talk of ", When(talk.meeting, with_time=False), " has that link already.", ok=False)
+    return _notice(
+        "Added the link to the talk of ",
+        When(talk.meeting, with_time=False),
+        " (",
+        PaperRef(talk.paper),
+        "). ",
+        "Talks given: ",
+        command_code("past"),
+    )
+
+
+#: What `edit <paper> <field> <value>` may change, by the names a member types.
+EDIT_FIELDS = {
+    "title": "title",
+    "link": "url",
+    "url": "url",
+    "summary": "summary",
+    "tags": "tags",
+    "authors": "authors",
+    "year": "year",
+}
+
+
+def cmd_edit(ctx: Context, args: str) -> Answer:
+    signups.require_admin(ctx.member, "edit papers")
+    ref, _, rest = args.strip().partition(" ")
+    if not ref:
+        return _usage("edit")
+    paper = signups.find_paper(ctx.store, ref, with_tags=True)
+    if not rest.strip():
+        return Answer(EditForm(paper))
+    name, _, value = rest.strip().partition(" ")
+    field = EDIT_FIELDS.get(name.lower().rstrip(":="))
+    if field is None:
+        return _notice(
+            "A paper has no field ",
+            Code(name[:30]),
+            ": change one of ",
+            ", ".join(f"`{f}`" for f in EDIT_FIELDS),
+            ", for example ",
+            command_code(f"edit {paper.number} tags moe, parallelism-dp"),
+            ".",
+            ok=False,
+        )
+    try:
+        edited = edit_paper(ctx, paper.number, {field: value.strip()}, whole_form=False)
+    except catalog.InvalidPaper as e:
+        return _notice(str(e)[:300], ". Nothing was changed.", ok=False)
+    return _notice(
+        "Saved ",
+        PaperRef(edited),
+        f": {name.lower().rstrip(':=')} changed. ",
+        command_code(f"show {edited.number}"),
+    )
+
+
+def edit_paper(ctx: Context, number: int, fields: dict, *, whole_form: bool = True) -> catalog.Paper:
+    """Save an edit of paper `number` (the edit form, or one field): admins only. Raises Refusal, or
+    InvalidPaper naming the bad field. `whole_form`: a field left empty is cleared (the form shows them all)."""
+    signups.require_admin(ctx.member, "edit papers")
+    paper = catalog.by_number(ctx.store, number)
+    if paper is None:
+        raise Refusal(f"There is no paper #{number} any more: nothing was saved.")
+    fields = {k: v for k, v in fields.items() if k in ("title", "url", "summary", "tags", "authors", "year")}
+    if whole_form:  # an input left empty clears that field; the title cannot be empty
+        fields = {k: ("" if v is None and k != "title" else v) for k, v in fields.items()}
+    clear_year = "year" in fields and not str(fields["year"] or "").strip()
+    if clear_year:
+        del fields["year"]
+    if "title" in fields and not (fields["title"] or "").strip():
+        raise catalog.InvalidPaper("title", "title cannot be empty")
+    changes = catalog.validate({**fields, "id": paper.id}, new=False)
+    return catalog.edit(ctx.store, paper, changes, clear_year=clear_year)
+
+
+def cmd_past(ctx: Context, args: str) -> Answer:
+    rest, page_no = _paged(args)
+    if rest:
+        return _takes_nothing("past", ": it lists the talks given, newest first.")
+    given, more = talks.past(ctx.store, ctx.group, ctx.now, page_no)
+    if not given:
+        if page_no > 1:
+            return _notice(f"There is no page {page_no} of past talks.", ok=False)
+        return _notice("No talk has been given yet. The coming ones: ", command_code("schedule"), ".")
+    _mark_archived(ctx, [t.line for t in given])
+    footer = text("Add slides or a recording: ", command_code("slides <paper or date> <link>"))
+    return Answer(PastTalks(given, _pager("past", page_no, more, talks.PAST_PAGE), footer))
+
+
 COMMANDS: list[Command] = [
     Command("help", "", "these commands", "help", cmd_help),
     Command("tags", "", "every tag with its paper count", "tags", cmd_tags),
@@ -657,6 +856,27 @@ COMMANDS: list[Command] = [
         admin=True,
     ),
     Command("delete", "<paper>", "delete a paper nothing refers to", "delete 32", cmd_delete, admin=True),
+    Command("vote", "<paper>", "vote for a paper to read (again: take it back)", "vote 7", cmd_vote),
+    Command(
+        "archive", "<paper>", "take a paper out of lists, search and the rotation", "archive 7", cmd_archive, admin=True
+    ),
+    Command("restore", "<paper>", "bring an archived paper back", "restore 7", cmd_restore, admin=True),
+    Command(
+        "slides",
+        "<paper or date> <link>",
+        "attach slides, a recording or notes to a talk (presenter or admins)",
+        "slides 29 https://example.org/slides.pdf",
+        cmd_slides,
+    ),
+    Command("past", "", "talks given, newest first, with their links", "past", cmd_past),
+    Command(
+        "edit",
+        "<paper> [<field> <value>]",
+        "change a paper: the form filled in with it, or one field",
+        "edit 7 tags moe, parallelism-dp",
+        cmd_edit,
+        admin=True,
+    ),
     Command("suggest", "<link>", "suggest a paper by arXiv id, DOI or link", "suggest 2501.18512", cmd_suggest),
     Command(
         "suggestions",
@@ -757,6 +977,8 @@ def run(ctx: Context, line: str) -> Answer:
 #: What App Home lists: the coming weeks, and papers waiting for a presenter.
 HOME_WEEKS = 12
 HOME_WAITING = 20
+#: The latest talks given that App Home looks at for links.
+HOME_TALKS = 5
 
 
 def home(ctx: Context, notice: Notice | None = None) -> Home:
@@ -768,4 +990,6 @@ def home(ctx: Context, notice: Notice | None = None) -> Home:
         PaperEntry(p, Button("Sign up", f"signup {p.number}"))
         for p in slots.waiting_papers(ctx.store, HOME_WAITING, ctx.focus_tag)
     ]
-    return Home(ctx.member.id, coming, upcoming, waiting, notice)
+    given, _ = talks.past(ctx.store, ctx.group, ctx.now, 1, HOME_TALKS)
+    recent = [t for t in given if t.links]
+    return Home(ctx.member.id, _mark_archived(ctx, coming), upcoming, waiting, notice, recent)

@@ -26,10 +26,11 @@ from typing import TextIO
 import yaml
 from yaml.composer import Composer
 
+from bot import bibtex
 from bot.papers import InvalidPaper, Paper, PaperInput, validate
 
-FORMATS = ("json", "csv", "yaml")
-SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"}
+FORMATS = ("json", "csv", "yaml", "bibtex")
+SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".csv": "csv", ".bib": "bibtex"}
 FIELDS = ("id", "number", "title", "summary", "tags", "url", "authors", "year")
 
 
@@ -281,6 +282,8 @@ def _rows(path: Path, kind: str, text: TextIO) -> Iterator[tuple[str, object]]:
         yield from _csv_rows(path, text)
     elif kind == "json":
         yield from _json_rows(path, text)
+    elif kind == "bibtex":
+        yield from _bibtex_rows(path, text)
     else:
         yield from _yaml_rows(path, text)
 
@@ -332,6 +335,15 @@ def _csv_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
             continue
         # An empty cell means "no value given": an update keeps what it had.
         yield where, {k: v for k, v in zip(names, cells, strict=False) if k and v != ""}
+
+
+def _bibtex_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
+    """The entries of a BibTeX file, one at a time, as paper fields (see bibtex.py)."""
+    try:
+        for where, row in bibtex.rows(text):
+            yield where, _Bad(row) if isinstance(row, bibtex.Problem) else row
+    except bibtex.Unreadable as e:
+        raise UnreadableFile(f"{path}: not valid BibTeX ({e})") from None
 
 
 def _json_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
@@ -495,11 +507,15 @@ def write(papers: Iterable[Paper], fmt: str, out: TextIO) -> int:
         writer.writeheader()
     elif fmt == "json":
         out.write("[")
+    elif fmt == "bibtex":
+        out.write("% The paper catalog, written by paperbot: `paperbot import` reads it back.\n")
     for paper in papers:  # one at a time: an export of 100,000 papers never sits in memory
         n += 1
         row = as_dict(paper)
         if fmt == "json":
             out.write(("\n  " if n == 1 else ",\n  ") + json.dumps(row, ensure_ascii=False))
+        elif fmt == "bibtex":
+            out.write("\n" + bibtex.entry(paper))
         elif writer:
             row["tags"] = ",".join(paper.tags)
             (quoted if any("\r" in str(v) for v in row.values()) else writer).writerow(row)

@@ -97,6 +97,8 @@ class PaperList:
     papers: list[Paper]
     footer: Text = ()
     pager: list[Button] = field(default_factory=list)
+    #: Votes of the papers that have any, by number (shown beside them only then: lists stay compact).
+    votes: dict[int, int] = field(default_factory=dict)
 
 
 #: What a week of the schedule holds.
@@ -114,6 +116,8 @@ class SlotLine:
     paper: Paper | None = None
     presenter: str | None = None
     weeks: int = 1
+    #: The paper was archived after the talk was booked: the talk stands, and says so.
+    archived: bool = False
 
 
 def by_month(lines: list[SlotLine]) -> Iterator[tuple[str | None, SlotLine]]:
@@ -144,6 +148,27 @@ class PaperCard:
     coming: list[SlotLine]  # meetings still ahead
     button: Button | None
     note: Text = ()
+    votes: int = 0
+    archived: bool = False
+    #: The links (slides, recordings, notes) of the paper's talks, by week key.
+    links: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TalkLinks:
+    """A talk (a week with a presenter) and its links."""
+
+    line: SlotLine
+    links: tuple[str, ...] = ()
+
+
+@dataclass
+class PastTalks:
+    """Talks given, newest first: date, paper, presenter, links."""
+
+    talks: list[TalkLinks]
+    pager: list[Button] = field(default_factory=list)
+    footer: Text = ()
 
 
 @dataclass
@@ -209,6 +234,13 @@ class AddForm:
 
 
 @dataclass
+class EditForm:
+    """The add form, filled in with a paper as it is, to change it (admins)."""
+
+    paper: Paper
+
+
+@dataclass
 class SuggestionLine:
     number: int
     title: str
@@ -240,6 +272,10 @@ class WeeklyPost:
     #: (presenter, meeting) of the paper in another week, the latest: a sign-up for it could only be
     #: refused. The presenter is None when that meeting was over when the post was planned.
     elsewhere: tuple[str | None, datetime] | None = None
+    #: The paper was archived after its talk was booked.
+    archived: bool = False
+    #: Last week's talk, when it has links: the post mentions them.
+    last_week: TalkLinks | None = None
 
     @property
     def signup_button(self) -> Button | None:
@@ -290,6 +326,21 @@ class Home:
     mine: list[SlotLine]
     waiting: list[PaperEntry]
     notice: Notice | None = None
+    #: The latest talks given that have links.
+    recent: list[TalkLinks] = field(default_factory=list)
 
 
-Reply = Notice | PaperList | PaperCard | WeekCard | Schedule | Mine | TagCounts | Help | AddForm | SuggestionList
+Reply = (
+    Notice
+    | PaperList
+    | PaperCard
+    | WeekCard
+    | Schedule
+    | Mine
+    | TagCounts
+    | Help
+    | AddForm
+    | EditForm
+    | SuggestionList
+    | PastTalks
+)

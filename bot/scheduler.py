@@ -103,6 +103,7 @@ class ScheduledChecks:
                 s.channel,
                 now,
                 focus_tag=s.focus_tag,
+                rotation=s.rotation,
                 retry_now=not self._post_looked,
                 sleep=self._sleep,
             )

@@ -39,6 +39,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_REMIND_DAYS": ("2", "days before the meeting that the presenter is reminded"),
     "PAPERBOT_ADMINS": ("", "comma-separated member IDs with admin rights"),
     "PAPERBOT_FOCUS_TAG": (None, "when set, papers of the week are drawn from this tag"),
+    "PAPERBOT_ROTATION": ("catalog", "the paper of the week when nobody chose one: 'catalog' or 'votes'"),
     "PAPERBOT_ARXIV_API": ("https://export.arxiv.org/api/query", "where `add` and `suggest` look arXiv ids up"),
     "PAPERBOT_CROSSREF_API": ("https://api.crossref.org", "where `add` and `suggest` look DOIs up"),
     "PAPERBOT_MEETING_MINUTES": ("60", "how long a meeting lasts, in minutes (calendar events)"),
@@ -153,6 +154,8 @@ class Settings:
     #: The platform's ids of the members with admin rights, opaque here.
     admins: frozenset[str] = frozenset()
     focus_tag: str | None = None
+    #: How the paper of the week is picked among papers not yet featured: 'catalog' (lowest number) or 'votes'.
+    rotation: str = "catalog"
     #: Where papers are looked up by arXiv id and by DOI (a proxy, or a stand-in in tests).
     arxiv_api: str = "https://export.arxiv.org/api/query"
     crossref_api: str = "https://api.crossref.org"
@@ -216,6 +219,12 @@ class Settings:
             if not focus:
                 raise SettingError("PAPERBOT_FOCUS_TAG", "is not a tag")
 
+        rotation = (get("PAPERBOT_ROTATION") or "catalog").lower()
+        if rotation not in ("catalog", "votes"):
+            raise SettingError(
+                "PAPERBOT_ROTATION",
+                f"must be 'catalog' (lowest number first) or 'votes' (most votes first), not {rotation!r}",
+            )
         apis = {name: get(name) or "" for name in ("PAPERBOT_ARXIV_API", "PAPERBOT_CROSSREF_API")}
         for name, url in apis.items():
             if not re.match(r"^https?://[^\s/]+", url):
@@ -245,6 +254,7 @@ class Settings:
             "remind_days": remind_days,
             "admins": admins,
             "focus_tag": focus,
+            "rotation": rotation,
         }
 
     def _values(self) -> dict[str, object]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jinja2
 
-from bot import catalog, member_names, slots
+from bot import catalog, member_names, slots, talks
 from bot.calendar import MeetingCalendar, Week
 from bot.papers import Paper
 from bot.store import Store
@@ -66,20 +66,8 @@ class Talk:
 
 
 def talk_links(store: Store, group_id: int, week: Week) -> list[str]:
-    """The slides, recordings and notes attached to a talk (the `slides` command's table), if this
-    install has that table; none otherwise."""
-    if not store.db["talk_links"].exists():
-        return []
-    columns = {c.name for c in store.db["talk_links"].columns}
-    if not {"group_id", "week", "url"} <= columns:
-        return []
-    order = "id" if "id" in columns else "rowid"
-    return [
-        r[0]
-        for r in store.db.execute(
-            f"SELECT url FROM talk_links WHERE group_id = ? AND week = ? ORDER BY {order}", [group_id, week.key]
-        )
-    ]
+    """The slides, recordings and notes attached to a talk (the `slides` command's)."""
+    return list(talks.links(store, [week], group_id).get(week.key, ()))
 
 
 def _coming(store: Store, group: Group, now: datetime, ask) -> list[Talk]:

@@ -209,6 +209,7 @@ def waiting_papers(store: Store, n: int, focus_tag: str | None = None) -> list[P
         args.append(focus_tag)
     rows = store.db.execute(
         "SELECT p.number FROM papers p WHERE p.number NOT IN (SELECT paper FROM slots WHERE kind = 'presenter') "
+        "AND p.archived_at IS NULL "
         f"{focus} ORDER BY p.number LIMIT ?",
         [*args, n],
     ).fetchall()

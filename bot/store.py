@@ -263,6 +263,38 @@ def m009_paper_details(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m010_votes_archive_talk_links(db: sqlite_utils.Database) -> None:
+    # Votes are on papers, for the whole install: one a member, the primary key makes it so.
+    # An archived paper (archived_at set) leaves lists, search and the rotation but keeps its rows.
+    # Talk links (slides, a recording, notes) belong to one group's week; a week may have several.
+    db.executescript(
+        """
+        CREATE TABLE votes (
+            paper INTEGER NOT NULL REFERENCES papers(number),
+            member TEXT NOT NULL,
+            voted_at TEXT NOT NULL,
+            PRIMARY KEY (paper, member)
+        ) WITHOUT ROWID;
+        CREATE INDEX votes_by_member ON votes (member);
+
+        ALTER TABLE papers ADD COLUMN archived_at TEXT;
+        -- The few archived papers, found without reading every paper (lists and search leave them out).
+        CREATE INDEX papers_archived ON papers (number) WHERE archived_at IS NOT NULL;
+
+        CREATE TABLE talk_links (
+            id INTEGER PRIMARY KEY,
+            group_id INTEGER NOT NULL DEFAULT 1,
+            week TEXT NOT NULL,
+            url TEXT NOT NULL,
+            added_by TEXT NOT NULL,
+            added_at TEXT NOT NULL,
+            UNIQUE (group_id, week, url)
+        );
+        """
+    )
+
+
+@migrations()
 def m011_calendar(db: sqlite_utils.Database) -> None:
     # The calendar's memory of each week it has shown (so that a changed week gets a higher
     # SEQUENCE and a week that lost its talk stays as CANCELLED), the secret parts of the feeds'

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from bot import catalog, delivery, slots
+from bot import catalog, delivery, slots, talks
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import Paper
 from bot.delivery import Delivery, NoLongerWanted, NothingToSend, Result, Transport
@@ -51,7 +51,13 @@ class Outcome:
 PLANNED_POST_DAYS = 8
 
 
-def next_in_rotation(store: Store, week: Week, focus_tag: str | None, this_week: Week) -> Paper | None:
+#: How the rotation picks among papers not yet featured (PAPERBOT_ROTATION): the lowest number, or the most votes.
+ROTATIONS = ("catalog", "votes")
+
+
+def next_in_rotation(
+    store: Store, week: Week, focus_tag: str | None, this_week: Week, rotation: str = "catalog"
+) -> Paper | None:
     db = store.db
     focus_join, focus_args = "", []
     if focus_tag:
@@ -76,33 +82,53 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, this_week:
         SELECT week, paper FROM slots WHERE kind = 'presenter' AND week != ?
     """
     args = [*planned_args, week.key]
+    # Never featured at all, and not archived (an archived paper leaves the rotation).
+    unfeatured = (
+        "p.archived_at IS NULL "
+        "AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = 'post' AND d.paper = p.number "
+        "                AND d.state = 'sent') "
+        f"AND p.number NOT IN (SELECT paper FROM ({planned})) "
+        "AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week != ?)"
+    )
+    row = None
+    if rotation == "votes":
+        # The most-voted paper never featured, among the few papers that have votes; when none
+        # is left, every paper not featured has no votes, and the lowest number is next, as below.
+        row = db.execute(
+            "SELECT p.number FROM (SELECT paper, count(*) AS n FROM votes GROUP BY paper) v "
+            f"JOIN papers p ON p.number = v.paper {focus_join} WHERE {unfeatured} ORDER BY v.n DESC, p.number LIMIT 1",
+            [*focus_args, *planned_args, week.key],
+        ).fetchone()
     # Fast path: the lowest-numbered paper never featured at all, found by walking
     # papers in order with two index probes each (slots_by_paper, deliveries_by_paper),
     # past the few papers planned for posts still to come.
-    row = db.execute(
-        f"SELECT p.number FROM papers p {focus_join} "
-        "WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = 'post' AND d.paper = p.number "
-        "                  AND d.state = 'sent') "
-        f"AND p.number NOT IN (SELECT paper FROM ({planned})) "
-        "AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week != ?) "
-        "ORDER BY p.number LIMIT 1",
-        [*focus_args, *planned_args, week.key],
-    ).fetchone()
+    if row is None:
+        row = db.execute(
+            f"SELECT p.number FROM papers p {focus_join} WHERE {unfeatured} ORDER BY p.number LIMIT 1",
+            [*focus_args, *planned_args, week.key],
+        ).fetchone()
     if row is None:
         # A new round: the least featured first, but never one that someone will present later
         # (unless every paper is: a focus tag with few papers).
+        by_votes = "(SELECT count(*) FROM votes v WHERE v.paper = p.number) DESC, " if rotation == "votes" else ""
         row = db.execute(
             f"WITH f AS ({featured}) "
             f"SELECT p.number, (SELECT count(*) FROM f WHERE f.paper = p.number) AS n, "
             "EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week > ?) AS later "
-            f"FROM papers p {focus_join} ORDER BY later, n, p.number LIMIT 1",
+            f"FROM papers p {focus_join} WHERE p.archived_at IS NULL ORDER BY later, n, {by_votes}p.number LIMIT 1",
             [*args, week.key, *focus_args],
         ).fetchone()
     return catalog.by_number(store, row[0]) if row else None
 
 
 def plan(
-    store: Store, group: MeetingCalendar, week: Week, focus_tag: str | None, channel: str | None, now: datetime
+    store: Store,
+    group: MeetingCalendar,
+    week: Week,
+    focus_tag: str | None,
+    channel: str | None,
+    now: datetime,
+    rotation: str = "catalog",
 ) -> WeeklyPost | None:
     """The post as it stands for `week` at `now`: presenter's paper, the paper already posted, or the next in rotation.
 
@@ -110,6 +136,22 @@ def plan(
     open week (with the default PAPERBOT_MEETING, the post's own time, the meeting is under way
     when the post goes out).
     """
+    post = _plan(store, group, week, focus_tag, channel, now, rotation)
+    if post is not None:
+        post.archived = catalog.archived_at(store, post.paper) is not None
+        post.last_week = talks.last_week(store, group, week)
+    return post
+
+
+def _plan(
+    store: Store,
+    group: MeetingCalendar,
+    week: Week,
+    focus_tag: str | None,
+    channel: str | None,
+    now: datetime,
+    rotation: str,
+) -> WeeklyPost | None:
     slot = slots.slot(store, week)
     meeting = group.meeting_of(week)
     ahead = meeting > now
@@ -128,7 +170,7 @@ def plan(
         [week.key, channel or "", this_week.key, channel or ""],
     ).fetchone()
     posted = catalog.by_number(store, row[0]) if row else None
-    paper = posted or next_in_rotation(store, week, focus_tag, this_week)
+    paper = posted or next_in_rotation(store, week, focus_tag, this_week, rotation)
     if paper is None:
         return None
     skipped = slot is not None and slot.kind == "skipped"
@@ -172,6 +214,7 @@ def post_week(
     at: datetime,
     *,
     focus_tag: str | None = None,
+    rotation: str = "catalog",
     force: bool = False,
     retry_now: bool = False,
     sleep=None,
@@ -204,7 +247,7 @@ def post_week(
         now_slot = slots.slot(store, week)  # again at each attempt: an admin may skip it while one waits
         if now_slot is not None and now_slot.kind == "skipped":
             raise NoLongerWanted(f"{week.key} was skipped meanwhile: no meeting, no post")
-        post = plan(store, group, week, focus_tag, channel, now)
+        post = plan(store, group, week, focus_tag, channel, now, rotation)
         if post is None:
             where = f" tagged {focus_tag}" if focus_tag else ""
             raise NothingToSend(f"the catalog has no papers{where} to post")
@@ -214,7 +257,7 @@ def post_week(
     d = Delivery("post", channel, week.key)
     kwargs = {"sleep": sleep} if sleep else {}
     result = delivery.deliver(store, d, build, transport, force=force or retry_now, **kwargs)
-    post = built[-1] if built else plan(store, group, week, focus_tag, channel, now)
+    post = built[-1] if built else plan(store, group, week, focus_tag, channel, now, rotation)
     return Outcome(week, "skipped" if result.status == "moot" else result.status, result.detail, post, result)
 
 

@@ -17,6 +17,7 @@ from bot.replies import (
     Bold,
     Button,
     Code,
+    EditForm,
     Help,
     Mention,
     Mine,
@@ -24,6 +25,7 @@ from bot.replies import (
     PaperCard,
     PaperList,
     PaperRef,
+    PastTalks,
     Reminder,
     Schedule,
     SlotLine,
@@ -75,7 +77,13 @@ def _slot(line: SlotLine) -> str:
     if line.state == "booked":
         return f"{day}  —  {booked(line)}"
     paper = f"#{line.paper.number} {line.paper.title}" if line.paper else "(a removed paper)"
+    if line.archived:
+        paper += " (archived)"
     return f"{day}  —  {paper}  —  @{line.presenter}"
+
+
+def _votes(n: int) -> str:
+    return f"{n} vote{'s' if n != 1 else ''}"
 
 
 @singledispatch
@@ -92,7 +100,8 @@ def _(reply: Notice) -> str:
 def _(reply: PaperList) -> str:
     lines = [inline(reply.heading)]
     for p in reply.papers:
-        lines.append(f"#{p.number:<4} {p.id}  {p.title}")
+        votes = reply.votes.get(p.number)
+        lines.append(f"#{p.number:<4} {p.id}  {p.title}" + (f"  ({_votes(votes)})" if votes else ""))
         if p.line:
             lines.append(f"      {p.line}")
     if reply.footer:
@@ -104,7 +113,7 @@ def _(reply: PaperList) -> str:
 @render.register
 def _(reply: PaperCard) -> str:
     p = reply.paper
-    lines = [f"#{p.number} {p.title}", f"id: {p.id}"]
+    lines = [f"#{p.number} {p.title}" + ("  [archived]" if reply.archived else ""), f"id: {p.id}"]
     if p.byline:
         lines.append(f"by: {p.byline}")
     if p.url:
@@ -112,8 +121,14 @@ def _(reply: PaperCard) -> str:
     if p.summary:
         lines += ["", p.summary, ""]
     lines.append("tags: " + (", ".join(p.tags) or "(none)"))
-    lines += [f"presented: {_slot(slot)}" for slot in reply.presented]
-    lines += [f"coming up: {_slot(slot)}" for slot in reply.coming]
+    if reply.votes:
+        lines.append(f"votes: {reply.votes}")
+    for slot in reply.presented:
+        lines.append(f"presented: {_slot(slot)}")
+        lines += [f"  link: {url}" for url in reply.links.get(slot.week.key, ())]
+    for slot in reply.coming:
+        lines.append(f"coming up: {_slot(slot)}")
+        lines += [f"  link: {url}" for url in reply.links.get(slot.week.key, ())]
     if not reply.presented and not reply.coming:
         lines.append("nobody has presented it yet")
     if reply.note:
@@ -128,7 +143,9 @@ def _(reply: WeekCard) -> str:
     line = reply.line
     lines = [f"Week {line.week.key}" + ("" if line.state == "skipped" else f": meeting {when(line.meeting)}")]
     if line.paper:
-        lines.append(f"Paper of the week: #{line.paper.number} {line.paper.title}")
+        lines.append(
+            f"Paper of the week: #{line.paper.number} {line.paper.title}" + (" (archived)" if line.archived else "")
+        )
         if line.paper.line:
             lines.append(f"  {line.paper.line}")
     if line.presenter:
@@ -216,7 +233,9 @@ def _(reply: SuggestionList) -> str:
 @render.register
 def _(reply: WeeklyPost) -> str:
     p = reply.paper
-    lines = [f"📄 Paper of the week {reply.week.key}: #{p.number} {p.title}"]
+    lines = [
+        f"📄 Paper of the week {reply.week.key}: #{p.number} {p.title}" + (" (archived)" if reply.archived else "")
+    ]
     if p.url:
         lines.append(p.url)
     if p.summary:
@@ -230,7 +249,39 @@ def _(reply: WeeklyPost) -> str:
         lines += _buttons([reply.signup_button])
     elif reply.elsewhere:
         lines.append(inline(reply.elsewhere_note()))
+    if reply.last_week is not None and reply.last_week.line.paper is not None:
+        last = reply.last_week.line.paper
+        lines.append(f"Last week's talk (#{last.number} {last.title}): " + "  ".join(reply.last_week.links))
     return "\n".join(lines)
+
+
+@render.register
+def _(reply: EditForm) -> str:
+    p = reply.paper
+    summary = p.summary.strip().splitlines()[0] if p.summary.strip() else ""
+    lines = [
+        f"Editing #{p.number} {p.title} (id {p.id})",
+        f"  title:   {p.title}",
+        f"  link:    {p.url}",
+        f"  authors: {p.authors}",
+        f"  year:    {p.year or ''}",
+        f"  tags:    {', '.join(p.tags)}",
+        f"  summary: {summary}" + (" …" if summary != p.summary.strip() else ""),
+        f"Change one field: {COMMAND} edit {p.number} <field> <value>  (title, link, summary, tags, authors, year;"
+        " an empty value clears it)",
+    ]
+    return "\n".join(lines)
+
+
+@render.register
+def _(reply: PastTalks) -> str:
+    lines = ["Talks given, newest first"]
+    for talk in reply.talks:
+        lines.append(f"  {_slot(talk.line)}")
+        lines += [f"      link: {url}" for url in talk.links]
+    if reply.footer:
+        lines.append(inline(reply.footer))
+    return "\n".join(lines + _buttons(reply.pager))
 
 
 @render.register

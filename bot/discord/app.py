@@ -30,7 +30,7 @@ from bot.discord.rest import Rest
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
 from bot.http_door import Refused
 from bot.outbox_sender import OutboxSender
-from bot.replies import AddForm, Code, Mention, Notice, PaperRef, text
+from bot.replies import AddForm, Code, EditForm, Mention, Notice, PaperRef, text
 from bot.signups import Change, Member, Refusal
 from bot.store import Busy, Store
 
@@ -111,6 +111,7 @@ class DiscordBot:
             self.queue_change,
             vet,
             PLATFORM,
+            rotation=s.rotation,
             lookups=s.lookups,
             tell=lambda member, said: self.later(self.tell_directly, member, said),
             public_url=s.public_url,
@@ -170,6 +171,8 @@ class DiscordBot:
                 answer = commands.run(ctx, line)
             if answer.change is not None:
                 self.wake_outbox()
+            if isinstance(answer.reply, EditForm):
+                return {MODAL: render.edit_form(answer.reply.paper), "message": render.message(answer.reply)}
             if isinstance(answer.reply, AddForm):
                 return self._add_form(ctx, answer.reply)
             return render.message(answer.reply)
@@ -223,7 +226,10 @@ class DiscordBot:
             log.warning("could not answer an interaction: %s", e)
 
     def _submitted(self, ctx: Context, data: dict) -> Notice:
-        """The add form, filled in: the paper added, or why not, in one line."""
+        """The add (or edit) form, filled in: the paper added, or why not, in one line."""
+        number = render.edited_number(data.get("custom_id"))
+        if number is not None:
+            return self._edited(ctx, number, data)
         if data.get("custom_id") != render.ADD_FORM:
             return Notice(text("That form is not paperbot's any more. Try the command again."), ok=False)
         try:
@@ -235,6 +241,19 @@ class DiscordBot:
         except InvalidPaper as e:
             return Notice(text(str(e), " Nothing was added: ", Code("/paper add"), " opens the form again."), ok=False)
         return Notice(text("Added ", PaperRef(paper), " (", Code(paper.id), ")."))
+
+    def _edited(self, ctx: Context, number: int, data: dict) -> Notice:
+        """The edit form, saved: the paper as it is now, or why not, in one line."""
+        try:
+            paper = commands.edit_paper(ctx, number, render.form_values(data))
+        except Refusal as refusal:
+            return Notice(refusal.text, ok=False)
+        except Busy:
+            return Notice(text(commands.BUSY), ok=False)
+        except InvalidPaper as e:
+            again = Code(f"/paper edit {number}")
+            return Notice(text(str(e), " Nothing was saved: ", again, " opens the form again."), ok=False)
+        return Notice(text("Saved ", PaperRef(paper), " (", Code(paper.id), ")."))
 
     def _when_ready(self, token: str, future: Future) -> None:
         try:

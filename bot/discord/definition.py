@@ -34,6 +34,15 @@ OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
     ],
     "unassign": [("date", STRING, "the week's date: YYYY-MM-DD or next", True, False)],
     "skip": [("date", STRING, "the week's date: YYYY-MM-DD or next", True, False)],
+    "vote": [("paper", STRING, "the paper you want read (again: take your vote back)", True, True)],
+    "archive": [("paper", STRING, "the paper to take out of lists, search and the rotation", True, True)],
+    "restore": [("paper", STRING, "the archived paper to bring back", True, True)],
+    "edit": [("paper", STRING, "the paper to edit", True, True)],
+    "slides": [
+        ("talk", STRING, "the paper (its latest talk) or the talk's date", True, False),
+        ("url", STRING, "a link to the slides, a recording or notes (or: remove <link>)", True, False),
+    ],
+    "past": [],
     "add": [
         ("link", STRING, "an arXiv id, DOI or link, to fill the form in (none: the empty form)", False, False),
         ("tags", STRING, "tags for it, separated by commas (default: proposed from the catalog's)", False, False),

@@ -27,6 +27,7 @@ from bot.replies import (
     Bold,
     Button,
     Code,
+    EditForm,
     Help,
     Mention,
     Mine,
@@ -34,6 +35,7 @@ from bot.replies import (
     PaperCard,
     PaperList,
     PaperRef,
+    PastTalks,
     Reminder,
     Schedule,
     SlotLine,
@@ -251,7 +253,23 @@ def _slot_line(line: SlotLine) -> str:
     if line.state == "booked":
         return f"{day} · _{booked(line)}_"
     paper = paper_ref(line.paper, 120) if line.paper else "_a removed paper_"
+    if line.archived:
+        paper += " _(archived)_"
     return f"{day} · {paper} · {who(line.presenter)}"
+
+
+def talk_link(url: str) -> str:
+    """A talk's link, by its address without the scheme; a link Discord would not draw is shown as text."""
+    shown = clip(url.split("://", 1)[-1], 60)
+    return f"[{shown}]({url})" if _linkable(url) else escape(url)
+
+
+def _links(links: tuple[str, ...]) -> str:
+    return "🔗 " + " · ".join(talk_link(url) for url in links)
+
+
+def _votes(n: int) -> str:
+    return f"{n} vote{'s' if n != 1 else ''}"
 
 
 @singledispatch
@@ -277,6 +295,7 @@ def _(reply: PaperList) -> dict:
             name = fit(name, title)
             head = f"**#{p.number}** " + (f"[{name}]({p.url})" if linked else name)
             head += f" · {code(p.id)}" if ids else ""
+            head += f" · {_votes(reply.votes[p.number])}" if reply.votes.get(p.number) else ""
             line = fit(line, 160) if summary else ""
             out.append(f"{head}\n{line}" if line else head)
         return out
@@ -334,19 +353,31 @@ def _field(name: str, lines: list[str]) -> dict:
 @message.register
 def _(reply: PaperCard) -> dict:
     p = reply.paper
-    embed: dict = {"title": cut(f"#{p.number} {escape(p.title)}", MAX_TITLE), "color": COLOUR}
+    archived = " (archived)" if reply.archived else ""
+    embed: dict = {
+        "title": cut(f"#{p.number} {escape(p.title)}", MAX_TITLE - len(archived)) + archived,
+        "color": COLOUR,
+    }
     if _linkable(p.url):
         embed["url"] = p.url
     if p.summary:
         embed["description"] = clip(p.summary, 3000)
     tags = "  ".join(code(t) for t in p.tags) or "_no tags_"
     fields = [_field("id", [code(p.id)]), _field("tags", [tags])]
+    if reply.votes:
+        fields.append(_field("votes", [str(reply.votes)]))
     if p.byline:
         fields.insert(0, _field("by", [escape(p.byline)]))
+
+    def with_links(lines: list[SlotLine]) -> list[str]:
+        return [
+            _slot_line(s) + (f"\n{_links(reply.links[s.week.key])}" if s.week.key in reply.links else "") for s in lines
+        ]
+
     if reply.presented:
-        fields.append(_field("Presented", [_slot_line(s) for s in reply.presented[-10:]]))
+        fields.append(_field("Presented", with_links(reply.presented[-10:])))
     if reply.coming:
-        fields.append(_field("Coming up", [_slot_line(s) for s in reply.coming[:10]]))
+        fields.append(_field("Coming up", with_links(reply.coming[:10])))
     if not reply.presented and not reply.coming:
         fields.append(_field("Presenters", ["_Nobody has presented it yet._"]))
     embed["fields"] = fields
@@ -361,7 +392,7 @@ def _(reply: WeekCard) -> dict:
     lines = [f"**This week** ({line.week.key})" + ("" if skipped else f": meeting {when(line.meeting)}")]
     if line.paper:
         label = "Paper of the week" + (" (posted)" if reply.posted else "")
-        lines.append(f"{label}: {paper_ref(line.paper)}")
+        lines.append(f"{label}: {paper_ref(line.paper)}" + (" _(archived)_" if line.archived else ""))
         if line.paper.line:
             lines.append(clip(line.paper.line, 600))
     if line.presenter:
@@ -384,6 +415,16 @@ def _(reply: Schedule) -> dict:
     if reply.footer:
         content += "\n" + markdown(reply.footer)
     return _body(content, embeds)
+
+
+@message.register
+def _(reply: PastTalks) -> dict:
+    lines = [_slot_line(t.line) + (f"\n{_links(t.links)}" if t.links else "") for t in reply.talks]
+    embeds, _ = _pack(lines, EMBED_BUDGET)
+    content = "**Talks given**, newest first"
+    if reply.footer:
+        content += "\n" + markdown(reply.footer)
+    return _body(content, embeds, rows(reply.pager, PAGE))
 
 
 @message.register
@@ -422,6 +463,13 @@ def _(reply: Help) -> dict:
     )
     embeds, _ = _pack(lines, EMBED_BUDGET)
     return _body(markdown(reply.intro), embeds)
+
+
+@message.register
+def _(reply: EditForm) -> dict:  # only reached when the form cannot be opened (a deferred answer)
+    return _body(
+        "The form could not be opened in time: " + code(f"{COMMAND} edit {reply.paper.number}") + " again opens it."
+    )
 
 
 @message.register
@@ -495,6 +543,38 @@ def add_form(form: AddForm | None = None) -> dict:
     return {"custom_id": ADD_FORM, "title": "Add a paper", "components": rows_}
 
 
+#: The edit form's custom_id: this prefix and the paper's number.
+EDIT_FORM = "edit:"
+
+
+def edit_form(paper) -> dict:
+    """The add form as a modal, filled in with `paper` as it is; saving changes it."""
+    modal = add_form()
+    values = {
+        "title": paper.title,
+        "url": paper.url,
+        "summary": paper.summary,
+        "tags": ", ".join(paper.tags),
+        "authors": getattr(paper, "authors", ""),
+        "year": str(paper.year) if getattr(paper, "year", None) else "",
+    }
+    for row in modal["components"]:
+        for item in row["components"]:
+            value = values.get(item["custom_id"])
+            if value:
+                item["value"] = value[: item.get("max_length", 4000)]
+            if item["custom_id"] != "title":
+                item["required"] = False  # emptied: the field is cleared
+    return {**modal, "custom_id": f"{EDIT_FORM}{paper.number}", "title": f"Edit #{paper.number}"[:45]}
+
+
+def edited_number(custom_id: object) -> int | None:
+    """The paper an edit form's custom_id names, or None for any other form."""
+    if isinstance(custom_id, str) and custom_id.startswith(EDIT_FORM) and custom_id[len(EDIT_FORM) :].isdigit():
+        return int(custom_id[len(EDIT_FORM) :])
+    return None
+
+
 def form_values(data: dict) -> dict[str, str | None]:
     """The values of a submitted modal, by input; "by" read back as authors and year."""
     values: dict[str, str | None] = {}
@@ -535,6 +615,11 @@ def weekly_post(post: WeeklyPost) -> dict:
         lines.append(f"{meeting}\n🙋 {escape(post.nobody)}")
     elif post.elsewhere:
         lines.append(f"{meeting}\n🎤 {markdown(post.elsewhere_note())}")
+    if post.archived:
+        lines.append("_Archived from the catalog since its talk was booked: the talk stands._")
+    last = post.last_week
+    if last is not None and last.line.paper is not None and last.links:
+        lines.append(f"Last week: {paper_ref(last.line.paper, 120)}\n{_links(last.links)}")
     embed["description"] = cut("\n\n".join(lines), MAX_DESCRIPTION)
     content = f"**Paper of the week** · {post.week.key}"
     components = []

@@ -194,7 +194,9 @@ class DiscordPoster:
             sent = weekly.posted(bot.store, channel, week)
             if sent is None:
                 return True
-        post = weekly.plan(bot.store, bot.group, week, bot.settings.focus_tag, channel, bot.clock())
+        post = weekly.plan(
+            bot.store, bot.group, week, bot.settings.focus_tag, channel, bot.clock(), bot.settings.rotation
+        )
         if post is not None:
             bot.transport.update(sent, post)
             weekly.features(bot.store, channel, week, post.paper)

@@ -90,7 +90,9 @@ class SlackPoster:
             sent = weekly.posted(bot.store, channel, week)  # recorded between the two looks?
             if sent is None:
                 return True  # not out: whenever it is, it is planned from the database as it is then
-        post = weekly.plan(bot.store, bot.group, week, bot.settings.focus_tag, channel, bot.clock())
+        post = weekly.plan(
+            bot.store, bot.group, week, bot.settings.focus_tag, channel, bot.clock(), bot.settings.rotation
+        )
         if post is not None:
             bot.transport.update(sent, post)
             weekly.features(bot.store, channel, week, post.paper)  # the rotation counts what the post shows

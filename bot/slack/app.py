@@ -173,6 +173,7 @@ class SlackBot:
             self.queue_change,
             lambda presenter: self.vet_presenter(presenter, bot_user),
             PLATFORM,
+            rotation=s.rotation,
             lookups=s.lookups,
             tell=lambda member, said: self.later(self.tell_directly, member, blocks.message(Notice(said))),
             public_url=s.public_url,

@@ -23,6 +23,7 @@ from bot.replies import (
     Bold,
     Button,
     Code,
+    EditForm,
     Help,
     Home,
     Mention,
@@ -31,11 +32,13 @@ from bot.replies import (
     PaperCard,
     PaperList,
     PaperRef,
+    PastTalks,
     Reminder,
     Schedule,
     SlotLine,
     SuggestionList,
     TagCounts,
+    TalkLinks,
     Text,
     WeekCard,
     WeeklyPost,
@@ -238,7 +241,23 @@ def _slot_line(line: SlotLine) -> str:
     if line.state == "booked":
         return f"{day}  ·  _{booked(line)}_"
     paper = f"*#{line.paper.number}* {paper_title(line.paper, 200)}" if line.paper else "_a removed paper_"
+    if line.archived:
+        paper += " _(archived)_"
     return f"{day}  ·  {paper}  ·  {who(line.presenter)}"
+
+
+def talk_link(url: str) -> str:
+    """A talk's link (slides, a recording), shown by its address without the scheme, cut short."""
+    shown = url.split("://", 1)[-1]
+    return f"<{escape(url)}|{clip(shown, 60)}>"
+
+
+def _links(links: tuple[str, ...]) -> str:
+    return "🔗 " + "  ·  ".join(talk_link(url) for url in links)
+
+
+def _votes(n: int) -> str:
+    return f"{n} vote{'s' if n != 1 else ''}"
 
 
 def _slot_plain(line: SlotLine) -> str:
@@ -248,7 +267,8 @@ def _slot_plain(line: SlotLine) -> str:
     if line.state != "presenter":
         return f"{day}: {'no meeting' if line.state == 'skipped' else 'open'}"
     title = escape(line.paper.title) if line.paper else "a removed paper"
-    return f"{day}: #{line.paper.number if line.paper else '?'} {title} ({who(line.presenter)})"
+    archived = " (archived)" if line.archived else ""
+    return f"{day}: #{line.paper.number if line.paper else '?'} {title}{archived} ({who(line.presenter)})"
 
 
 # -- replies to commands -------------------------------------------------------
@@ -275,6 +295,8 @@ def _(reply: PaperList) -> dict:
     lines, fallback = [], [plain(reply.heading)]
     for p in reply.papers:
         head = f"*#{p.number}* {paper_title(p, 600)}  `{escape(p.id)}`"
+        if reply.votes.get(p.number):
+            head += f"  ·  {_votes(reply.votes[p.number])}"
         line = escape(p.line)
         lines.append(f"{head}\n{line}" if line else head)
         fallback.append(f"#{p.number} {escape(p.title)}")
@@ -289,17 +311,27 @@ def _(reply: PaperList) -> dict:
 @message.register
 def _(reply: PaperCard) -> dict:
     p = reply.paper
-    blocks = [section(f"*#{p.number}* *{paper_title(p, 1200)}*")]
+    archived = " _(archived)_" if reply.archived else ""
+    blocks = [section(f"*#{p.number}* *{paper_title(p, 1200)}*{archived}")]
     if p.byline:
         blocks.append(context(clip(p.byline, 2000)))
     if p.summary:
         blocks += _long_text(p.summary)
     tags = "  ".join(f"`{escape(t)}`" for t in p.tags) or "_no tags_"
-    blocks.append(context(clip(f"id {p.id}", 200) + "  ·  tags: " + tags[:2500]))
+    votes = f"  ·  {_votes(reply.votes)}" if reply.votes else ""
+    blocks.append(context(clip(f"id {p.id}", 200) + votes + "  ·  tags: " + tags[:2500]))
+
+    def with_links(lines: list[SlotLine]) -> list[str]:
+        out = []
+        for s in lines:
+            links = reply.links.get(s.week.key)
+            out.append(_slot_line(s) + (f"\n{_links(links)}" if links else ""))
+        return out
+
     if reply.presented:
-        blocks += _sections(["*Presented*"] + [_slot_line(s) for s in reply.presented[-20:]])
+        blocks += _sections(["*Presented*"] + with_links(reply.presented[-20:]))
     if reply.coming:
-        blocks += _sections(["*Coming up*"] + [_slot_line(s) for s in reply.coming[:20]])
+        blocks += _sections(["*Coming up*"] + with_links(reply.coming[:20]))
     if not reply.presented and not reply.coming:
         blocks.append(section("_Nobody has presented it yet._"))
     if reply.note:
@@ -320,6 +352,8 @@ def _(reply: WeekCard) -> dict:
     if line.paper:
         label = "Paper of the week" + (" (posted)" if reply.posted else "")
         body = f"{label}: *#{line.paper.number}* {paper_title(line.paper, 600)}"
+        if line.archived:
+            body += " _(archived)_"
         if line.paper.line:
             body += "\n" + clip(line.paper.line, 600)
         blocks.append(section(body))
@@ -350,6 +384,20 @@ def _(reply: Schedule) -> dict:
         blocks.append(context(mrkdwn(reply.footer)))
     fallback = "\n".join(fallback)
     return _message(fallback, blocks)
+
+
+@message.register
+def _(reply: PastTalks) -> dict:
+    lines, fallback = ["*Talks given*, newest first"], ["Talks given, newest first"]
+    for talk in reply.talks:
+        lines.append(_slot_line(talk.line) + (f"\n{_links(talk.links)}" if talk.links else ""))
+        fallback.append(_slot_plain(talk.line) + "".join(f" {escape(url)}" for url in talk.links))
+    blocks = _sections(lines)
+    if reply.footer:
+        blocks.append(context(mrkdwn(reply.footer)))
+    if reply.pager:
+        blocks.append(actions(reply.pager, PAGE))
+    return _message("\n".join(fallback), blocks)
 
 
 @message.register
@@ -409,6 +457,15 @@ def _(reply: Help) -> dict:
 
 
 @message.register
+def _(reply: EditForm) -> dict:  # only reached when the form cannot be opened
+    p = reply.paper
+    again = f"{COMMAND} edit {p.number}"
+    return _message(
+        f"Use the form to edit #{p.number}: {again}", [section(f"Use the form to edit #{p.number}: `{again}`")]
+    )
+
+
+@message.register
 def _(reply: AddForm) -> dict:  # only reached when a form cannot be opened
     return _message("Use the form to add a paper.", [section("Use the form to add a paper.")])
 
@@ -449,6 +506,9 @@ def weekly_post(post: WeeklyPost) -> dict:
     blocks.append(context((f"Tags: {tags}  ·  " if tags else "") + f"`{COMMAND} show {escape(p.id)}`"))
     meeting = f"🗓 Meeting: *{date_token(post.meeting)}*"
     fallback = f"Paper of the week {post.week.key}: #{p.number} {escape(p.title)}."
+    if post.archived:
+        blocks.append(context("_Archived from the catalog since its talk was booked: the talk stands._"))
+        fallback += " (Archived from the catalog; the talk stands.)"
     if post.skipped:  # skipped after it was posted: no meeting to show
         blocks.append(section("🚫 No meeting this week."))
         fallback += " No meeting this week."
@@ -462,6 +522,10 @@ def weekly_post(post: WeeklyPost) -> dict:
         note = post.elsewhere_note()
         blocks.append(section(f"{meeting}\n🎤 {mrkdwn(note)}"))
         fallback += f" Meeting {_plain_date(post.meeting)}. {plain(note)}"
+    last = _last_week(post.last_week)
+    if last:
+        blocks.append(context(last))
+        fallback += " Last week's talk: " + "  ".join(escape(url) for url in post.last_week.links)
     if p.summary:
         fallback += f"\n{escape(p.summary)}"
     return {
@@ -473,6 +537,14 @@ def weekly_post(post: WeeklyPost) -> dict:
         "unfurl_links": False,
         "unfurl_media": False,
     }
+
+
+def _last_week(talk: TalkLinks | None) -> str:
+    """The weekly post's line on last week's talk and its links ('' when it had none)."""
+    if talk is None or talk.line.paper is None or not talk.links:
+        return ""
+    paper = talk.line.paper
+    return cut(f"Last week: *#{paper.number}* {paper_title(paper, 200)}  {_links(talk.links)}", 2900)
 
 
 def reminder(r: Reminder) -> dict:
@@ -517,6 +589,9 @@ def home(view: Home) -> dict:
         )
     if len(view.mine) > HOME_SLOTS:
         blocks.append(context(f"…and {len(view.mine) - HOME_SLOTS} more: `{COMMAND} mine` lists them all"))
+    if view.recent:
+        blocks.append(section("*Latest talks' slides and recordings*"))
+        blocks += _sections([_slot_line(t.line) + f"\n{_links(t.links)}" for t in view.recent])
     blocks.append({"type": "divider"})
     blocks.append(section("*Papers waiting for a presenter* (sign-up takes the first open week)"))
     room = MAX_VIEW_BLOCKS - len(blocks) - 1
@@ -595,6 +670,37 @@ def add_form(channel: str | None, form: AddForm | None = None, *, looking_up: st
                 placeholder="parallelism-dp",
             ),
         ],
+    }
+
+
+EDIT_CALLBACK = "edit_paper"
+
+
+def edit_form(channel: str | None, paper) -> dict:
+    """The add form, filled in with `paper` as it is: saving changes it (its number and history stay).
+    private_metadata carries the channel and the paper's number, as `channel|number`."""
+    view = add_form(channel)
+    values = {
+        "title": paper.title,
+        "url": paper.url,
+        "summary": paper.summary,
+        "tags": ", ".join(paper.tags),
+        "authors": getattr(paper, "authors", ""),
+        "year": str(paper.year) if getattr(paper, "year", None) else "",
+    }
+    for block in view["blocks"]:
+        element = block.get("element") or {}
+        value = values.get(block.get("block_id"))
+        if block.get("type") == "input" and value:
+            element["initial_value"] = value[: element.get("max_length", 3000)]
+        if block.get("block_id") != "title":
+            block["optional"] = True  # emptied: the field is cleared
+    return {
+        **view,
+        "callback_id": EDIT_CALLBACK,
+        "private_metadata": f"{channel or ''}|{paper.number}",
+        "title": {"type": "plain_text", "text": f"Edit #{paper.number}"[:24]},
+        "submit": {"type": "plain_text", "text": "Save"},
     }
 
 

@@ -44,10 +44,12 @@ def test_the_static_page_shows_titles_as_text_and_sets_chinese_as_chinese(tmp_pa
             "(?, 'presenter', 'U2', 5, 'U2', 'now'), (?, 'presenter', 'U3', 3, 'U3', 'now')",
             [this.plus(2).key, this.plus(-3).key],
         )
-        # Talk materials, as the slides command keeps them (its own migration makes this table).
-        db.execute("CREATE TABLE talk_links (id INTEGER PRIMARY KEY, group_id INTEGER, week TEXT, url TEXT)")
-        db.execute("INSERT INTO talk_links (group_id, week, url) VALUES (1, ?, 'https://example.org/s.pdf')",
-                   [this.plus(-3).key])  # fmt: skip
+        # Talk materials, as the slides command keeps them.
+        db.execute(
+            "INSERT INTO talk_links (group_id, week, url, added_by, added_at) "
+            "VALUES (1, ?, 'https://example.org/s.pdf', 'U3', 'now')",
+            [this.plus(-3).key],
+        )
     store.close()
 
     assert cli.main(["site", str(tmp_path / "public")]) == 0
@@ -65,5 +67,5 @@ def test_the_static_page_shows_titles_as_text_and_sets_chinese_as_chinese(tmp_pa
     assert ("a", {"href": "https://example.org/s.pdf"}) in page.tags, "past talks link their slides"
 
 
-def test_talk_links_are_none_until_the_table_exists(store):
+def test_a_talk_without_links_has_none(store):
     assert site.talk_links(store, 1, Week(2026, 50)) == []

@@ -8,9 +8,10 @@ import re
 
 from bot import commands
 from bot.delivery import Rejected, Uncertain
-from bot.replies import COMMAND, AddForm
+from bot.replies import COMMAND, AddForm, EditForm
 from bot.slack import blocks
 from bot.slack.client import call
+from bot.slack.listeners import views
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,9 @@ def register(app, bot) -> None:
         try:
             with bot.answering(user, context.bot_user_id) as ctx:  # users.info, the lock, views.open: 3 s
                 answer = commands.run(ctx, line)
-                if isinstance(answer.reply, AddForm):
+                if isinstance(answer.reply, EditForm):
+                    reply = views.open_edit_form(bot, body, answer.reply.paper)
+                elif isinstance(answer.reply, AddForm):
                     reply = open_add_form(bot, body, answer.reply)
                 else:
                     reply = {"response_type": "ephemeral", **blocks.message(answer.reply)}

@@ -44,11 +44,56 @@ def register(app, bot) -> None:
         ack()
         bot.later(confirm, bot, user, view.get("private_metadata") or "", paper)
 
+    @app.view(blocks.EDIT_CALLBACK)
+    def on_edit(ack, body, view):
+        user = (body.get("user") or {}).get("id", "")
+        state = (view.get("state") or {}).get("values") or {}
+        values = {name: ((state.get(name) or {}).get(name) or {}).get("value") for name in state}
+        channel, _, number = (view.get("private_metadata") or "").rpartition("|")
+        if not number.isdigit():
+            ack(response_action="errors", errors={"title": "This form lost the paper it edits: open it again."})
+            return
+        try:
+            with bot.answering(user) as ctx:
+                paper = commands.edit_paper(ctx, int(number), values)
+        except Refusal as refusal:
+            ack(response_action="errors", errors={"title": plain(refusal.text)[:150]})
+            return
+        except Busy:
+            ack(response_action="errors", errors={"title": "The catalog is busy just now. Submit again in a moment."})
+            return
+        except DiskFull:
+            ack(response_action="errors", errors={"title": commands.DISK_FULL[:150]})
+            return
+        except InvalidPaper as e:
+            field = e.field if e.field in values else "title"
+            ack(response_action="errors", errors={field: str(e)[:150]})
+            return
+        ack()
+        bot.later(confirm, bot, user, channel, paper, "Saved")
 
-def confirm(bot, user: str, channel: str, paper) -> None:
-    """Tell the admin privately where they typed /paper add; in a direct message when the bot
+
+def open_edit_form(bot, body, paper) -> dict:
+    """Open the edit modal now (a trigger_id is good for 3 seconds): the add form, filled in."""
+    try:
+        call(
+            bot.quick_client().views_open,
+            trigger_id=body.get("trigger_id", ""),
+            view=blocks.edit_form(body.get("channel_id"), paper),
+        )
+    except (Rejected, Uncertain) as e:
+        log.warning("views.open of the edit form failed: %s", e)
+        return {
+            "response_type": "ephemeral",
+            "text": f"I couldn't open the form just now. Please try `/paper edit {paper.number}` again.",
+        }
+    return {}
+
+
+def confirm(bot, user: str, channel: str, paper, done: str = "Added") -> None:
+    """Tell the admin privately where they typed /paper add (or edit); in a direct message when the bot
     cannot post there (a channel it is not in)."""
-    message = blocks.message(Notice(text("Added ", PaperRef(paper), " (", Code(paper.id), ").")))
+    message = blocks.message(Notice(text(done, " ", PaperRef(paper), " (", Code(paper.id), ").")))
     if channel:
         try:
             call(bot.answers.chat_postEphemeral, channel=channel, user=user, **message)

@@ -1,0 +1,151 @@
+"""BibTeX: `import` reads .bib files, `export --format bibtex` writes them, and a round trip keeps every paper."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from bot import bibtex, catalog, cli, papers_file
+from bot.catalog import open_store
+
+
+def _main(monkeypatch, tmp_path, capsys, db, *argv):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PAPERBOT_DB", str(tmp_path / db))
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code = cli.main(list(argv))
+    return (code, *capsys.readouterr())
+
+
+def _fields(paper) -> tuple:
+    return (paper.id, paper.title, paper.summary, paper.url, tuple(sorted(paper.tags)), paper.authors, paper.year)
+
+
+#: Titles and summaries that TeX would read as markup, as the add form or a file may give them.
+HOSTILE = [
+    dict(id="braces", title="{Unbalanced brace and } another {{", summary="a { b", tags=["x"]),
+    dict(id="percent", title="100% of 50% & more: $5 #1 a_b ~c ^d", summary="50% & 100%\n\n第二段 % 注释"),
+    dict(id="backslash", title=r"Back\slash \textbf{bold} \\ \% already \"escaped\"", summary=r"C:\path\{x}"),
+    dict(id="accents", title=r"M{\"u}ller said ``quoted'' -- and --- dashes", authors="Ada Lovelace, Zoë Ünal, Jr."),
+    dict(id="at-sign", title="@misc{fake, title = {inside}} and } @", summary="@article{x,\n}\n"),
+    dict(id="chinese", title="数据并行训练 {大模型}", summary="中文摘要：含有 {花括号} 与 \\ 反斜杠", year=2024),
+]
+
+
+def test_a_bibtex_round_trip_keeps_every_seed_paper_and_hostile_titles(tmp_path, monkeypatch, capsys):
+    store = open_store(tmp_path / "a.db")
+    assert catalog.upsert(store, [catalog.validate(p, new=True) for p in HOSTILE]).added == len(HOSTILE)
+    store.close()
+    code, bib, err = _main(monkeypatch, tmp_path, capsys, "a.db", "export", "--format", "bibtex")
+    assert code == 0, err
+    (tmp_path / "catalog.bib").write_text(bib, encoding="utf-8")
+    assert _main(monkeypatch, tmp_path, capsys, "b.db", "init", "--empty")[0] == 0
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "b.db", "import", "catalog.bib")
+    assert code == 0 and "38 added" in out and "0 skipped" in out, (out, err)
+    a, b = open_store(tmp_path / "a.db"), open_store(tmp_path / "b.db")
+    before = [_fields(p) for p in catalog.all_papers(a)]
+    after = [_fields(p) for p in catalog.all_papers(b)]
+    assert len(before) == 38 and after == before
+    assert any("数据并行" in p[2] for p in after)  # the seed's Chinese summaries, unchanged
+    # Importing the export again changes nothing.
+    code, out, _ = _main(monkeypatch, tmp_path, capsys, "b.db", "import", "catalog.bib")
+    assert "0 added, 0 updated, 38 unchanged" in out
+
+
+SCHOLAR = r"""
+% A list as Google Scholar and Zotero export it; not @misc{commented-out, title = {Not a paper}}.
+@string{nips = "Advances in Neural Information Processing Systems"}
+
+@inproceedings{vaswani2017attention,
+  title={Attention is All you Need},
+  author={Vaswani, Ashish and Shazeer, Noam and Parmar, Niki},
+  booktitle=nips,
+  year={2017},
+  doi = {10.5555/3295222.3295349},
+  keywords = {transformers; attention},
+  abstract = {The dominant sequence transduction models are based on {RNNs}.}
+}
+
+@article{Zhao:FSDP,
+  title = "{PyTorch} {FSDP}: Experiences on Scaling Fully Sharded Data Parallel",
+  author = "Zhao, Yanli and M{\"u}ller, J{\'e}r{\^o}me",
+  year = 2023,
+  eprint = {2304.11277},
+  archivePrefix = {arXiv},
+}
+
+@misc{broken,
+  title = {A title with = and no closing,
+  year = {2020},
+
+@misc{no-title, year = {2021}}
+"""
+
+
+def test_a_scholar_style_bib_file_maps_its_fields_and_counts_the_bad_entries(tmp_path):
+    path = tmp_path / "list.bib"
+    path.write_text(SCHOLAR, encoding="utf-8")
+    report = papers_file.read(path)
+    by_title = {p.title: p for p in report.papers}
+    attention = by_title["Attention is All you Need"]
+    assert attention.id == "vaswani2017attention"
+    assert attention.authors == "Ashish Vaswani, Noam Shazeer, Niki Parmar" and attention.year == 2017
+    assert attention.url == "https://doi.org/10.5555/3295222.3295349"
+    assert attention.tags == ("transformers", "attention")
+    assert attention.summary == "The dominant sequence transduction models are based on RNNs."
+    fsdp = by_title["PyTorch FSDP: Experiences on Scaling Fully Sharded Data Parallel"]
+    assert fsdp.id is None  # `Zhao:FSDP` is no paper id: the title's slug is used
+    assert fsdp.authors == "Yanli Zhao, Jérôme Müller" and fsdp.url == "https://arxiv.org/abs/2304.11277"
+    assert len(report.papers) == 2
+    assert len(report.problems) == 1, report.problems  # the entry that is never closed takes in the rest
+    broken = SCHOLAR.splitlines().index("@misc{broken,") + 1
+    assert f"line {broken}:" in report.problems[0] and "never closed" in report.problems[0]
+
+
+def test_a_bad_entry_is_skipped_and_the_rest_imported(tmp_path, monkeypatch, capsys):
+    (tmp_path / "list.bib").write_text(
+        "@misc{one, title = {One}}\n@misc{two, title = {Two}, year = {12345}}\n@misc{three, year = {2020}}\n"
+        "@misc{four, title = {Four}, url = {javascript:alert(1)}}\n@misc{five, title = {Five}}\n",
+        encoding="utf-8",
+    )
+    assert _main(monkeypatch, tmp_path, capsys, "a.db", "init", "--empty")[0] == 0
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "a.db", "import", "list.bib")
+    assert "3 added" in out and "2 skipped" in out, (out, err)
+    assert "line 3" in out + err and "line 4" in out + err
+
+
+@pytest.mark.parametrize("name", ["empty.bib", "folder.bib"])
+def test_a_bib_path_that_is_no_file_of_papers_is_refused_in_one_line(tmp_path, monkeypatch, capsys, name):
+    if name == "folder.bib":
+        (tmp_path / name).mkdir()
+    else:
+        (tmp_path / name).write_text("")
+    assert _main(monkeypatch, tmp_path, capsys, "a.db", "init", "--empty")[0] == 0
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "a.db", "import", name)
+    assert code != 0 and "Traceback" not in err and name in err, err
+
+
+def test_an_entry_is_read_without_reading_the_rest_of_the_file():
+    """Entries come one at a time: the first is read before the text after it is asked for."""
+
+    class Lines(io.StringIO):
+        asked = 0
+
+        def readline(self, *a):
+            self.asked += 1
+            return super().readline(*a)
+
+    text = Lines("@misc{one, title = {One}}\n" + "@misc{n, title = {N}}\n" * 1000)
+    first = next(bibtex.rows(text))
+    assert first == ("line 1", {"id": "one", "title": "One"}) and text.asked < 5
+
+
+def test_export_as_json_and_bibtex_carry_the_same_papers(store, tmp_path):
+    out = io.StringIO()
+    assert papers_file.write(catalog.all_papers(store), "bibtex", out) == 32
+    assert out.getvalue().count("@misc{") == 32
+    listed = io.StringIO()
+    papers_file.write(catalog.all_papers(store), "json", listed)
+    assert len(json.loads(listed.getvalue())) == 32

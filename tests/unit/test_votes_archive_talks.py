@@ -1,0 +1,201 @@
+"""Votes, archiving and talk materials, as members meet them in replies (the console's rendering)."""
+
+from __future__ import annotations
+
+from conftest import TZ, at
+
+from bot import catalog, commands, console
+from bot.calendar import Meeting, MeetingCalendar, PostSchedule
+from bot.signups import Member
+
+GROUP = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
+
+
+def _ctx(store, user="UADMIN", admin=False, when="2026-12-02 10:00", **kw):
+    return commands.Context(store, GROUP, Member(user, lambda: admin), at(when), **kw)
+
+
+def say(store, line, user="U1", admin=False, when="2026-12-02 10:00") -> str:
+    return console.render(commands.run(_ctx(store, user, admin, when), line).reply)
+
+
+# -- votes ---------------------------------------------------------------------
+
+
+def test_a_vote_counts_once_a_member_and_again_takes_it_back(store):
+    assert "You voted for #7" in say(store, "vote 7", user="U1") and "votes: 1" in say(store, "show 7")
+    assert "It has 2 votes." in say(store, "vote #7", user="U2")
+    back = say(store, "vote 7", user="U1")
+    assert "You took back your vote for #7" in back and "It has 1 vote." in back
+    assert "votes: 1" in say(store, "show 7")
+
+
+def test_votes_show_in_lists_only_where_there_are_some(store):
+    say(store, "vote 7", user="U1")
+    say(store, "vote 7", user="U2")
+    say(store, "vote 9", user="U1")
+    listed = say(store, "tag parallelism-dp")
+    line_of = {ln.split()[0]: ln for ln in listed.splitlines() if ln.startswith("#")}
+    assert line_of["#7"].endswith("(2 votes)") and line_of["#9"].endswith("(1 vote)")
+    assert "vote" not in line_of["#8"]  # no votes: nothing added, lists stay compact
+    title = catalog.find(store, "7").title.split(":")[0]
+    assert "(2 votes)" in say(store, f"search {title}")
+    assert "votes:" not in say(store, "show 8")
+
+
+def test_a_vote_for_no_such_paper_says_so_and_counts_nothing(store):
+    assert say(store, "vote 999").startswith("✗ There is no paper")
+    assert say(store, "vote").startswith("✗ Usage:")
+    assert store.db.execute("SELECT count(*) FROM votes").fetchone()[0] == 0
+
+
+# -- archive and restore -----------------------------------------------------------
+
+
+def test_archive_takes_a_paper_out_of_tag_search_and_counts_and_restore_brings_it_back(store):
+    paper = catalog.find(store, "7")
+    word = paper.title.split(":")[0]
+    assert f"#{paper.number} " in say(store, f"search {word}")
+    assert say(store, "archive 7", user="U1").startswith("✗ Only admins")
+    assert say(store, "archive 7", admin=True).startswith("Archived #7")
+    assert "#7 " not in say(store, "tag parallelism-dp") and "31 papers tagged" in say(store, "tag parallelism-dp")
+    assert "#7 " not in say(store, f"search {word}")
+    assert catalog.tag_counts(store) == [("parallelism-dp", 31)]
+    card = say(store, "show 7")
+    assert "[archived]" in card and "restore 7" in card and "Sign up to present" not in card
+    assert say(store, "archive 7", admin=True).startswith("#7") and "archived already" in say(
+        store, "archive 7", admin=True
+    )
+    assert say(store, "restore 7", admin=True).startswith("Restored #7")
+    assert "#7 " in say(store, "tag parallelism-dp") and catalog.tag_counts(store) == [("parallelism-dp", 32)]
+    assert f"#{paper.number} " in say(store, f"search {word}")
+
+
+def test_a_booked_talk_of_an_archived_paper_stays_booked_and_says_so(store):
+    assert "You're signed up" in say(store, "signup 7 2026-12-03", user="U1")
+    archived = say(store, "archive 7", admin=True)
+    assert "Its 1 booked talk stays booked." in archived
+    schedule = say(store, "schedule")
+    [line] = [ln for ln in schedule.splitlines() if "#7 " in ln]
+    assert "(archived)" in line and "@U1" in line
+    week = say(store, "week")
+    assert "#7 " in week and "(archived)" in week and "@U1" in week
+    assert "presented" not in say(store, "show 7")  # the talk is coming up, still
+    assert "coming up:" in say(store, "show 7")
+
+
+# -- slides and past ---------------------------------------------------------------
+
+
+def _talk_given(store):
+    """U1 presents #7 on Thu 3 Dec 2026; the tests then speak after it."""
+    assert "You're signed up" in say(store, "signup 7 2026-12-03", user="U1")
+
+
+LATER = "2026-12-09 10:00"
+
+
+def test_slides_by_the_presenter_are_attached_and_listed_by_past_and_show(store):
+    _talk_given(store)
+    added = say(store, "slides 7 https://example.org/slides.pdf", user="U1", when=LATER)
+    assert added.startswith("Added the link to the talk of Thu 03 Dec 2026"), added
+    say(store, "slides 2026-12-03 https://example.org/recording", user="U1", when=LATER)
+    past = say(store, "past", when=LATER)
+    assert "#7 " in past and "@U1" in past
+    assert past.index("https://example.org/slides.pdf") < past.index("https://example.org/recording")
+    card = say(store, "show 7", when=LATER)
+    assert "presented:" in card and "link: https://example.org/slides.pdf" in card
+
+
+def test_slides_by_another_member_are_refused_in_one_line_and_an_admin_may(store):
+    _talk_given(store)
+    refused = say(store, "slides 7 https://example.org/mine.pdf", user="U2", when=LATER)
+    assert refused == "✗ Only the presenter of that talk or an admin can change its links."
+    assert store.db.execute("SELECT count(*) FROM talk_links").fetchone()[0] == 0
+    assert say(store, "slides 7 https://example.org/a.pdf", user="UADMIN", admin=True, when=LATER).startswith("Added")
+
+
+def test_a_link_is_removed_by_slides_remove(store):
+    _talk_given(store)
+    say(store, "slides 7 https://example.org/a.pdf", user="U1", when=LATER)
+    assert say(store, "slides 7 remove https://example.org/a.pdf", user="U1", when=LATER).startswith("Removed")
+    assert "https://example.org/a.pdf" not in say(store, "past", when=LATER)
+    assert say(store, "slides 7 remove https://example.org/a.pdf", user="U1", when=LATER).startswith("✗")
+
+
+def test_bad_links_and_talks_are_refused_and_change_nothing(store):
+    _talk_given(store)
+    for line in (
+        "slides 7 javascript:alert(1)",
+        "slides 7 ftp://example.org/x",
+        "slides 7 https://example.org/" + "x" * 1000,
+        "slides 8 https://example.org/x",  # #8 has no talk
+        "slides 2026-12-10 https://example.org/x",  # nobody presents that week
+        "slides 7",
+    ):
+        assert say(store, line, user="U1", when=LATER).startswith("✗"), line
+    assert store.db.execute("SELECT count(*) FROM talk_links").fetchone()[0] == 0
+
+
+def test_past_lists_talks_given_newest_first_and_none_coming(store):
+    say(store, "signup 7 2026-11-19", user="U1", when="2026-11-01 10:00")
+    say(store, "signup 8 2026-11-26", user="U2", when="2026-11-01 10:00")
+    say(store, "signup 9 2026-12-10", user="U3")  # still to come
+    past = say(store, "past", when=LATER)
+    assert past.index("#8 ") < past.index("#7 ") and "#9 " not in past
+    assert say(store, "past", when="2026-11-01 10:00").startswith("No talk has been given yet")
+
+
+def test_past_pages_twenty_talks_at_a_time(store):
+    for i in range(25):  # a talk a week from June 2026
+        week = GROUP.week_of(at("2026-06-01 10:00")).plus(i)
+        say(store, f"assign U{i} {i + 1} {week.monday.isoformat()}", admin=True, when="2026-05-01 10:00")
+    first = say(store, "past", when=LATER)
+    assert first.count("  Thu ") == 20 and "[Next 20 ▶] → past --page 2" in first
+    second = say(store, "past --page 2", when=LATER)
+    assert second.count("  Thu ") == 5 and "#1 " in second
+    assert say(store, "past --page 3", when=LATER).startswith("✗ There is no page 3")
+
+
+# -- edit ---------------------------------------------------------------------------
+
+
+def test_edit_changes_one_field_and_keeps_the_number_talks_and_votes(store):
+    say(store, "signup 7 2026-12-03", user="U1")
+    say(store, "vote 7", user="U2")
+    assert say(store, "edit 7 tags moe, parallelism-dp", user="U1").startswith("✗ Only admins")
+    assert say(store, "edit 7 tags moe, parallelism-dp", admin=True).startswith("Saved #7")
+    assert say(store, "edit 7 title AsyncDiff revised", admin=True).startswith("Saved #7 AsyncDiff revised")
+    assert say(store, "edit 7 year 2024", admin=True).startswith("Saved")
+    card = say(store, "show 7", when=LATER)
+    assert card.startswith("#7 AsyncDiff revised") and "tags: moe, parallelism-dp" in card and "by: 2024" in card
+    assert "votes: 1" in card and "presented:" in card
+    assert "#7 " in say(store, "search revised") and "#7 " in say(store, "tag moe")
+    assert "#7 " not in say(store, "search asyncdiff parallelizing")  # the old title left the index
+
+
+def test_edit_refuses_what_add_refuses_and_changes_nothing(store):
+    before = catalog.find(store, "7")
+    taken = catalog.find(store, "8").title
+    for line in (
+        f"edit 7 title {taken}",
+        "edit 7 title",
+        "edit 7 link javascript:x",
+        "edit 7 year 12",
+        "edit 7 colour red",
+    ):
+        assert say(store, line, admin=True).startswith("✗"), line
+    assert catalog.find(store, "7") == before
+    form = say(store, "edit 7", admin=True)
+    assert form.startswith("Editing #7") and f"title:   {before.title}" in form and "edit 7 <field> <value>" in form
+
+
+def test_a_rotation_setting_that_is_neither_catalog_nor_votes_stops_the_start(tmp_path):
+    import pytest
+
+    from bot.settings import SettingError, Settings
+
+    assert Settings.load({"PAPERBOT_ROTATION": "Votes"}, dotenv=None).rotation == "votes"
+    assert Settings.load({}, dotenv=None).rotation == "catalog"
+    with pytest.raises(SettingError, match="PAPERBOT_ROTATION: must be 'catalog'"):
+        Settings.load({"PAPERBOT_ROTATION": "random"}, dotenv=None)
