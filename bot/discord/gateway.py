@@ -58,7 +58,7 @@ class Gateway:
         wait = 1.0
         while not self.stop.is_set():
             try:
-                url = self.rest.call("GET", "/gateway/bot", timeout=10)["url"]
+                url = self.rest.gateway_url(timeout=10)
                 self._session(url)
                 wait = 1.0
             except (Rejected, Uncertain) as e:
