@@ -103,6 +103,12 @@ class _Loop:
         async def close() -> None:
             for client in self.clients:
                 await client.close()
+            # What is left (hikari leaves a shard's heartbeat behind when its first IDENTIFY is refused)
+            # is cancelled, so that the loop ends with nothing pending.
+            left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in left:
+                task.cancel()
+            await asyncio.gather(*left, return_exceptions=True)
 
         if self.loop.is_running():
             try:

@@ -35,6 +35,7 @@ import json
 import re
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -393,7 +394,8 @@ class DiscordStandin:
         self.heartbeat_ms = 41_250
         self.gateway_token: str | None = None  # set: the Gateway alone refuses the bot's token (4004)
         self.gateway_sessions: list[dict] = []  # {"identify": ..., "heartbeats": n}
-        self._sockets: list = []
+        self._sockets: list[_Link] = []
+        self._session_ids: set[str] = set()
         self._seq = itertools.count(2)
         self._ws_server = serve(self._gateway, "127.0.0.1", 0)
         self.gateway_url = f"ws://127.0.0.1:{self._ws_server.socket.getsockname()[1]}"
@@ -489,40 +491,57 @@ class DiscordStandin:
     # -- the Gateway -----------------------------------------------------------------------
 
     def _gateway(self, ws) -> None:
-        session = {"identify": None, "heartbeats": 0, "query": ws.request.path}
-        ws.send(json.dumps({"op": 10, "d": {"heartbeat_interval": self.heartbeat_ms}, "s": None, "t": None}))
+        link = _Link(ws)
+        session = {"identify": None, "resume": None, "heartbeats": 0, "query": ws.request.path}
+        link.send({"op": 10, "d": {"heartbeat_interval": self.heartbeat_ms}, "s": None, "t": None})
         try:
             first = json.loads(ws.recv(timeout=10))
-            if first.get("op") != 2:
+            if first.get("op") not in (2, 6):
                 ws.close(4003, "Not authenticated.")
                 return
             if (first.get("d") or {}).get("token") != (self.gateway_token or self.token):
                 ws.close(4004, "Authentication failed.")
                 return
-            session["identify"] = first["d"]
-            with self._lock:
-                self.gateway_sessions.append(session)
-                self._sockets.append(ws)
-            ready = {
-                "v": 10,
-                "user": {"id": BOT_ID, "username": "paperbot", "bot": True},
-                "guilds": [{"id": GUILD, "unavailable": True}],
-                "session_id": f"session-{len(self.gateway_sessions)}",
-                "resume_gateway_url": self.gateway_url,
-                "application": {"id": APP_ID, "flags": 0},
-            }
-            ws.send(json.dumps({"op": 0, "t": "READY", "s": 1, "d": ready}))
+            if first["op"] == 6:  # RESUME: a session this stand-in began goes on; any other cannot
+                session["resume"] = first["d"]
+                with self._lock:
+                    known = first["d"].get("session_id") in self._session_ids
+                    if known:
+                        self.gateway_sessions.append(session)
+                        self._sockets.append(link)
+                if not known:
+                    link.send({"op": 9, "d": False, "s": None, "t": None})
+                    ws.close(4000, "Invalid session.")
+                    return
+                link.send({"op": 0, "t": "RESUMED", "s": next(self._seq), "d": {}})
+            else:
+                session["identify"] = first["d"]
+                with self._lock:
+                    self.gateway_sessions.append(session)
+                    self._sockets.append(link)
+                    session_id = f"session-{len(self.gateway_sessions)}"
+                    self._session_ids.add(session_id)
+                ready = {
+                    "v": 10,
+                    "user": {**BOT_USER, "mfa_enabled": False, "verified": True, "flags": 0},
+                    "guilds": [{"id": GUILD, "unavailable": True}],
+                    "session_id": session_id,
+                    "resume_gateway_url": self.gateway_url,
+                    "shard": [0, 1],
+                    "application": {"id": APP_ID, "flags": 0},
+                }
+                link.send({"op": 0, "t": "READY", "s": 1, "d": ready})
             for raw in ws:
                 message = json.loads(raw)
                 if message.get("op") == 1:
                     session["heartbeats"] += 1
-                    ws.send(json.dumps({"op": 11, "d": None, "s": None, "t": None}))
+                    link.send({"op": 11, "d": None, "s": None, "t": None})
         except (ConnectionClosed, TimeoutError):
             pass
         finally:
             with self._lock:
-                if ws in self._sockets:
-                    self._sockets.remove(ws)
+                if link in self._sockets:
+                    self._sockets.remove(link)
 
     @property
     def gateway_connected(self) -> int:
@@ -532,11 +551,11 @@ class DiscordStandin:
     def dispatch(self, interaction: dict) -> None:
         """Send INTERACTION_CREATE to the bot over its Gateway connection(s)."""
         with self._lock:
-            sockets = list(self._sockets)
-        assert sockets, "no Gateway connection"
-        payload = json.dumps({"op": 0, "t": "INTERACTION_CREATE", "s": next(self._seq), "d": interaction})
-        for ws in sockets:
-            ws.send(payload)
+            links = list(self._sockets)
+        assert links, "no Gateway connection"
+        payload = {"op": 0, "t": "INTERACTION_CREATE", "s": next(self._seq), "d": interaction}
+        for link in links:
+            link.send(payload)
 
     def answer_to(self, interaction: dict, timeout: float = 10.0) -> dict | None:
         """The response the bot gave `interaction` through the callback route."""
@@ -551,8 +570,8 @@ class DiscordStandin:
     def gateway_disconnect(self, code: int = 4000, reason: str = "standin closed it") -> None:
         with self._lock:
             sockets = list(self._sockets)
-        for ws in sockets:
-            ws.close(code, reason)
+        for link in sockets:
+            link.ws.close(code, reason)
 
     ROUTES = [
         ("GET", r"/gateway/bot", "gateway"),
@@ -790,6 +809,25 @@ class DiscordStandin:
         check_message(body)
         self._followups.append({"token": params["token"], **copy.deepcopy(body)})
         return 200, message_object(self._id(), "1000000000000000003", body)
+
+
+class _Link:
+    """One Gateway connection: JSON text frames, or with `compress=zlib-stream` in its URL (as hikari
+    asks) binary frames of one zlib stream, each message ending in a sync flush (Discord's transport
+    compression, topics/gateway.md)."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self._zlib = zlib.compressobj() if "compress=zlib-stream" in (ws.request.path or "") else None
+        self._lock = threading.Lock()
+
+    def send(self, payload: dict) -> None:
+        data = json.dumps(payload)
+        with self._lock:
+            if self._zlib is None:
+                self.ws.send(data)
+            else:
+                self.ws.send(self._zlib.compress(data.encode()) + self._zlib.flush(zlib.Z_SYNC_FLUSH))
 
 
 class _HttpServer(ThreadingHTTPServer):
