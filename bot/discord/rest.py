@@ -142,12 +142,22 @@ def shutdown() -> None:
         running.stop()
 
 
-class Raw(special_endpoints.MessageActionRowBuilder):
-    """A component (an action row, with its buttons or text input) that is already Discord's JSON."""
+class Raw(hikari.api.ComponentBuilder):
+    """A component (an action row with its buttons, or a modal's row with its text input) that is
+    already Discord's JSON, as bot.discord.render builds it: hikari sends it as it is."""
+
+    __slots__ = ("payload",)
 
     def __init__(self, payload: dict):
-        super().__init__()
         self.payload = payload
+
+    @property
+    def type(self) -> int:
+        return self.payload["type"]
+
+    @property
+    def id(self):
+        return self.payload.get("id", hikari.UNDEFINED)
 
     def build(self):
         return self.payload, ()
@@ -223,10 +233,13 @@ class Rest:
         self.timeout = timeout
         self.max_rate_limit = max_rate_limit
         self._client: hikari.api.RESTClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     # -- the loop ------------------------------------------------------------------------
 
     async def _started(self) -> hikari.api.RESTClient:
+        if self._client is not None and self._client_loop is not asyncio.get_running_loop():
+            self._client = None  # made in a loop that `shutdown` has ended since: a new one here
         if self._client is None:
             provider = _Provider()
             client = hikari.impl.RESTClientImpl(
@@ -243,6 +256,7 @@ class Rest:
             )
             provider.rest = client
             client.start()
+            self._client_loop = asyncio.get_running_loop()
             loop().clients.append(client)
             self._client = client
         return self._client
@@ -256,7 +270,7 @@ class Rest:
                     return await work(await self._started())
             except TimeoutError:
                 raise Uncertain(f"no answer from Discord within {deadline:g} s") from None
-            except hikari.RateLimitTooLongError as e:
+            except hikari.RateLimitTooLongError as e:  # hikari counts from Discord's reset time: whole 10 ms up
                 raise RateLimited(math.ceil(e.retry_after * 100) / 100) from None
             except hikari.InternalServerError as e:
                 raise Uncertain(f"Discord answered HTTP {e.status}") from None
@@ -275,9 +289,6 @@ class Rest:
                 raise Uncertain(f"no answer from Discord ({type(cause or e).__name__}: {cause or e})") from None
 
         return loop().run(timed(), deadline)
-
-    def _factory(self):
-        return self._client.entity_factory
 
     # -- what the bot asks ---------------------------------------------------------------
 
