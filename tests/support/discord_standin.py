@@ -812,22 +812,30 @@ class DiscordStandin:
 
 
 class _Link:
-    """One Gateway connection: JSON text frames, or with `compress=zlib-stream` in its URL (as hikari
-    asks) binary frames of one zlib stream, each message ending in a sync flush (Discord's transport
-    compression, topics/gateway.md)."""
+    """One Gateway connection: JSON text frames, or with `compress=zlib-stream` (or `zstd-stream`) in
+    its URL, as hikari asks, binary frames of one compressed stream, each message flushed whole
+    (Discord's transport compression, topics/gateway.md)."""
 
     def __init__(self, ws):
         self.ws = ws
-        self._zlib = zlib.compressobj() if "compress=zlib-stream" in (ws.request.path or "") else None
+        asked = ws.request.path or ""
+        self._pack: Callable[[bytes], bytes] | None = None
+        if "compress=zlib-stream" in asked:
+            stream = zlib.compressobj()
+            self._pack = lambda data: stream.compress(data) + stream.flush(zlib.Z_SYNC_FLUSH)
+        elif "compress=zstd-stream" in asked:  # what hikari asks on Python 3.14, or with backports.zstd
+            try:
+                from compression import zstd
+            except ImportError:
+                from backports import zstd
+            frames = zstd.ZstdCompressor()
+            self._pack = lambda data: frames.compress(data) + frames.flush(zstd.ZstdCompressor.FLUSH_BLOCK)
         self._lock = threading.Lock()
 
     def send(self, payload: dict) -> None:
         data = json.dumps(payload)
         with self._lock:
-            if self._zlib is None:
-                self.ws.send(data)
-            else:
-                self.ws.send(self._zlib.compress(data.encode()) + self._zlib.flush(zlib.Z_SYNC_FLUSH))
+            self.ws.send(data if self._pack is None else self._pack(data.encode()))
 
 
 class _HttpServer(ThreadingHTTPServer):
