@@ -1,37 +1,33 @@
-"""Discord's Gateway, for interactions without a public URL (like Slack's Socket Mode).
+"""Discord's Gateway, for interactions without a public URL (like Slack's Socket Mode), through
+hikari's GatewayBot.
 
     gateway = Gateway(rest, token, on_interaction, stop)
     threading.Thread(target=gateway.run).start()
     gateway.ready.wait(30)
 
-One connection, asked of `GET /gateway/bot` on DISCORD_API_URL: HELLO, IDENTIFY (no intents:
-interactions need none), heartbeats at the interval Discord gives (a heartbeat not acknowledged
-before the next is a dead connection: it is closed and opened again), and each
-INTERACTION_CREATE handed to `on_interaction` in a worker. A dropped connection, RECONNECT or
-INVALID_SESSION opens a new session after a short wait, doubling while it keeps failing. A token
-Discord refuses (close code 4004) ends it: `fatal` says why.
-
-JSON encoding, no compression; sessions are not resumed (an interaction sent while the connection
-was down is lost either way: Discord tells the member that the app did not respond).
+hikari's GatewayBot runs in the REST clients' event loop (bot.discord.rest.loop): it asks
+`GET /gateway/bot` on DISCORD_API_URL, identifies with no intents (interactions need none), keeps
+the heartbeats, resumes a dropped session or identifies again, and backs off while Discord is out
+of reach. paperbot takes no entities from it: each INTERACTION_CREATE's raw payload (hikari's
+ShardPayloadEvent) goes to `on_interaction`, as the HTTP door's bodies do. A token Discord refuses
+(401, or close code 4004) ends it: `fatal` says why.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
 import random
 import threading
 import time
 from collections.abc import Callable
 
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
-from websockets.sync.client import connect
+import hikari
 
-from bot.delivery import Rejected, Uncertain
+from bot.discord import rest as discord_rest
 
 log = logging.getLogger(__name__)
 
-DISPATCH, HEARTBEAT, IDENTIFY, RECONNECT, INVALID_SESSION, HELLO, HEARTBEAT_ACK = 0, 1, 2, 7, 9, 10, 11
 #: Close codes after which connecting again cannot help.
 FATAL = {
     4004: "DISCORD_TOKEN: Discord refused it for the Gateway (4004 authentication failed)",
@@ -50,124 +46,70 @@ class Gateway:
         self.ready = threading.Event()
         self.fatal: str | None = None
         self.bot_user: dict | None = None
-        self._ws = None
-        self._send_lock = threading.Lock()
+        self._bot: hikari.GatewayBot | None = None
 
     def run(self) -> None:
         """Keep a session open until `stop` is set or Discord refuses the bot for good."""
+        loop = discord_rest.loop()
         wait = 1.0
         while not self.stop.is_set():
             try:
-                url = self.rest.call("GET", "/gateway/bot", timeout=10)["url"]
-                self._session(url)
+                asyncio.run_coroutine_threadsafe(self._session(), loop.loop).result()
                 wait = 1.0
-            except (Rejected, Uncertain) as e:
-                if isinstance(e, Rejected) and e.code in ("0", "401"):
-                    self.fatal = f"DISCORD_TOKEN: Discord refused it ({e})"
-                    break
-                log.warning("cannot reach the Gateway: %s; trying again in %g s", e, wait)
-            except _Fatal as e:
-                self.fatal = str(e)
+            except hikari.UnauthorizedError as e:
+                self.fatal = f"DISCORD_TOKEN: Discord refused it (HTTP 401: {e.message})"
                 break
-            except (OSError, ConnectionClosed, InvalidHandshake, InvalidURI, TimeoutError, ValueError) as e:
-                log.warning(
-                    "the Gateway connection ended (%s: %s); connecting again in %g s", type(e).__name__, e, wait
-                )
+            except hikari.GatewayServerClosedConnectionError as e:
+                if e.code in FATAL or not e.can_reconnect:
+                    self.fatal = FATAL.get(e.code) or f"the Gateway closed the connection for good ({e.code}: {e})"
+                    break
+                log.warning("the Gateway closed the connection (%s); connecting again in %g s", e, wait)
+            except (hikari.HTTPError, hikari.GatewayError, OSError, TimeoutError) as e:
+                if self.stop.is_set():
+                    break
+                log.warning("cannot reach the Gateway (%s: %s); trying again in %g s", type(e).__name__, e, wait)
             if self.stop.wait(wait * random.uniform(0.8, 1.2)):
                 break
             wait = min(wait * 2, LONGEST_WAIT)
         self.ready.set()  # whoever waits for it learns the outcome from `fatal` or `stop`
 
-    def close(self) -> None:
-        ws = self._ws
-        if ws is not None:
-            try:
-                ws.close(1000)
-            except Exception:
-                pass
-
-    def _send(self, ws, payload: dict) -> None:
-        with self._send_lock:
-            ws.send(json.dumps(payload))
-
-    def _session(self, url: str) -> None:
-        with connect(f"{url.rstrip('/')}/?v=10&encoding=json", open_timeout=10, close_timeout=2, max_size=2**24) as ws:
-            self._ws = ws
-            try:
-                self._serve(ws)
-            except ConnectionClosed as e:
-                code = e.rcvd.code if e.rcvd is not None else None
-                if code in FATAL:
-                    raise _Fatal(FATAL[code]) from None
-                raise
-            finally:
-                self._ws = None
-
-    def _serve(self, ws) -> None:
-        hello = json.loads(ws.recv(timeout=10))
-        if hello.get("op") != HELLO:
-            raise ValueError(f"the Gateway's first message was op {hello.get('op')}, not HELLO")
-        interval = float(hello["d"]["heartbeat_interval"]) / 1000
-        state = {"seq": None, "acked": True}
-        beating = threading.Event()
-
-        def heartbeat() -> None:
-            # The first beat at a random point of the interval, as Discord asks, then every interval.
-            delay = interval * random.random()
-            while not beating.wait(delay):
-                if not state["acked"]:  # no ACK since the last beat: a dead connection
-                    log.warning("the Gateway did not acknowledge a heartbeat; connecting again")
-                    ws.close(4000)
-                    return
-                state["acked"] = False
-                try:
-                    self._send(ws, {"op": HEARTBEAT, "d": state["seq"]})
-                except ConnectionClosed:
-                    return
-                delay = interval
-
-        beater = threading.Thread(target=heartbeat, name="paperbot-heartbeat", daemon=True)
-        beater.start()
+    async def _session(self) -> None:
+        bot = hikari.GatewayBot(
+            self.token,
+            rest_url=self.rest.api_url,
+            intents=hikari.Intents.NONE,
+            banner=None,
+            suppress_optimization_warning=True,
+        )
+        bot.subscribe(hikari.ShardPayloadEvent, self._payload)
+        bot.subscribe(hikari.ShardReadyEvent, self._ready)
+        self._bot = bot
         try:
-            identify = {
-                "op": IDENTIFY,
-                "d": {
-                    "token": self.token,
-                    "intents": 0,
-                    "properties": {"os": "linux", "browser": "paperbot", "device": "paperbot"},
-                },
-            }
-            self._send(ws, identify)
-            while not self.stop.is_set():
-                try:
-                    raw = ws.recv(timeout=0.5)
-                except TimeoutError:
-                    continue
-                arrived = time.monotonic()
-                message = json.loads(raw)
-                op = message.get("op")
-                if message.get("s") is not None:
-                    state["seq"] = message["s"]
-                if op == HEARTBEAT_ACK:
-                    state["acked"] = True
-                elif op == HEARTBEAT:
-                    self._send(ws, {"op": HEARTBEAT, "d": state["seq"]})
-                elif op == RECONNECT:
-                    log.info("the Gateway asked for a new connection")
-                    return
-                elif op == INVALID_SESSION:
-                    log.info("the Gateway invalidated the session; identifying again")
-                    self.stop.wait(random.uniform(1, 5))
-                    return
-                elif op == DISPATCH and message.get("t") == "READY":
-                    self.bot_user = (message.get("d") or {}).get("user")
-                    log.info("connected to the Discord Gateway as %s", (self.bot_user or {}).get("username", "?"))
-                    self.ready.set()
-                elif op == DISPATCH and message.get("t") == "INTERACTION_CREATE":
-                    self.on_interaction(message.get("d"), arrived)
+            if self.stop.is_set():
+                return
+            await bot.start(check_for_updates=False)
+            await bot.join()
         finally:
-            beating.set()
+            self._bot = None
+            if bot.is_alive:
+                try:
+                    await bot.close()
+                except hikari.ComponentStateConflictError:  # `close` from another thread got there first
+                    pass
 
+    async def _payload(self, event: hikari.ShardPayloadEvent) -> None:
+        if event.name == "INTERACTION_CREATE":
+            self.on_interaction(dict(event.payload), time.monotonic())
 
-class _Fatal(Exception):
-    pass
+    async def _ready(self, event: hikari.ShardReadyEvent) -> None:
+        self.bot_user = {"id": str(event.my_user.id), "username": event.my_user.username}
+        log.info("connected to the Discord Gateway as %s", event.my_user.username)
+        self.ready.set()
+
+    def close(self) -> None:
+        bot = self._bot
+        if bot is not None and bot.is_alive:
+            try:
+                asyncio.run_coroutine_threadsafe(bot.close(), discord_rest.loop().loop).result(5)
+            except (hikari.ComponentStateConflictError, TimeoutError):  # closed already, or stuck: run ends it
+                pass

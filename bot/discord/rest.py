@@ -1,29 +1,42 @@
-"""Discord's REST API, called synchronously from the bot's threads.
+"""Discord's REST API through hikari's REST client, called synchronously from the bot's threads.
 
     rest = Rest(settings.api_url, settings.token)
-    message = rest.call("POST", f"/channels/{channel}/messages", {"content": "hi"})
+    message = rest.post("1000000000000000003", {"content": "hi", "allowed_mentions": {"parse": []}})
+    rest.call("POST", f"/channels/{channel}/messages", {"content": "hi"})   # the same, by route
+
+hikari's client is asyncio, and the scheduler, the outbox and waitress each run in threads: every
+Rest of the process submits its requests to ONE event loop in a thread of its own (`loop()`), and
+waits for the answer with a deadline (`timeout`). Bodies stay Discord's JSON, as bot.discord.render
+builds them; they are handed to hikari's typed calls (embeds as hikari Embeds, components as they
+are), and what callers read of hikari's entities is given back as Discord's JSON.
 
 Every failure is one of delivery's: Rejected (Discord refused; `code` is Discord's error code as
 text, "50007"), RateLimited (429, with Discord's `retry_after`), Unreachable (nothing listens), or
-Uncertain (a timeout, a dropped connection, a 5xx: Discord may have done it). Nothing here
-retries: the weekly post's delivery, the outbox and the answers each decide for themselves.
-
-hikari's REST client is asyncio: the scheduler, the outbox and waitress's threads would each need
-a loop to run it in. One request at a time over http.client is all paperbot asks of the API.
+Uncertain (a timeout, a dropped connection, a 5xx: Discord may have done it). hikari retries nothing
+here (`max_retries=0`) but a rate limit of at most `max_rate_limit` seconds, which it waits out
+itself inside the deadline; a longer one is the caller's: the weekly post's delivery, the outbox
+and the answers each decide for themselves.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
-import socket
+import asyncio
+import atexit
+import math
+import re
+import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+
+import aiohttp
+import hikari
+from hikari.impl import buckets, entity_factory, special_endpoints
 
 from bot.delivery import RateLimited, Rejected, Uncertain, Unreachable
 
 TIMEOUT = 20.0
-USER_AGENT = "DiscordBot (https://github.com/paperbot/paperbot, 0.1)"
+#: Rate limits hikari waits out by itself; longer ones go back to the caller as RateLimited.
+MAX_RATE_LIMIT = 1.0
 
 #: What an operator should do about Discord's refusals, in words.
 ADVICE = {
@@ -35,15 +48,367 @@ ADVICE = {
 }
 
 
+class _Rates(buckets.RESTBucketManager):
+    """hikari's rate-limit buckets, reading `X-RateLimit-Remaining: 0` as Discord means it: nothing
+    more until `X-RateLimit-Reset-After` has passed. hikari's own reading is a window that slides,
+    one request back every reset-after / limit seconds: after a 429 of `retry_after` 1.5 s on a
+    bucket of 5 it tries again after 0.3 s."""
+
+    def update_rate_limits(
+        self, compiled_route, authentication, bucket_header, remaining_header, limit_header, reset_at, reset_after
+    ) -> None:
+        if remaining_header <= 0:
+            limit_header = 1  # one request a reset-after: the whole wait before the next
+        super().update_rate_limits(
+            compiled_route, authentication, bucket_header, remaining_header, limit_header, reset_at, reset_after
+        )
+
+
+class _Provider:
+    """What hikari's entity factory asks of the application it makes entities for: its REST client."""
+
+    executor = None
+
+    def __init__(self) -> None:
+        self.rest = None
+        self.entity_factory = entity_factory.EntityFactoryImpl(self)
+
+    @property
+    def http_settings(self):
+        return self.rest.http_settings
+
+    @property
+    def proxy_settings(self):
+        return self.rest.proxy_settings
+
+
+class _Loop:
+    """The one asyncio event loop of the process's Discord REST clients, in a daemon thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.clients: list = []
+        self.thread = threading.Thread(target=self.loop.run_forever, name="paperbot-discord-rest", daemon=True)
+        self.thread.start()
+
+    def run(self, coroutine: Awaitable, timeout: float) -> Any:
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        try:
+            return future.result(timeout + 5)  # the coroutine keeps the deadline; this is a backstop
+        except TimeoutError:
+            future.cancel()
+            raise Uncertain("no answer from Discord in time") from None
+
+    def stop(self) -> None:
+        async def close() -> None:
+            for client in self.clients:
+                await client.close()
+            # What is left (hikari leaves a shard's heartbeat behind when its first IDENTIFY is refused)
+            # is cancelled, so that the loop ends with nothing pending.
+            left = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in left:
+                task.cancel()
+            await asyncio.gather(*left, return_exceptions=True)
+
+        if self.loop.is_running():
+            try:
+                asyncio.run_coroutine_threadsafe(close(), self.loop).result(5)
+            except Exception:
+                pass
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(5)
+
+
+_lock = threading.Lock()
+_running: _Loop | None = None
+
+
+def loop() -> _Loop:
+    """The process's REST loop thread, started at first use."""
+    global _running
+    with _lock:
+        if _running is None:
+            _running = _Loop()
+        return _running
+
+
+@atexit.register
+def shutdown() -> None:
+    """Close every client and end the loop thread (`run` calls it when it stops; so does exit)."""
+    global _running
+    with _lock:
+        running, _running = _running, None
+    if running is not None:
+        running.stop()
+
+
+class Raw(hikari.api.ComponentBuilder):
+    """A component (an action row with its buttons, or a modal's row with its text input) that is
+    already Discord's JSON, as bot.discord.render builds it: hikari sends it as it is."""
+
+    __slots__ = ("payload",)
+
+    def __init__(self, payload: dict):
+        self.payload = payload
+
+    @property
+    def type(self) -> int:
+        return self.payload["type"]
+
+    @property
+    def id(self):
+        return self.payload.get("id", hikari.UNDEFINED)
+
+    def build(self):
+        return self.payload, ()
+
+
+def _mentions(body: dict) -> dict:
+    """hikari's mention arguments for a body's `allowed_mentions` (none given: nobody is pinged)."""
+    allowed = body.get("allowed_mentions") or {}
+    parse = set(allowed.get("parse") or [])
+    return {
+        "mentions_everyone": "everyone" in parse,
+        "user_mentions": True if "users" in parse else list(allowed.get("users") or []) or False,
+        "role_mentions": True if "roles" in parse else list(allowed.get("roles") or []) or False,
+    }
+
+
+def message_json(message: hikari.Message, factory) -> dict:
+    """What callers read of a message, as Discord's JSON."""
+    return {
+        "id": str(message.id),
+        "channel_id": str(message.channel_id),
+        "author": {"id": str(message.author.id), "bot": message.author.is_bot},
+        "content": message.content or "",
+        "embeds": [factory.serialize_embed(e)[0] for e in message.embeds],
+        "timestamp": message.timestamp.isoformat(),
+    }
+
+
+def _option(o: dict) -> hikari.CommandOption:
+    return hikari.CommandOption(
+        type=o["type"],
+        name=o["name"],
+        description=o["description"],
+        is_required=bool(o.get("required")),
+        autocomplete=bool(o.get("autocomplete")),
+        choices=[hikari.CommandChoice(name=c["name"], value=c["value"]) for c in o["choices"]]
+        if o.get("choices")
+        else None,
+        options=[_option(s) for s in o["options"]] if "options" in o else None,
+        min_length=o.get("min_length"),
+        max_length=o.get("max_length"),
+    )
+
+
+def command_builder(c: dict) -> special_endpoints.SlashCommandBuilder:
+    """A slash command as bot.discord.definition writes it, for hikari's bulk overwrite."""
+    builder = special_endpoints.SlashCommandBuilder(
+        name=c["name"], description=c["description"], options=[_option(o) for o in c.get("options") or []]
+    )
+    if "integration_types" in c:
+        builder.set_integration_types([hikari.ApplicationIntegrationType(t) for t in c["integration_types"]])
+    if "contexts" in c:
+        builder.set_context_types([hikari.ApplicationContextType(t) for t in c["contexts"]])
+    if "default_member_permissions" in c:
+        builder.set_default_member_permissions(int(c["default_member_permissions"]))
+    return builder
+
+
+def _refusal(e: hikari.ClientHTTPResponseError) -> Rejected:
+    code = str(e.code) if e.code is not None else ""
+    advice = ADVICE.get(code)
+    said = e.message or "no message"
+    text = f"HTTP {e.status}, code {code or '?'}: {said}" + (f" ({advice})" if advice else "")
+    return Rejected(" ".join(text.split())[:300], code=code or str(e.status))
+
+
 class Rest:
-    def __init__(self, api_url: str, token: str | None, timeout: float = TIMEOUT):
-        parts = urlsplit(api_url.rstrip("/"))
-        self.https = parts.scheme == "https"
-        self.host = parts.hostname or ""
-        self.port = parts.port
-        self.base = parts.path
+    def __init__(
+        self, api_url: str, token: str | None, timeout: float = TIMEOUT, max_rate_limit: float = MAX_RATE_LIMIT
+    ):
+        self.api_url = api_url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.max_rate_limit = max_rate_limit
+        self._client: hikari.api.RESTClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def _started(self) -> hikari.api.RESTClient:
+        if self._client is not None and self._client_loop is not asyncio.get_running_loop():
+            self._client = None  # made in a loop that `shutdown` has ended since: a new one here
+        if self._client is None:
+            provider = _Provider()
+            client = hikari.impl.RESTClientImpl(
+                cache=None,
+                entity_factory=provider.entity_factory,
+                executor=None,
+                http_settings=hikari.impl.HTTPSettings(),
+                proxy_settings=hikari.impl.ProxySettings(),
+                bucket_manager=_Rates(self.max_rate_limit),
+                max_retries=0,
+                token=self.token,
+                token_type=hikari.TokenType.BOT if self.token else None,
+                rest_url=self.api_url,
+            )
+            provider.rest = client
+            client.start()
+            self._client_loop = asyncio.get_running_loop()
+            loop().clients.append(client)
+            self._client = client
+        return self._client
+
+    def _run(self, work: Callable[[hikari.api.RESTClient], Awaitable[Any]], timeout: float | None = None) -> Any:
+        deadline = timeout or self.timeout
+
+        async def timed() -> Any:
+            try:
+                async with asyncio.timeout(deadline):
+                    return await work(await self._started())
+            except TimeoutError:
+                raise Uncertain(f"no answer from Discord within {deadline:g} s") from None
+            except hikari.RateLimitTooLongError as e:  # hikari counts from Discord's reset time: whole 10 ms up
+                raise RateLimited(math.ceil(e.retry_after * 100) / 100) from None
+            except hikari.InternalServerError as e:
+                raise Uncertain(f"Discord answered HTTP {e.status}") from None
+            except hikari.ClientHTTPResponseError as e:
+                raise _refusal(e) from None
+            except hikari.HTTPResponseError as e:  # an answer of a shape Discord does not give
+                if int(e.status) >= 500:
+                    raise Uncertain(f"Discord answered HTTP {int(e.status)}") from None
+                raise Rejected(f"HTTP {int(e.status)}: {e.message}"[:300], code=str(int(e.status))) from None
+            except (KeyError, hikari.UnrecognisedEntityError) as e:  # done, perhaps, but unreadable
+                raise Uncertain(f"Discord's answer could not be read ({type(e).__name__}: {e})") from None
+            except hikari.HTTPError as e:  # no HTTP answer: refused before sending, or lost after
+                cause = e.__cause__
+                if isinstance(cause, aiohttp.ClientConnectorError):
+                    raise Unreachable(f"cannot reach Discord ({cause})") from None
+                raise Uncertain(f"no answer from Discord ({type(cause or e).__name__}: {cause or e})") from None
+
+        return loop().run(timed(), deadline)
+
+    # -- what the bot asks ---------------------------------------------------------------
+
+    def me(self, timeout: float | None = None) -> dict:
+        user = self._run(lambda c: c.fetch_my_user(), timeout)
+        return {"id": str(user.id), "username": user.username, "bot": user.is_bot}
+
+    def application(self, timeout: float | None = None) -> dict:
+        app = self._run(lambda c: c.fetch_application(), timeout)
+        return {"id": str(app.id), "name": app.name}
+
+    def gateway_url(self, timeout: float | None = None) -> str:
+        return self._run(lambda c: c.fetch_gateway_bot_info(), timeout).url
+
+    def register(self, app_id: str, commands: list[dict], guild: str | None = None, timeout: float | None = None):
+        builders = [command_builder(c) for c in commands]
+        where = guild if guild else hikari.UNDEFINED
+        done = self._run(lambda c: c.set_application_commands(int(app_id), builders, where), timeout)
+        return [{"id": str(c.id), "name": c.name} for c in done]
+
+    def dm_channel(self, user: str, timeout: float | None = None) -> dict:
+        channel = self._run(lambda c: c.create_dm_channel(int(user)), timeout)
+        return {"id": str(channel.id), "type": 1}
+
+    def _message_args(self, body: dict, factory) -> dict:
+        args: dict[str, Any] = _mentions(body)
+        if "content" in body:
+            args["content"] = body["content"]
+        if "embeds" in body:
+            args["embeds"] = [factory.deserialize_embed(e) for e in body["embeds"] or []]
+        if "components" in body:
+            args["components"] = [Raw(r) for r in body["components"] or []]
+        if body.get("flags"):
+            args["flags"] = body["flags"]
+        return args
+
+    def post(self, channel: str, body: dict, timeout: float | None = None) -> dict:
+        """Post a message; with `nonce` in `body`, hikari sends it with `enforce_nonce`."""
+
+        async def work(c):
+            args = self._message_args(body, c.entity_factory)
+            if body.get("nonce"):
+                args["nonce"] = str(body["nonce"])
+            return message_json(await c.create_message(int(channel), **args), c.entity_factory)
+
+        return self._run(work, timeout)
+
+    def edit(self, channel: str, message: str, body: dict, timeout: float | None = None) -> dict:
+        async def work(c):
+            args = self._message_args(body, c.entity_factory)
+            return message_json(await c.edit_message(int(channel), int(message), **args), c.entity_factory)
+
+        return self._run(work, timeout)
+
+    def history(self, channel: str, limit: int = 100, before: str | None = None, timeout: float | None = None):
+        """Up to `limit` messages of `channel`, newest first (before the message `before`)."""
+
+        async def work(c):
+            found = c.fetch_messages(int(channel), before=int(before) if before else hikari.UNDEFINED)
+            return [message_json(m, c.entity_factory) for m in await found.limit(limit)]
+
+        return self._run(work, timeout)
+
+    def answer(self, interaction: str, token: str, response: dict, timeout: float | None = None) -> None:
+        """An interaction's first answer (PONG aside), as bot.discord.app builds it."""
+        kind, data = response["type"], response.get("data") or {}
+
+        async def work(c):
+            if kind == hikari.ResponseType.AUTOCOMPLETE:
+                choices = [special_endpoints.AutocompleteChoiceBuilder(x["name"], x["value"]) for x in data["choices"]]
+                await c.create_autocomplete_response(int(interaction), token, choices)
+            elif kind == hikari.ResponseType.MODAL:
+                rows = [Raw(r) for r in data["components"]]
+                await c.create_modal_response(
+                    int(interaction), token, title=data["title"], custom_id=data["custom_id"], components=rows
+                )
+            else:
+                args = self._message_args(data, c.entity_factory)
+                await c.create_interaction_response(int(interaction), token, kind, **args)
+
+        self._run(work, timeout)
+
+    def edit_original(self, app_id: str, token: str, body: dict, timeout: float | None = None) -> dict:
+        async def work(c):
+            args = self._message_args(body, c.entity_factory)
+            args.pop("flags", None)
+            return message_json(await c.edit_interaction_response(int(app_id), token, **args), c.entity_factory)
+
+        return self._run(work, timeout)
+
+    # -- by route, for callers that name Discord's paths ------------------------------------
+
+    _ROUTES = [
+        ("GET", r"/users/@me", lambda r, m, b, q, t: r.me(t)),
+        ("GET", r"/applications/@me", lambda r, m, b, q, t: r.application(t)),
+        ("GET", r"/gateway/bot", lambda r, m, b, q, t: {"url": r.gateway_url(t)}),
+        ("POST", r"/users/@me/channels", lambda r, m, b, q, t: r.dm_channel(b["recipient_id"], t)),
+        ("POST", r"/channels/(?P<c>\d+)/messages", lambda r, m, b, q, t: r.post(m["c"], b, t)),
+        (
+            "GET",
+            r"/channels/(?P<c>\d+)/messages",
+            lambda r, m, b, q, t: r.history(m["c"], int((q or {}).get("limit", 50)), (q or {}).get("before"), t),
+        ),
+        ("PATCH", r"/channels/(?P<c>\d+)/messages/(?P<m>\d+)", lambda r, m, b, q, t: r.edit(m["c"], m["m"], b, t)),
+        (
+            "PUT",
+            r"/applications/(?P<a>\d+)(?:/guilds/(?P<g>\d+))?/commands",
+            lambda r, m, b, q, t: r.register(m["a"], b, m["g"], t),
+        ),
+        (
+            "POST",
+            r"/interactions/(?P<i>\d+)/(?P<t>[^/]+)/callback",
+            lambda r, m, b, q, t: r.answer(m["i"], m["t"], b, t),
+        ),
+        (
+            "PATCH",
+            r"/webhooks/(?P<a>\d+)/(?P<t>[^/]+)/messages/@original",
+            lambda r, m, b, q, t: r.edit_original(m["a"], m["t"], b, t),
+        ),
+    ]
 
     def call(
         self,
@@ -55,51 +420,10 @@ class Rest:
         timeout: float | None = None,
         auth: bool = True,
     ) -> Any:
-        """The JSON Discord answers (None for 204); raises delivery's errors."""
-        url = self.base + path + (f"?{urlencode(query)}" if query else "")
-        headers = {"User-Agent": USER_AGENT}
-        if auth and self.token:
-            headers["Authorization"] = f"Bot {self.token}"
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        kind = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
-        conn = kind(self.host, self.port, timeout=timeout or self.timeout)
-        try:
-            try:
-                conn.connect()
-            except (ConnectionRefusedError, socket.gaierror) as e:  # certainly not sent
-                raise Unreachable(f"cannot reach Discord ({e})") from None
-            except OSError as e:  # a connect that timed out: nothing was sent either
-                raise Unreachable(f"cannot reach Discord ({e.__class__.__name__}: {e})") from None
-            try:
-                conn.request(method, url, body=data, headers=headers)
-                response = conn.getresponse()
-                raw = response.read()
-            except (OSError, http.client.HTTPException) as e:  # sent, perhaps: Discord may have done it
-                raise Uncertain(f"no answer from Discord ({e.__class__.__name__}: {e})") from None
-        finally:
-            conn.close()
-        try:
-            answer = json.loads(raw) if raw else None
-        except ValueError:
-            answer = None
-        status = response.status
-        if status < 300:
-            return answer
-        if status == 429:
-            retry = answer.get("retry_after") if isinstance(answer, dict) else None
-            if not isinstance(retry, int | float):
-                try:
-                    retry = float(response.getheader("Retry-After") or 5)
-                except ValueError:
-                    retry = 5.0
-            raise RateLimited(float(retry))
-        if status >= 500:
-            raise Uncertain(f"Discord answered HTTP {status}")
-        code = str(answer.get("code", "")) if isinstance(answer, dict) else ""
-        said = answer.get("message", "") if isinstance(answer, dict) else ""
-        advice = ADVICE.get(code)
-        text = f"HTTP {status}, code {code or '?'}: {said or 'no message'}" + (f" ({advice})" if advice else "")
-        raise Rejected(" ".join(text.split())[:300], code=code or str(status))
+        """The route's answer as Discord's JSON (None for none); raises delivery's errors. `auth` is
+        hikari's to decide: interaction callbacks and webhooks go without the bot's token."""
+        for verb, pattern, go in self._ROUTES:
+            found = re.fullmatch(pattern, path)
+            if verb == method and found:
+                return go(self, found, body, query, timeout)
+        raise ValueError(f"no such Discord route here: {method} {path}")

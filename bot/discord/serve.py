@@ -14,7 +14,7 @@ import time
 
 from bot import feeds, http_door, outbox, scheduler
 from bot.delivery import Rejected, Uncertain
-from bot.discord import definition
+from bot.discord import definition, rest
 from bot.discord.app import DiscordBot
 from bot.discord.door import DiscordDoor
 from bot.discord.gateway import Gateway
@@ -87,10 +87,8 @@ def add_events_check(jobs, store: Store, bot: DiscordBot, settings) -> None:
 
 def register(bot: DiscordBot, settings) -> None:
     """Who the application is, then `/paper` by bulk overwrite (in DISCORD_GUILD, else globally)."""
-    app = bot.rest.call("GET", "/applications/@me", timeout=10)
-    bot.app_id = str(app["id"])
-    scope = f"/guilds/{settings.guild}" if settings.guild else ""
-    bot.rest.call("PUT", f"/applications/{bot.app_id}{scope}/commands", definition.definition(), timeout=10)
+    bot.app_id = bot.rest.application(timeout=10)["id"]
+    bot.rest.register(bot.app_id, definition.definition(), settings.guild or None, timeout=10)
     where = f"in server {settings.guild}" if settings.guild else "globally (it may take up to an hour to show)"
     log.info("registered /paper %s; invite the bot with %s", where, definition.invite_url(bot.app_id))
 
@@ -201,5 +199,6 @@ def run(settings, store: Store, stop: threading.Event) -> int:
         idle = (checks is None or checks.wait_idle(deadline - time.monotonic())) and idle
         if idle:
             store.close()
+            rest.shutdown()  # the REST clients' loop thread, once nothing under way can need it
     log.info("stopped")
     return 0

@@ -55,7 +55,7 @@ class DiscordTransport:
 
     def bot_id(self) -> str:
         if self._bot_id is None:
-            self._bot_id = str(self.rest.call("GET", "/users/@me")["id"])
+            self._bot_id = str(self.rest.me()["id"])
         return self._bot_id
 
     def reaches(self, user: str) -> bool:
@@ -64,14 +64,14 @@ class DiscordTransport:
 
     def dm_channel(self, user: str) -> str:
         if user not in self._dms:
-            self._dms[user] = str(self.rest.call("POST", "/users/@me/channels", {"recipient_id": user})["id"])
+            self._dms[user] = str(self.rest.dm_channel(user)["id"])
         return self._dms[user]
 
     def post(self, channel: str, body: dict, key: str | None = None) -> dict:
         """Post `body` in `channel`; with `key`, once: Discord returns the first message for a nonce it saw."""
         if key is not None:
             body = {**body, "nonce": nonce(channel, key), "enforce_nonce": True}
-        return self.rest.call("POST", f"/channels/{channel}/messages", body)
+        return self.rest.post(channel, body)
 
     def _payload(self, message: Any) -> dict:
         if isinstance(message, WeeklyPost):
@@ -116,7 +116,7 @@ class DiscordTransport:
 
     def update(self, sent: Sent, message: Any) -> None:
         body = self._payload(message)
-        self.rest.call("PATCH", f"/channels/{sent.channel}/messages/{sent.ref}", body)
+        self.rest.edit(sent.channel, sent.ref, body)
 
     def find(self, delivery: Delivery, since: float) -> Sent | None:
         if delivery.kind == "post":
@@ -134,8 +134,7 @@ class DiscordTransport:
         ours = self.bot_id()
         before = None
         for _ in range(HISTORY_PAGES):
-            query = {"limit": 100, **({"before": before} if before else {})}
-            page = self.rest.call("GET", f"/channels/{channel}/messages", query=query) or []
+            page = self.rest.history(channel, 100, before)
             for m in page:
                 if str((m.get("author") or {}).get("id")) == ours and matches(m):
                     return m

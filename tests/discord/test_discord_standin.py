@@ -195,3 +195,31 @@ def test_the_gateway_says_hello_checks_identify_and_acks_heartbeats(discord):
         with pytest.raises(ConnectionClosed) as closed:
             ws.recv(timeout=5)
         assert closed.value.rcvd.code == 4004
+
+
+def test_the_gateway_compresses_as_asked_and_resumes_only_its_own_sessions(discord):
+    import zlib
+
+    from websockets.sync.client import connect
+
+    url = call(discord, "GET", "/gateway/bot")[1]["url"]
+    with connect(url + "/?v=10&encoding=json&compress=zlib-stream") as ws:
+        inflate = zlib.decompressobj()
+
+        def receive() -> dict:
+            frame = ws.recv(timeout=5)
+            assert isinstance(frame, bytes) and frame.endswith(b"\x00\x00\xff\xff")  # a sync flush ends each
+            return json.loads(inflate.decompress(frame))
+
+        assert receive()["op"] == 10
+        ws.send(json.dumps({"op": 2, "d": {"token": TOKEN, "intents": 0, "properties": {}}}))
+        ready = receive()["d"]
+        assert ready["user"]["discriminator"] == "0" and ready["session_id"] and ready["resume_gateway_url"] == url
+    with connect(url + "/?v=10&encoding=json") as ws:
+        ws.recv(timeout=5)
+        ws.send(json.dumps({"op": 6, "d": {"token": TOKEN, "session_id": ready["session_id"], "seq": 1}}))
+        assert json.loads(ws.recv(timeout=5))["t"] == "RESUMED"
+    with connect(url + "/?v=10&encoding=json") as ws:
+        ws.recv(timeout=5)
+        ws.send(json.dumps({"op": 6, "d": {"token": TOKEN, "session_id": "nobody's", "seq": 1}}))
+        assert json.loads(ws.recv(timeout=5)) == {"op": 9, "d": False, "s": None, "t": None}

@@ -286,7 +286,7 @@ def test_the_gateway_identifies_without_intents_heartbeats_and_reconnects(run_bo
     code = bot.proc.poll()
     assert code is None
     bot.proc.terminate()
-    assert bot.proc.wait(10) == 0
+    assert bot.proc.wait(10) == 0 and "Traceback" not in bot.log.read_text()
 
 
 @pytest.mark.parametrize("refused_by", ["rest", "gateway"])

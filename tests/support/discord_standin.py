@@ -36,6 +36,7 @@ import json
 import re
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -71,6 +72,73 @@ def sign(body: str | bytes, timestamp: str | None = None, key: SigningKey = KEY)
 
 
 _ids = itertools.count(1)
+
+
+def user_object(id: str, username: str | None = None, *, bot: bool = False) -> dict:
+    """A user object as Discord's REST API gives it (resources/user.md: the fields always there)."""
+    return {
+        "id": id,
+        "username": username or f"user{id[-3:]}",
+        "discriminator": "0",
+        "global_name": None,
+        "avatar": None,
+        "bot": bot,
+        "public_flags": 0,
+    }
+
+
+BOT_USER = user_object(APP_ID, "paperbot", bot=True)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+
+
+def numbered(components: list[dict]) -> list[dict]:
+    """Components as Discord stores them: each one that came without an `id` gets the next number,
+    depth first (reference/components: "Discord auto populates it sequentially")."""
+    out = copy.deepcopy(components)
+    taken = set()
+
+    def walk(items):
+        for c in items:
+            if "id" in c:
+                taken.add(c["id"])
+            walk(c.get("components") or [])
+
+    walk(out)
+    n = itertools.count(1)
+
+    def give(items):
+        for c in items:
+            if "id" not in c:
+                c["id"] = next(i for i in n if i not in taken)
+            give(c.get("components") or [])
+
+    give(out)
+    return out
+
+
+def message_object(id: str, channel: str, body: dict, author: dict | None = None) -> dict:
+    """A message object as Discord's REST API gives it (resources/message.md: the fields always there)."""
+    return {
+        "id": id,
+        "channel_id": channel,
+        "type": 0,
+        "author": copy.deepcopy(author or BOT_USER),
+        "content": body.get("content") or "",
+        "embeds": copy.deepcopy(body.get("embeds") or []),
+        "components": numbered(body.get("components") or []),
+        "attachments": [],
+        "mentions": [],
+        "mention_roles": [],
+        "mention_everyone": False,
+        "pinned": False,
+        "tts": False,
+        "flags": body.get("flags") or 0,
+        "timestamp": _now(),
+        "edited_timestamp": None,
+    }
 
 
 def _interaction(kind: int, data: dict | None, user: str, permissions: int, **extra) -> dict:
@@ -330,7 +398,8 @@ class DiscordStandin:
         self.heartbeat_ms = 41_250
         self.gateway_token: str | None = None  # set: the Gateway alone refuses the bot's token (4004)
         self.gateway_sessions: list[dict] = []  # {"identify": ..., "heartbeats": n}
-        self._sockets: list = []
+        self._sockets: list[_Link] = []
+        self._session_ids: set[str] = set()
         self._seq = itertools.count(2)
         self._ws_server = serve(self._gateway, "127.0.0.1", 0)
         self.gateway_url = f"ws://127.0.0.1:{self._ws_server.socket.getsockname()[1]}"
@@ -426,40 +495,57 @@ class DiscordStandin:
     # -- the Gateway -----------------------------------------------------------------------
 
     def _gateway(self, ws) -> None:
-        session = {"identify": None, "heartbeats": 0, "query": ws.request.path}
-        ws.send(json.dumps({"op": 10, "d": {"heartbeat_interval": self.heartbeat_ms}, "s": None, "t": None}))
+        link = _Link(ws)
+        session = {"identify": None, "resume": None, "heartbeats": 0, "query": ws.request.path}
+        link.send({"op": 10, "d": {"heartbeat_interval": self.heartbeat_ms}, "s": None, "t": None})
         try:
             first = json.loads(ws.recv(timeout=10))
-            if first.get("op") != 2:
+            if first.get("op") not in (2, 6):
                 ws.close(4003, "Not authenticated.")
                 return
             if (first.get("d") or {}).get("token") != (self.gateway_token or self.token):
                 ws.close(4004, "Authentication failed.")
                 return
-            session["identify"] = first["d"]
-            with self._lock:
-                self.gateway_sessions.append(session)
-                self._sockets.append(ws)
-            ready = {
-                "v": 10,
-                "user": {"id": BOT_ID, "username": "paperbot", "bot": True},
-                "guilds": [{"id": GUILD, "unavailable": True}],
-                "session_id": f"session-{len(self.gateway_sessions)}",
-                "resume_gateway_url": self.gateway_url,
-                "application": {"id": APP_ID, "flags": 0},
-            }
-            ws.send(json.dumps({"op": 0, "t": "READY", "s": 1, "d": ready}))
+            if first["op"] == 6:  # RESUME: a session this stand-in began goes on; any other cannot
+                session["resume"] = first["d"]
+                with self._lock:
+                    known = first["d"].get("session_id") in self._session_ids
+                    if known:
+                        self.gateway_sessions.append(session)
+                        self._sockets.append(link)
+                if not known:
+                    link.send({"op": 9, "d": False, "s": None, "t": None})
+                    ws.close(4000, "Invalid session.")
+                    return
+                link.send({"op": 0, "t": "RESUMED", "s": next(self._seq), "d": {}})
+            else:
+                session["identify"] = first["d"]
+                with self._lock:
+                    self.gateway_sessions.append(session)
+                    self._sockets.append(link)
+                    session_id = f"session-{len(self.gateway_sessions)}"
+                    self._session_ids.add(session_id)
+                ready = {
+                    "v": 10,
+                    "user": {**BOT_USER, "mfa_enabled": False, "verified": True, "flags": 0},
+                    "guilds": [{"id": GUILD, "unavailable": True}],
+                    "session_id": session_id,
+                    "resume_gateway_url": self.gateway_url,
+                    "shard": [0, 1],
+                    "application": {"id": APP_ID, "flags": 0},
+                }
+                link.send({"op": 0, "t": "READY", "s": 1, "d": ready})
             for raw in ws:
                 message = json.loads(raw)
                 if message.get("op") == 1:
                     session["heartbeats"] += 1
-                    ws.send(json.dumps({"op": 11, "d": None, "s": None, "t": None}))
+                    link.send({"op": 11, "d": None, "s": None, "t": None})
         except (ConnectionClosed, TimeoutError):
             pass
         finally:
             with self._lock:
-                if ws in self._sockets:
-                    self._sockets.remove(ws)
+                if link in self._sockets:
+                    self._sockets.remove(link)
 
     @property
     def gateway_connected(self) -> int:
@@ -469,11 +555,11 @@ class DiscordStandin:
     def dispatch(self, interaction: dict) -> None:
         """Send INTERACTION_CREATE to the bot over its Gateway connection(s)."""
         with self._lock:
-            sockets = list(self._sockets)
-        assert sockets, "no Gateway connection"
-        payload = json.dumps({"op": 0, "t": "INTERACTION_CREATE", "s": next(self._seq), "d": interaction})
-        for ws in sockets:
-            ws.send(payload)
+            links = list(self._sockets)
+        assert links, "no Gateway connection"
+        payload = {"op": 0, "t": "INTERACTION_CREATE", "s": next(self._seq), "d": interaction}
+        for link in links:
+            link.send(payload)
 
     def answer_to(self, interaction: dict, timeout: float = 10.0) -> dict | None:
         """The response the bot gave `interaction` through the callback route."""
@@ -488,13 +574,14 @@ class DiscordStandin:
     def gateway_disconnect(self, code: int = 4000, reason: str = "standin closed it") -> None:
         with self._lock:
             sockets = list(self._sockets)
-        for ws in sockets:
-            ws.close(code, reason)
+        for link in sockets:
+            link.ws.close(code, reason)
 
     ROUTES = [
         ("GET", r"/gateway/bot", "gateway"),
         ("GET", r"/users/@me", "me"),
         ("GET", r"/applications/@me", "application"),
+        ("GET", r"/oauth2/applications/@me", "application"),  # the same application, as hikari asks
         ("PUT", r"/applications/(?P<app>\d+)/commands", "register"),
         ("PUT", r"/applications/(?P<app>\d+)/guilds/(?P<guild>\d+)/commands", "register"),
         ("POST", r"/channels/(?P<channel>\d+)/messages", "create_message"),
@@ -538,6 +625,7 @@ class DiscordStandin:
                     "Retry-After": str(max(1, round(fault.retry_after))),
                     "X-RateLimit-Limit": "5",
                     "X-RateLimit-Remaining": "0",
+                    "X-RateLimit-Reset": f"{time.time() + fault.retry_after:.3f}",
                     "X-RateLimit-Reset-After": f"{fault.retry_after:.3f}",
                     "X-RateLimit-Bucket": "standin",
                     "X-RateLimit-Scope": "global" if fault.is_global else "user",
@@ -572,10 +660,25 @@ class DiscordStandin:
         return 200, {"url": self.gateway_url, "shards": 1, "session_start_limit": limit}
 
     def _me(self, params, query, body):
-        return 200, {"id": BOT_ID, "username": "paperbot", "discriminator": "0", "bot": True}
+        return 200, {**BOT_USER, "mfa_enabled": False, "verified": True, "flags": 0, "banner": None, "locale": "en-US"}
 
     def _application(self, params, query, body):
-        return 200, {"id": APP_ID, "name": "paperbot", "bot": {"id": BOT_ID, "username": "paperbot"}}
+        owner = user_object("1000000000000000009", "owner")
+        return 200, {
+            "id": APP_ID,
+            "name": "paperbot",
+            "icon": None,
+            "description": "",
+            "bot_public": False,
+            "bot_require_code_grant": False,
+            "verify_key": PUBLIC_KEY,
+            "team": None,
+            "flags": 0,
+            "owner": owner,
+            "bot": copy.deepcopy(BOT_USER),
+            "approximate_guild_count": 1,
+            "approximate_user_install_count": 0,
+        }
 
     def _register(self, params, query, body):
         if params["app"] != APP_ID:
@@ -583,7 +686,22 @@ class DiscordStandin:
         check_commands(body)
         scope = params.get("guild") or "global"
         self.registered[scope] = copy.deepcopy(body)
-        return 200, [{**c, "id": self._id(), "application_id": APP_ID} for c in body]
+        guild = params.get("guild")
+        made = []
+        for c in body:
+            made.append(
+                {
+                    "type": 1,
+                    "default_member_permissions": None,
+                    "nsfw": False,
+                    **c,
+                    "id": self._id(),
+                    "application_id": APP_ID,
+                    "version": self._id(),
+                    **({"guild_id": guild} if guild else {}),
+                }
+            )
+        return 200, made
 
     def _channel(self, channel: str) -> list[dict]:
         if channel not in self._channels:
@@ -603,23 +721,17 @@ class DiscordStandin:
         if nonce is not None and body.get("enforce_nonce"):
             seen = self._nonces.get((channel, str(nonce)))
             if seen is not None and time.time() - seen[0] < NONCE_SECONDS:
-                return 200, copy.deepcopy(seen[1])
-        message = {
-            "id": self._id(),
-            "channel_id": channel,
-            "type": 0,
-            "author": {"id": BOT_ID, "username": "paperbot", "bot": True},
-            "content": body.get("content") or "",
-            "embeds": body.get("embeds") or [],
-            "components": body.get("components") or [],
-            "allowed_mentions": body.get("allowed_mentions"),
-            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
-            "edited_timestamp": None,
-        }
+                return 200, self._public(seen[1])
+        message = {**message_object(self._id(), channel, body), "allowed_mentions": body.get("allowed_mentions")}
         stored.append(message)
         if nonce is not None and body.get("enforce_nonce"):
             self._nonces[(channel, str(nonce))] = (time.time(), message)
-        return 200, copy.deepcopy(message)
+        return 200, self._public(message)
+
+    @staticmethod
+    def _public(message: dict) -> dict:
+        """A stored message as Discord answers with it: the `allowed_mentions` asked for is no part of it."""
+        return {k: v for k, v in copy.deepcopy(message).items() if k != "allowed_mentions"}
 
     def _history(self, params, query, body):
         stored = self._channel(params["channel"])
@@ -635,8 +747,8 @@ class DiscordStandin:
         if "after" in query:
             # Discord gives the messages just after `after`, still newest first.
             after = [m for m in newest_first if int(m["id"]) > int(query["after"])]
-            return 200, copy.deepcopy(after[-limit:])
-        return 200, copy.deepcopy(newest_first[:limit])
+            return 200, [self._public(m) for m in after[-limit:]]
+        return 200, [self._public(m) for m in newest_first[:limit]]
 
     def _edit_message(self, params, query, body):
         stored = self._channel(params["channel"])
@@ -646,8 +758,8 @@ class DiscordStandin:
                 for key in ("content", "embeds", "components", "allowed_mentions"):
                     if key in body:
                         message[key] = body[key]
-                message["edited_timestamp"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
-                return 200, copy.deepcopy(message)
+                message["edited_timestamp"] = _now()
+                return 200, self._public(message)
         raise Refused(404, 10008, "Unknown Message")
 
     def _dm(self, params, query, body):
@@ -657,7 +769,9 @@ class DiscordStandin:
         if user not in self._dms:
             self._dms[user] = self._id()
             self._channels[self._dms[user]] = []
-        return 200, {"id": self._dms[user], "type": 1, "recipients": [{"id": user}]}
+        channel = self._dms[user]
+        last = self._channels[channel][-1]["id"] if self._channels[channel] else None
+        return 200, {"id": channel, "type": 1, "last_message_id": last, "flags": 0, "recipients": [user_object(user)]}
 
     def _user(self, params, query, body):
         user = self._users.get(params["user"])
@@ -712,7 +826,21 @@ class DiscordStandin:
         self._answered[token] = {"token": token, **copy.deepcopy(body)}
         if body["type"] in (4, 5):
             self._originals[token] = copy.deepcopy(data)
-        return 204, None
+        if query.get("with_response") != "true":
+            return 204, None
+        # The interaction callback response: the interaction's type, as the answer tells it (the
+        # stand-in keeps no interactions), and the message an answer of type 4 or 7 made.
+        kind = {8: 4, 6: 3, 7: 3}.get(body["type"], 2)
+        callback = {"id": params["interaction"], "type": kind, "response_message_loading": body["type"] == 5}
+        callback["response_message_ephemeral"] = bool((data.get("flags") or 0) & EPHEMERAL)
+        answer: dict = {"interaction": callback}
+        if body["type"] in (4, 7):
+            message = message_object(self._id(), "1000000000000000003", data)
+            callback["response_message_id"] = message["id"]
+            answer["resource"] = {"type": body["type"], "message": message}
+        else:
+            answer["resource"] = {"type": body["type"]}
+        return 200, answer
 
     def _edit_original(self, params, query, body):
         token = params["token"]
@@ -720,14 +848,41 @@ class DiscordStandin:
             raise Refused(404, 10015, "Unknown Webhook")
         check_message(body, where="edit")
         self._originals[token].update(copy.deepcopy(body))
-        return 200, {"id": self._id(), **copy.deepcopy(self._originals[token])}
+        return 200, message_object(self._id(), "1000000000000000003", self._originals[token])
 
     def _followup(self, params, query, body):
         if params["token"] not in self._answered:
             raise Refused(404, 10015, "Unknown Webhook")
         check_message(body)
         self._followups.append({"token": params["token"], **copy.deepcopy(body)})
-        return 200, {"id": self._id(), **copy.deepcopy(body)}
+        return 200, message_object(self._id(), "1000000000000000003", body)
+
+
+class _Link:
+    """One Gateway connection: JSON text frames, or with `compress=zlib-stream` (or `zstd-stream`) in
+    its URL, as hikari asks, binary frames of one compressed stream, each message flushed whole
+    (Discord's transport compression, topics/gateway.md)."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        asked = ws.request.path or ""
+        self._pack: Callable[[bytes], bytes] | None = None
+        if "compress=zlib-stream" in asked:
+            stream = zlib.compressobj()
+            self._pack = lambda data: stream.compress(data) + stream.flush(zlib.Z_SYNC_FLUSH)
+        elif "compress=zstd-stream" in asked:  # what hikari asks on Python 3.14, or with backports.zstd
+            try:
+                from compression import zstd
+            except ImportError:
+                from backports import zstd
+            frames = zstd.ZstdCompressor()
+            self._pack = lambda data: frames.compress(data) + frames.flush(zstd.ZstdCompressor.FLUSH_BLOCK)
+        self._lock = threading.Lock()
+
+    def send(self, payload: dict) -> None:
+        data = json.dumps(payload)
+        with self._lock:
+            self.ws.send(data if self._pack is None else self._pack(data.encode()))
 
 
 #: A server holds at most this many scheduled events (Discord's code 30038 past it).
