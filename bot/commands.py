@@ -578,8 +578,17 @@ def _group_show(ctx: Context) -> Answer:
     return Answer(Notice(_group_card(ctx, here)))
 
 
+def _announcing(ctx: Context, *what) -> groups.Then:
+    """Tell the group's channel (through the outbox, as schedule changes are) what an admin changed:
+    `what(group)` is the line's text, the group as the change leaves it."""
+
+    def then(group: groups.Group) -> None:
+        _announce_group(ctx, group, *what[0](group))
+
+    return then
+
+
 def _announce_group(ctx: Context, group: groups.Group, *what) -> None:
-    """Tell the group's channel (through the outbox, as schedule changes are) what an admin changed."""
     if group.channel and ctx.on_change is not None:
         meeting = groups.next_meeting(group.calendar, ctx.now)
         week = group.calendar.week_of(meeting)
@@ -592,11 +601,12 @@ def _group_start(ctx: Context) -> Answer:
         raise signups.AdminOnly("Only the install's admins can start a group. Ask one of them.")
     if ctx.where is None:
         return _notice("Type ", command_code("group start"), " in the channel that the group meets in.", ok=False)
-    group, how = groups.start(ctx.store, ctx.env_group, ctx.where, ctx.platform.name, ctx.member.id)
+    said = "Started a reading group" if groups.of_channel(ctx.store, ctx.env_group, ctx.where) is None else "Resumed"
+    then = _announcing(ctx, lambda g: (f"📚 {said} in this channel. ", *_next(g, ctx.now)))
+    group, how = groups.start(ctx.store, ctx.env_group, ctx.where, ctx.platform.name, ctx.member.id, then)
     if how == "running":
         return _notice("This channel is a reading group already: ", command_code("group"), " shows its settings.")
     said = "Started a reading group" if how == "started" else "Resumed the reading group"
-    _announce_group(ctx, group, f"📚 {said} in this channel. ", *_next(group, ctx.now))
     return _notice(
         f"{said} in ",
         ChannelRef(group.channel or ""),
@@ -648,11 +658,19 @@ def _group_set(ctx: Context, args: str) -> Answer:
             " where paperbot runs and restart it. Nothing was changed.",
         )
     try:
-        group = groups.change(ctx.store, here, setting, value, ctx.platform.read_member)
+        then = _announcing(
+            ctx,
+            lambda g: (
+                f"⚙️ The group's {setting} is now ",
+                Code(groups.stored_text(g)[setting]),
+                ". ",
+                *_next(g, ctx.now),
+            ),
+        )
+        group = groups.change(ctx.store, here, setting, value, ctx.platform.read_member, then)
     except SettingError as e:
         raise Refusal(f"{e}. Nothing was changed.") from None
     shown = groups.stored_text(group)[setting]
-    _announce_group(ctx, group, f"⚙️ The group's {setting} is now ", Code(shown), ". ", *_next(group, ctx.now))
     warning = group.calendar.meeting_before_post(ctx.now)
     return _notice(
         f"Set {setting} to ",
@@ -674,8 +692,8 @@ def _group_stop(ctx: Context) -> Answer:
         raise Refusal("This group comes from the environment: unset PAPERBOT_CHANNEL to stop its posts.")
     if here.stopped:
         return _notice("This group is stopped already: ", command_code("group start"), " resumes it.")
-    group = groups.stop(ctx.store, here)
-    _announce_group(ctx, group, "⏸️ The reading group in this channel is stopped: no posts or reminders.")
+    then = _announcing(ctx, lambda g: ("⏸️ The reading group in this channel is stopped: no posts or reminders.",))
+    group = groups.stop(ctx.store, here, then)
     return _notice(
         "Stopped the group in ",
         ChannelRef(group.channel or ""),

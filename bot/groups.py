@@ -14,6 +14,7 @@ rotation, the posts and the reminders are each group's.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
@@ -175,7 +176,20 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def start(store: Store, env: Group, channel: str, platform: str | None, by: str) -> tuple[Group, str]:
+#: Called with a group as a change leaves it, inside the change's write transaction: what it writes
+#: (the change's announcement in the outbox) is saved with the change or not at all.
+Then = Callable[[Group], None] | None
+
+
+def _made(group: Group, then: Then) -> Group:
+    if then is not None:
+        then(group)
+    return group
+
+
+def start(
+    store: Store, env: Group, channel: str, platform: str | None, by: str, then: Then = None
+) -> tuple[Group, str]:
     """Make `channel` a group (or resume a stopped one): the group, and 'started', 'resumed' or 'running'."""
     with store.write() as db:
         found = of_channel(store, env, channel)
@@ -183,19 +197,19 @@ def start(store: Store, env: Group, channel: str, platform: str | None, by: str)
             return found, "running"
         if found is not None:
             db.execute("UPDATE groups SET stopped = 0, updated_at = ? WHERE id = ?", [_now(), found.id])
-            return replace(found, stopped=False), "resumed"
+            return _made(replace(found, stopped=False), then), "resumed"
         db.execute(
             "INSERT INTO groups (platform, channel, started_by, updated_at) VALUES (?, ?, ?, ?)",
             [platform, channel, by, _now()],
         )
-        return of_channel(store, env, channel), "started"  # type: ignore[return-value]
+        return _made(of_channel(store, env, channel), then), "started"  # type: ignore[arg-type]
 
 
-def stop(store: Store, group: Group) -> Group:
+def stop(store: Store, group: Group, then: Then = None) -> Group:
     """No more posts or reminders for `group`; its history stays, and `start` resumes it."""
     with store.write() as db:
         db.execute("UPDATE groups SET stopped = 1, updated_at = ? WHERE id = ?", [_now(), group.id])
-    return replace(group, stopped=True)
+        return _made(replace(group, stopped=True), then)
 
 
 def check(store: Store, group: Group, setting: str, value: str, read_member) -> tuple[str, object]:
@@ -246,14 +260,14 @@ def check(store: Store, group: Group, setting: str, value: str, read_member) -> 
     raise SettingError(setting, f"is not a group setting (settings: {', '.join(SETTINGS)})")
 
 
-def change(store: Store, group: Group, setting: str, value: str, read_member) -> Group:
+def change(store: Store, group: Group, setting: str, value: str, read_member, then: Then = None) -> Group:
     """Set one of a chat group's settings (see `check`); the group as it is now."""
     column, checked = check(store, group, setting, value, read_member)
     with store.write() as db:
         db.execute(f"UPDATE groups SET {column} = ?, updated_at = ? WHERE id = ?", [checked, _now(), group.id])
-    found = by_id(store, group, group.id)
-    assert found is not None
-    return found
+        found = by_id(store, group, group.id)
+        assert found is not None
+        return _made(found, then)
 
 
 def stored_text(group: Group) -> dict[str, str]:
