@@ -187,7 +187,11 @@ def queue(store: Store, channel: str, change: Change) -> None:
     week = change.line.week
     items = [(ItemKind.ANNOUNCE, {"channel": channel, "change": record(change), "about": f"{change.action} of {week}"})]
     if weekly.post_begun(store, channel, week):
-        items.append((ItemKind.REFRESH, {"week": week.key}))
+        items.append((ItemKind.REFRESH, {"week": week.key, "channel": channel}))
     papers = {line.paper.number for line in (change.line, change.before) if line is not None and line.paper}
-    items += [(ItemKind.REFRESH, {"week": w.key}) for w in weekly.posts_showing(store, channel, papers) if w != week]
+    items += [
+        (ItemKind.REFRESH, {"week": w.key, "channel": channel})
+        for w in weekly.posts_showing(store, channel, papers)
+        if w != week
+    ]
     outbox.queue(store.db, items)

@@ -216,3 +216,20 @@ def test_a_database_of_16cc2ce_keeps_every_row_as_group_one_and_posts_nothing_tw
 
 def schedule_text_of(h):
     return said(h.command("week", user="U3", channel_id="C0OLD"))
+
+
+def test_a_signup_updates_its_own_groups_post(two, slack):
+    clock = two.clock
+    ticker = ScheduledChecks(two.bot.store, two.bot.settings, two.bot.transport, clock=clock)
+    clock.set(at("2026-12-08 10:00", SHANGHAI))  # both groups' W50 posts go out
+    ticker.check_post()
+    [_], [shanghai] = posts(slack, CHANNEL), posts(slack, OTHER)
+    paper = shanghai["metadata"]["event_payload"]["paper_id"]
+    assert "Sign up to present" in str(shanghai["blocks"])
+    two.command(f"signup {paper} 2026-12-09", user="U1", channel_id=OTHER)
+
+    def updates(s, channel):
+        return [c.params for c in s.calls_to("chat.update") if c.params.get("channel") == channel]
+
+    assert slack.wait_for(lambda s: updates(s, OTHER), timeout=5)
+    assert "<@U1>" in str(updates(slack, OTHER)[-1]) and updates(slack, CHANNEL) == []
