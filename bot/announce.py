@@ -174,10 +174,12 @@ def change_of(store: Store, kept: dict, tz: ZoneInfo) -> Change:
     return Change(kept["action"], line(kept["line"]), kept["by"], line(before) if before else None, note)
 
 
-def queue_note(store: Store, channel: str, note: Text, week: Week, meeting: datetime, by: str) -> None:
-    """Queue a line for the group's channel that no week's change makes (its settings changed)."""
+def queue_note(store: Store, channel: str, note: Text, week: Week, meeting: datetime, by: str) -> Change:
+    """Queue a line for the group's channel that no week's change makes (its settings changed); the
+    'note' Change it is."""
     change = Change("note", SlotLine(week, meeting, "open"), by, note=note)
     outbox.queue(store.db, [(ItemKind.ANNOUNCE, {"channel": channel, "change": record(change), "about": "a note"})])
+    return change
 
 
 def queue(store: Store, channel: str, change: Change) -> None:

@@ -233,3 +233,12 @@ def test_a_signup_updates_its_own_groups_post(two, slack):
 
     assert slack.wait_for(lambda s: updates(s, OTHER), timeout=5)
     assert "<@U1>" in str(updates(slack, OTHER)[-1]) and updates(slack, CHANNEL) == []
+
+
+def test_a_groups_settings_changed_in_chat_are_announced_in_its_channel(two, slack):
+    def lines(s):
+        return [html.unescape(m.get("text") or "") for m in s.messages(OTHER)]
+
+    assert slack.wait_for(lambda s: any("timezone is now Asia/Shanghai" in t for t in lines(s)), timeout=5)
+    assert any("Started a reading group" in t for t in lines(slack))
+    assert not any("timezone" in html.unescape(m.get("text") or "") for m in slack.messages(CHANNEL))
