@@ -13,6 +13,7 @@ from slack_standin import SlackStandin
 
 from bot import catalog, groups, weekly
 from bot.calendar import Week
+from bot.replies import ChannelRef
 from bot.scheduler import ScheduledChecks
 
 OTHER = "C0OTHER"
@@ -242,3 +243,12 @@ def test_a_groups_settings_changed_in_chat_are_announced_in_its_channel(two, sla
     assert slack.wait_for(lambda s: any("timezone is now Asia/Shanghai" in t for t in lines(s)), timeout=5)
     assert any("Started a reading group" in t for t in lines(slack))
     assert not any("timezone" in html.unescape(m.get("text") or "") for m in slack.messages(CHANNEL))
+
+
+def test_app_home_shows_the_members_slots_in_each_group(two):
+    two.command("signup 7 2026-12-16", user="U1", channel_id=OTHER)
+    two.command("signup 3 2026-12-16", user="U1", channel_id=CHANNEL)
+    home = two.bot.home("U1")
+    assert {line.channel for line in home.mine} == {CHANNEL, OTHER}
+    assert home.coming == [] and home.notice is not None  # whose weeks? each group's, in its channel
+    assert ChannelRef(OTHER) in home.notice.text
