@@ -256,7 +256,7 @@ def check(store: Store, group: Group, setting: str, value: str, read_member) -> 
             return "admins", ""
         ids = []
         for word in raw.replace(",", " ").split():
-            member = read_member(word)
+            member = read_member(word) or read_member(word.lstrip("@"))  # `@U1` typed where ids are read
             if member is None:
                 raise SettingError(setting, f"{word[:40]!r} is not a member: name each admin with a mention")
             if member not in ids:
