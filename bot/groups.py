@@ -91,8 +91,8 @@ def from_settings(settings: Settings) -> Group:
         replace(settings.group, group_id=ENV),
         settings.focus_tag,
         settings.admins,
-        getattr(settings, "rotation", "catalog"),
-        getattr(settings, "meeting_minutes", 60),
+        settings.rotation,
+        settings.meeting_minutes,
         meeting_set=meeting_set,
     )
 
