@@ -47,6 +47,11 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_PUBLIC_URL": (None, "where users reach PORT (may carry a path): run serves the calendars and page"),
 }
 
+#: How a group's paper of the week is chosen: the catalog in turn, or the members' votes.
+ROTATIONS = ("catalog", "votes")
+#: The shortest and longest meeting, in minutes.
+MEETING_MINUTES = (15, 480)
+
 #: A lookup of one setting's value: its text, or its default when unset or blank.
 Get = Callable[[str], "str | None"]
 
@@ -186,51 +191,24 @@ class Settings:
     @classmethod
     def _fields(cls, get: Get) -> dict[str, Any]:
         """The fields read from the settings' text, each checked; a subclass adds its own."""
-        tz_name = get("PAPERBOT_TIMEZONE") or "UTC"
-        try:
-            tz = ZoneInfo(tz_name)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise SettingError(
-                "PAPERBOT_TIMEZONE", f"unknown time zone {tz_name!r} (use an IANA name such as Europe/Berlin)"
-            ) from None
-
-        try:
-            schedule = PostSchedule(get("PAPERBOT_SCHEDULE") or "", tz)
-        except ScheduleError as e:
-            raise SettingError("PAPERBOT_SCHEDULE", str(e)) from None
-
+        tz = parse_timezone("PAPERBOT_TIMEZONE", get("PAPERBOT_TIMEZONE") or "UTC")
+        schedule = parse_schedule("PAPERBOT_SCHEDULE", get("PAPERBOT_SCHEDULE") or "", tz)
         meeting_text = get("PAPERBOT_MEETING")
-        if meeting_text is None:
-            meeting = schedule.default_meeting()
-        else:
-            try:
-                meeting = Meeting.parse(meeting_text)
-            except ValueError as e:
-                raise SettingError("PAPERBOT_MEETING", str(e)) from None
-
+        meeting = (
+            schedule.default_meeting() if meeting_text is None else parse_meeting("PAPERBOT_MEETING", meeting_text)
+        )
         remind_days = integer("PAPERBOT_REMIND_DAYS", get("PAPERBOT_REMIND_DAYS") or "", 1, 14)
         admins = frozenset(a.strip() for a in (get("PAPERBOT_ADMINS") or "").split(",") if a.strip())
-
         focus = get("PAPERBOT_FOCUS_TAG")
         if focus is not None:
-            from bot.catalog import fold_tag
-
-            focus = fold_tag(focus)
-            if not focus:
-                raise SettingError("PAPERBOT_FOCUS_TAG", "is not a tag")
-
-        rotation = (get("PAPERBOT_ROTATION") or "catalog").lower()
-        if rotation not in ("catalog", "votes"):
-            raise SettingError(
-                "PAPERBOT_ROTATION",
-                f"must be 'catalog' (lowest number first) or 'votes' (most votes first), not {rotation!r}",
-            )
+            focus = parse_focus_tag("PAPERBOT_FOCUS_TAG", focus)
+        rotation = parse_rotation("PAPERBOT_ROTATION", get("PAPERBOT_ROTATION") or "catalog")
+        minutes = integer("PAPERBOT_MEETING_MINUTES", get("PAPERBOT_MEETING_MINUTES") or "60", *MEETING_MINUTES)
         apis = {name: get(name) or "" for name in ("PAPERBOT_ARXIV_API", "PAPERBOT_CROSSREF_API")}
         for name, url in apis.items():
             if not re.match(r"^https?://[^\s/]+", url):
                 raise SettingError(name, f"must be an http:// or https:// address, not {url!r}")
 
-        minutes = integer("PAPERBOT_MEETING_MINUTES", get("PAPERBOT_MEETING_MINUTES") or "", 5, 24 * 60)
         public_url = get("PAPERBOT_PUBLIC_URL")
         if public_url is not None:
             public_url = public_url.rstrip("/")
@@ -290,6 +268,49 @@ def _lookups(arxiv_api: str, crossref_api: str):
     from bot.lookup import Lookups
 
     return Lookups(arxiv_api, crossref_api)
+
+
+def parse_timezone(name: str, raw: str) -> ZoneInfo:
+    """The IANA zone `raw` of setting `name`."""
+    try:
+        return ZoneInfo(raw.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        shown = raw.strip()[:60]
+        raise SettingError(name, f"unknown time zone {shown!r} (use an IANA name such as Europe/Berlin)") from None
+
+
+def parse_schedule(name: str, raw: str, tz: ZoneInfo) -> PostSchedule:
+    """The crontab `raw` of setting `name`, in zone `tz`."""
+    try:
+        return PostSchedule(raw, tz)
+    except ScheduleError as e:
+        raise SettingError(name, str(e)) from None
+
+
+def parse_meeting(name: str, raw: str) -> Meeting:
+    """The weekly meeting `raw` (`thu 16:00`) of setting `name`."""
+    try:
+        return Meeting.parse(raw)
+    except ValueError as e:
+        raise SettingError(name, str(e)) from None
+
+
+def parse_focus_tag(name: str, raw: str) -> str:
+    """The tag `raw` of setting `name`, folded as tags are."""
+    from bot.catalog import fold_tag
+
+    focus = fold_tag(raw)
+    if not focus:
+        raise SettingError(name, "is not a tag")
+    return focus
+
+
+def parse_rotation(name: str, raw: str) -> str:
+    """`catalog` or `votes`."""
+    value = raw.strip().lower()
+    if value not in ROTATIONS:
+        raise SettingError(name, f"must be {' or '.join(ROTATIONS)}, not {raw.strip()[:40]!r}")
+    return value
 
 
 def integer(name: str, raw: str, low: int, high: int) -> int:

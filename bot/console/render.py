@@ -16,6 +16,7 @@ from bot.replies import (
     AddForm,
     Bold,
     Button,
+    ChannelRef,
     Code,
     EditForm,
     Help,
@@ -61,6 +62,8 @@ def inline(t: Text) -> str:
             out.append(seg.text)
         elif isinstance(seg, PaperRef):
             out.append(f"#{seg.paper.number} {seg.paper.title}")
+        elif isinstance(seg, ChannelRef):
+            out.append(f"#{seg.channel}")
     return "".join(out)
 
 
@@ -79,7 +82,8 @@ def _slot(line: SlotLine) -> str:
     paper = f"#{line.paper.number} {line.paper.title}" if line.paper else "(a removed paper)"
     if line.archived:
         paper += " (archived)"
-    return f"{day}  —  {paper}  —  @{line.presenter}"
+    where = f"  —  in #{line.channel}" if line.channel else ""
+    return f"{day}  —  {paper}  —  @{line.presenter}{where}"
 
 
 def _votes(n: int) -> str:

@@ -26,6 +26,7 @@ from bot.replies import (
     AddForm,
     Bold,
     Button,
+    ChannelRef,
     Code,
     EditForm,
     Help,
@@ -155,6 +156,8 @@ def _segment(seg) -> str:
         return f"**{escape(seg.text)}**"
     if isinstance(seg, PaperRef):
         return paper_ref(seg.paper)
+    if isinstance(seg, ChannelRef):
+        return f"<#{seg.channel}>" if seg.channel.isdigit() else escape(seg.channel)
     raise TypeError(f"not a text segment: {seg!r}")
 
 
@@ -255,7 +258,8 @@ def _slot_line(line: SlotLine) -> str:
     paper = paper_ref(line.paper, 120) if line.paper else "_a removed paper_"
     if line.archived:
         paper += " _(archived)_"
-    return f"{day} · {paper} · {who(line.presenter)}"
+    where = f" · in {_segment(ChannelRef(line.channel))}" if line.channel else ""
+    return f"{day} · {paper} · {who(line.presenter)}{where}"
 
 
 def talk_link(url: str) -> str:

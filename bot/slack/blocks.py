@@ -22,6 +22,7 @@ from bot.replies import (
     AddForm,
     Bold,
     Button,
+    ChannelRef,
     Code,
     EditForm,
     Help,
@@ -151,6 +152,8 @@ def _segment(seg, rich: bool) -> str:
     if isinstance(seg, PaperRef):
         p = seg.paper
         return f"*#{p.number}* {paper_title(p)}" if rich else f"#{p.number} {escape(p.title)}"
+    if isinstance(seg, ChannelRef):
+        return f"<#{seg.channel}>" if re.fullmatch(r"[A-Z0-9]{1,40}", seg.channel) else escape(seg.channel)
     raise TypeError(f"not a text segment: {seg!r}")
 
 
@@ -243,7 +246,8 @@ def _slot_line(line: SlotLine) -> str:
     paper = f"*#{line.paper.number}* {paper_title(line.paper, 200)}" if line.paper else "_a removed paper_"
     if line.archived:
         paper += " _(archived)_"
-    return f"{day}  ·  {paper}  ·  {who(line.presenter)}"
+    where = f"  ·  in {_segment(ChannelRef(line.channel), True)}" if line.channel else ""
+    return f"{day}  ·  {paper}  ·  {who(line.presenter)}{where}"
 
 
 def talk_link(url: str) -> str:
@@ -268,7 +272,8 @@ def _slot_plain(line: SlotLine) -> str:
         return f"{day}: {'no meeting' if line.state == 'skipped' else 'open'}"
     title = escape(line.paper.title) if line.paper else "a removed paper"
     archived = " (archived)" if line.archived else ""
-    return f"{day}: #{line.paper.number if line.paper else '?'} {title}{archived} ({who(line.presenter)})"
+    where = f" in {_segment(ChannelRef(line.channel), False)}" if line.channel else ""
+    return f"{day}: #{line.paper.number if line.paper else '?'} {title}{archived} ({who(line.presenter)}){where}"
 
 
 # -- replies to commands -------------------------------------------------------

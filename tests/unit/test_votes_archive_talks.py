@@ -197,5 +197,5 @@ def test_a_rotation_setting_that_is_neither_catalog_nor_votes_stops_the_start(tm
 
     assert Settings.load({"PAPERBOT_ROTATION": "Votes"}, dotenv=None).rotation == "votes"
     assert Settings.load({}, dotenv=None).rotation == "catalog"
-    with pytest.raises(SettingError, match="PAPERBOT_ROTATION: must be 'catalog'"):
+    with pytest.raises(SettingError, match="PAPERBOT_ROTATION: must be catalog or votes"):
         Settings.load({"PAPERBOT_ROTATION": "random"}, dotenv=None)
