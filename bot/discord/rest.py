@@ -26,6 +26,7 @@ import math
 import re
 import threading
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -184,6 +185,53 @@ def message_json(message: hikari.Message, factory) -> dict:
         "embeds": [factory.serialize_embed(e)[0] for e in message.embeds],
         "timestamp": message.timestamp.isoformat(),
     }
+
+
+def user_json(user: hikari.User) -> dict:
+    """What callers read of a user, as Discord's JSON."""
+    return {"id": str(user.id), "username": user.username, "global_name": user.global_name, "bot": user.is_bot}
+
+
+def member_json(member: hikari.Member) -> dict:
+    """What callers read of a server member, as Discord's JSON."""
+    return {"user": user_json(member.user), "nick": member.nickname}
+
+
+def event_json(event: hikari.ScheduledEvent) -> dict:
+    """What callers read of a scheduled event, as Discord's JSON."""
+    location = getattr(event, "location", None)  # external events only; stage and voice ones have a channel
+    return {
+        "id": str(event.id),
+        "guild_id": str(event.guild_id),
+        "channel_id": str(event.channel_id) if getattr(event, "channel_id", None) else None,
+        "name": event.name,
+        "description": event.description,
+        "scheduled_start_time": event.start_time.isoformat(),
+        "scheduled_end_time": event.end_time.isoformat() if event.end_time else None,
+        "privacy_level": int(event.privacy_level),
+        "status": int(event.status),
+        "entity_type": int(event.entity_type),
+        "entity_metadata": {"location": location} if location is not None else None,
+    }
+
+
+def _event_args(body: dict) -> dict:
+    """hikari's arguments for the fields a scheduled event's body gives (Discord's JSON, as
+    bot.discord.events builds it)."""
+    args: dict[str, Any] = {}
+    for field, arg in (("name", "name"), ("description", "description"), ("privacy_level", "privacy_level")):
+        if field in body:
+            args[arg] = body[field]
+    for field, arg in (("scheduled_start_time", "start_time"), ("scheduled_end_time", "end_time")):
+        if field in body:
+            args[arg] = datetime.fromisoformat(body[field]) if body[field] is not None else None
+    if "entity_type" in body:
+        args["entity_type"] = body["entity_type"]
+    if "location" in (body.get("entity_metadata") or {}):
+        args["location"] = body["entity_metadata"]["location"]
+    if "status" in body:
+        args["status"] = body["status"]
+    return args
 
 
 def _option(o: dict) -> hikari.CommandOption:
@@ -379,6 +427,35 @@ class Rest:
 
         return self._run(work, timeout)
 
+    def user(self, user: str, timeout: float | None = None) -> dict:
+        return user_json(self._run(lambda c: c.fetch_user(int(user)), timeout))
+
+    def member(self, guild: str, user: str, timeout: float | None = None) -> dict:
+        """`user` as a member of the server `guild` (Discord's 10007 when they are not one)."""
+        return member_json(self._run(lambda c: c.fetch_member(int(guild), int(user)), timeout))
+
+    def events(self, guild: str, timeout: float | None = None) -> list[dict]:
+        """The server's scheduled events (those of a kind hikari does not know left out)."""
+        return [event_json(e) for e in self._run(lambda c: c.fetch_scheduled_events(int(guild)), timeout)]
+
+    def create_event(self, guild: str, body: dict, timeout: float | None = None) -> dict:
+        """Make an external event (entity_type 3, the only kind paperbot makes) from Discord's JSON."""
+        if body.get("entity_type") != hikari.ScheduledEventType.EXTERNAL:
+            raise ValueError(f"only external events (entity_type 3) here, not {body.get('entity_type')!r}")
+        args = _event_args(body)
+        args.pop("entity_type")
+        name, location, start, end = (args.pop(k) for k in ("name", "location", "start_time", "end_time"))
+        made = self._run(lambda c: c.create_external_event(int(guild), name, location, start, end, **args), timeout)
+        return event_json(made)
+
+    def edit_event(self, guild: str, event: str, body: dict, timeout: float | None = None) -> dict:
+        """Change the fields `body` gives of a scheduled event (Discord's 10070 when it is gone)."""
+        args = _event_args(body)
+        return event_json(self._run(lambda c: c.edit_scheduled_event(int(guild), int(event), **args), timeout))
+
+    def delete_event(self, guild: str, event: str, timeout: float | None = None) -> None:
+        self._run(lambda c: c.delete_scheduled_event(int(guild), int(event)), timeout)
+
     # -- by route, for callers that name Discord's paths ------------------------------------
 
     _ROUTES = [
@@ -386,6 +463,20 @@ class Rest:
         ("GET", r"/applications/@me", lambda r, m, b, q, t: r.application(t)),
         ("GET", r"/gateway/bot", lambda r, m, b, q, t: {"url": r.gateway_url(t)}),
         ("POST", r"/users/@me/channels", lambda r, m, b, q, t: r.dm_channel(b["recipient_id"], t)),
+        ("GET", r"/users/(?P<u>\d+)", lambda r, m, b, q, t: r.user(m["u"], t)),
+        ("GET", r"/guilds/(?P<g>\d+)/members/(?P<u>\d+)", lambda r, m, b, q, t: r.member(m["g"], m["u"], t)),
+        ("GET", r"/guilds/(?P<g>\d+)/scheduled-events", lambda r, m, b, q, t: r.events(m["g"], t)),
+        ("POST", r"/guilds/(?P<g>\d+)/scheduled-events", lambda r, m, b, q, t: r.create_event(m["g"], b, t)),
+        (
+            "PATCH",
+            r"/guilds/(?P<g>\d+)/scheduled-events/(?P<e>\d+)",
+            lambda r, m, b, q, t: r.edit_event(m["g"], m["e"], b, t),
+        ),
+        (
+            "DELETE",
+            r"/guilds/(?P<g>\d+)/scheduled-events/(?P<e>\d+)",
+            lambda r, m, b, q, t: r.delete_event(m["g"], m["e"], t),
+        ),
         ("POST", r"/channels/(?P<c>\d+)/messages", lambda r, m, b, q, t: r.post(m["c"], b, t)),
         (
             "GET",

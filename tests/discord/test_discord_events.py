@@ -111,3 +111,18 @@ def test_discord_events_needs_the_server(tmp_path):
     with pytest.raises(SettingError, match="DISCORD_EVENTS: must be 1"):
         DiscordSettings.load({**base, "DISCORD_EVENTS": "yes", "DISCORD_GUILD": GUILD}, dotenv=None)
     assert DiscordSettings.load({**base, "DISCORD_EVENTS": "1", "DISCORD_GUILD": GUILD}, dotenv=None).events
+
+
+def test_an_event_deleted_by_hand_is_made_again(store, discord, group):
+    assign(store, group, "ada", "3", 1)
+    sync = make(store, discord, group)
+    sync.check(now())
+    [event] = events(discord)
+    discord.events[GUILD].clear()  # someone deletes it in Discord
+    signups.unassign(store, group.calendar, now(), ADMIN, week(1))
+    assign(store, group, "bob", "5", 1)
+    sync.check(now())  # the change meets Discord's 10070: the row is let go
+    assert [c.status for c in discord.calls_to("edit_event")] == [404] and events(discord) == []
+    sync.check(now())
+    [again] = events(discord)
+    assert again["id"] != event["id"] and again["name"].endswith("— bob")

@@ -22,6 +22,8 @@ Public API of DiscordStandin (thread-safe):
                                 an INTERACTION_CREATE sent to the bot; answer_to(i) its callback
   gateway_sessions, gateway_connected, gateway_disconnect(code)
   events                        {server: {id: scheduled event}} (GET/POST/PATCH/DELETE scheduled-events)
+  users={id: {...}}             who Discord knows (GET users/{id}, guilds/{g}/members/{id}): "name" their
+                                global name, "nick" theirs in the server, "member": False not in it
   close()                       (or use it as a context manager)
 
 It refuses what Discord refuses (message limits, a second answer to an interaction, DMs to a member
@@ -74,13 +76,13 @@ def sign(body: str | bytes, timestamp: str | None = None, key: SigningKey = KEY)
 _ids = itertools.count(1)
 
 
-def user_object(id: str, username: str | None = None, *, bot: bool = False) -> dict:
+def user_object(id: str, username: str | None = None, *, bot: bool = False, global_name: str | None = None) -> dict:
     """A user object as Discord's REST API gives it (resources/user.md: the fields always there)."""
     return {
         "id": id,
         "username": username or f"user{id[-3:]}",
         "discriminator": "0",
-        "global_name": None,
+        "global_name": global_name,
         "avatar": None,
         "bot": bot,
         "public_flags": 0,
@@ -381,7 +383,9 @@ class DiscordStandin:
         self.token = token
         self._lock = threading.RLock()
         self._channels: dict[str, list[dict]] = {c: [] for c in channels}
-        self._users = dict(users or {})  # id -> {"dms": False to refuse DMs (50007), "name": .., "nick": ..}
+        # id -> {"dms": False to refuse DMs (50007), "name": global name, "nick": in the server,
+        #        "member": False when not in the server (10007)}
+        self._users = dict(users or {})
         self._dms: dict[str, str] = {}
         self._nonces: dict[tuple[str, str], tuple[float, dict]] = {}
         self._calls: list[Call] = []
@@ -392,6 +396,7 @@ class DiscordStandin:
         self.registered: dict[str, list[dict]] = {}
         #: Scheduled events by server, then by id (the events routes).
         self.events: dict[str, dict[str, dict]] = {}
+        self._opened = _now()  # when the users joined the server
         self._ids = itertools.count(1)
         self.on_accept: Callable[[Call], None] | None = None
         # The Gateway: a websocket server whose URL `GET /gateway/bot` hands out.
@@ -777,23 +782,59 @@ class DiscordStandin:
         user = self._users.get(params["user"])
         if user is None:
             raise Refused(404, 10013, "Unknown User")
-        return 200, {"id": params["user"], "username": f"user{params['user'][-4:]}", "global_name": user.get("name")}
+        return 200, user_object(params["user"], global_name=user.get("name"))
 
     def _member(self, params, query, body):
+        """A guild member object (resources/guild.md: the fields always there)."""
         user = self._users.get(params["user"])
-        if user is None:
+        if user is None or user.get("member") is False:
             raise Refused(404, 10007, "Unknown Member")
-        return 200, {"user": self._user(params, query, body)[1], "nick": user.get("nick")}
+        return 200, {
+            "user": self._user(params, query, body)[1],
+            "nick": user.get("nick"),
+            "avatar": None,
+            "banner": None,
+            "roles": [],
+            "joined_at": self._opened,
+            "premium_since": None,
+            "deaf": False,
+            "mute": False,
+            "flags": 0,
+            "pending": False,
+            "communication_disabled_until": None,
+        }
 
     def _list_events(self, params, query, body):
-        return 200, [copy.deepcopy(e) for e in self.events.get(params["guild"], {}).values()]
+        counted = query.get("with_user_count") == "true"
+        return 200, [
+            {**copy.deepcopy(e), **({"user_count": 0} if counted else {})}
+            for e in self.events.get(params["guild"], {}).values()
+        ]
 
     def _create_event(self, params, query, body):
+        """A guild scheduled event object (resources/guild-scheduled-event.md), made by the bot."""
         check_event(body)
         server = self.events.setdefault(params["guild"], {})
         if len(server) >= MAX_EVENTS:
             raise Refused(400, 30038, "Maximum number of guild events reached (100)")
-        event = {**copy.deepcopy(body), "id": self._id(), "guild_id": params["guild"], "status": 1}
+        event = {
+            "id": self._id(),
+            "guild_id": params["guild"],
+            "channel_id": None,
+            "creator_id": APP_ID,
+            "creator": copy.deepcopy(BOT_USER),
+            "name": body["name"],
+            "description": body.get("description"),
+            "scheduled_start_time": body["scheduled_start_time"],
+            "scheduled_end_time": body["scheduled_end_time"],
+            "privacy_level": body["privacy_level"],
+            "status": 1,
+            "entity_type": body["entity_type"],
+            "entity_id": None,
+            "entity_metadata": copy.deepcopy(body["entity_metadata"]),
+            "image": None,
+            "recurrence_rule": None,
+        }
         server[event["id"]] = event
         return 200, copy.deepcopy(event)
 
@@ -802,7 +843,8 @@ class DiscordStandin:
         if event is None:
             raise Refused(404, 10070, "Unknown Guild Scheduled Event")
         check_event(body, partial=True)
-        event.update(copy.deepcopy(body))
+        fixed = {"id", "guild_id", "creator_id", "creator", "entity_id"}
+        event.update({k: copy.deepcopy(v) for k, v in body.items() if k in event and k not in fixed})
         return 200, copy.deepcopy(event)
 
     def _delete_event(self, params, query, body):

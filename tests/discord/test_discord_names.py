@@ -1,0 +1,53 @@
+"""Members' names on pages and in events, asked of Discord through the stand-in: the name in the
+server first, then the member's own name, never an id."""
+
+from __future__ import annotations
+
+import pytest
+from discord_standin import GUILD, TOKEN, DiscordStandin
+
+from bot import member_names
+from bot.discord.adapter import ADAPTER
+from bot.discord.settings import DiscordSettings
+
+NICKED = "1000000000000000011"  # a nickname in the server
+NAMED = "1000000000000000012"  # no nickname: their global name
+LEFT = "1000000000000000013"  # not in the server (any more): their user's global name
+PLAIN = "1000000000000000014"  # neither: their user name
+STRANGER = "1000000000000000015"  # Discord knows no such user
+
+
+@pytest.fixture
+def discord():
+    users = {
+        NICKED: {"name": "Ada Lovelace", "nick": "Ada (reading group)"},
+        NAMED: {"name": "Bob Barker"},
+        LEFT: {"name": "Cy Young", "nick": "Cy", "member": False},
+        PLAIN: {},
+    }
+    with DiscordStandin(users=users) as standin:
+        yield standin
+
+
+def ask(discord, tmp_path, guild: str | None = GUILD):
+    env = {"DISCORD_TOKEN": TOKEN, "DISCORD_API_URL": discord.api_url, "PAPERBOT_DB": str(tmp_path / "p.db")}
+    if guild:
+        env["DISCORD_GUILD"] = guild
+    return ADAPTER.member_names(DiscordSettings.load(env, dotenv=None))
+
+
+def test_a_members_name_is_their_name_in_the_server_else_their_own(store, discord, tmp_path):
+    names = ask(discord, tmp_path)
+    shown = {m: member_names.display_name(store, m, names) for m in (NICKED, NAMED, LEFT, PLAIN)}
+    assert shown == {NICKED: "Ada (reading group)", NAMED: "Bob Barker", LEFT: "Cy Young", PLAIN: "user014"}
+    assert {c.route for c in discord.calls} == {"member", "user"}
+
+
+def test_without_a_server_the_users_own_name(store, discord, tmp_path):
+    names = ask(discord, tmp_path, guild=None)
+    assert member_names.display_name(store, NICKED, names) == "Ada Lovelace"
+    assert [c.route for c in discord.calls] == ["user"]
+
+
+def test_a_user_discord_does_not_know_is_a_member_never_an_id(store, discord, tmp_path):
+    assert member_names.display_name(store, STRANGER, ask(discord, tmp_path)) == member_names.UNKNOWN
