@@ -118,3 +118,17 @@ def test_a_paper_option_in_manage_autocompletes_from_the_catalog(make_bot, disco
     response = respond(bot, discord, manage("delete", ADMIN, focused="paper", paper="diloco"))
     choices = response["data"]["choices"]
     assert response["type"] == 8 and any("DiLoCo" in c["name"] for c in choices)
+
+
+def test_the_setup_guide_lists_the_subcommands_as_discord_shows_them():
+    from pathlib import Path
+
+    guide = (Path(__file__).parents[2] / "docs" / "discord-setup.md").read_text(encoding="utf-8")
+    listed = [
+        line.split("|")[1].strip().strip("`") for line in guide.split("## 5.")[1].splitlines() if line[:3] == "| `"
+    ]
+    shown = []
+    for sub in definition.definition()[0]["options"]:
+        inner = [f"{sub['name']} {o['name']}" for o in sub["options"]] if sub["type"] == 2 else []
+        shown += inner or [sub["name"]]
+    assert listed == shown
