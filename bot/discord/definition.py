@@ -227,6 +227,16 @@ def focused(data: dict) -> tuple[str, str, str] | None:
     return None
 
 
+def as_shown(words: str) -> str:
+    """A command as typed after `/paper` (`archive 7`), as Discord shows it (`manage archive 7`)."""
+    verb, space, rest = words.partition(" ")
+    if verb in MANAGE:
+        return f"manage {words}"
+    if verb == "groups":
+        return "group list" + space + rest
+    return words
+
+
 def invite_url(app_id: str) -> str:
     return (
         f"https://discord.com/oauth2/authorize?client_id={app_id}"

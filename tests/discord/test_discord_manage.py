@@ -132,3 +132,14 @@ def test_the_setup_guide_lists_the_subcommands_as_discord_shows_them():
         inner = [f"{sub['name']} {o['name']}" for o in sub["options"]] if sub["type"] == 2 else []
         shown += inner or [sub["name"]]
     assert listed == shown
+
+
+def test_help_and_hints_on_discord_name_the_subcommands_discord_has(make_bot, discord):  # noqa: F811
+    bot = make_bot()
+    helped = respond(bot, discord, slash("help", MEMBER))["data"]
+    shown = helped["content"] + "".join(e.get("description", "") for e in helped.get("embeds", []))
+    assert "`/paper manage archive <paper>`" in shown and "`/paper group list`" in shown
+    assert "`/paper archive" not in shown and "`/paper groups`" not in shown
+    respond(bot, discord, manage("archive", ADMIN, paper="7"))
+    refused = respond(bot, discord, slash("vote", MEMBER, paper="7"))["data"]["content"]
+    assert "`/paper manage restore 7`" in refused
