@@ -1,5 +1,8 @@
 """`/paper` as a Discord command: one subcommand per verb with its options, registered at start.
 
+Discord allows 25 subcommands a command: `group` and `manage` are subcommand groups holding the
+verbs added later, and a definition over the limit raises TooManySubcommands (at start, and in tests).
+
 definition()                         # the bulk-overwrite body: [{"name": "paper", ...}]
 line_of(interaction["data"])         # "assign <@1300…> 7 next": the core's command text
 invite_url(app_id)                   # the invite with the permissions the bot needs
@@ -28,8 +31,11 @@ GROUP_SUBCOMMANDS: dict[str, tuple[str, str, list[tuple[str, int, str, bool, boo
     "stop": ("group stop", "admins: no more posts or reminders in this channel", []),
     "list": ("groups", "every reading group of the install", []),
 }
-#: Verbs that are subcommands of the `group` subcommand group, not subcommands of their own.
-IN_GROUP = {"groups"}
+#: `manage` is a subcommand group of the admins' verbs on one paper, each read back as the verb itself
+#: (`manage archive paper:7` is `archive 7`); it stands where the first of them is in COMMANDS.
+MANAGE = ("edit", "archive", "restore", "delete")
+#: Verbs that are subcommands of a subcommand group (`group`, `manage`), not subcommands of their own.
+IN_GROUP = {"groups", *MANAGE}
 
 #: Each verb's options, in the order the core reads them: (name, type, description, required, autocomplete).
 OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
@@ -56,7 +62,8 @@ OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
     "vote": [("paper", STRING, "the paper you want read (again: take your vote back)", True, True)],
     "archive": [("paper", STRING, "the paper to take out of lists, search and the rotation", True, True)],
     "restore": [("paper", STRING, "the archived paper to bring back", True, True)],
-    "edit": [("paper", STRING, "the paper to edit", True, True)],
+    "edit": [("paper", STRING, "the paper to edit (or: <paper> <field> <value>, e.g. 7 year 2024)", True, True)],
+    "delete": [("paper", STRING, "the paper to delete: only one nothing refers to", True, True)],
     "slides": [
         ("talk", STRING, "the paper (its latest talk) or the talk's date", True, False),
         ("url", STRING, "a link to the slides, a recording or notes (or: remove <link>)", True, False),
@@ -72,6 +79,10 @@ OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
 #: View Channel, Send Messages, Embed Links, Read Message History: what the weekly post, the
 #: announcements and finding the post again after a crash need; nothing else.
 PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 16)
+
+
+class TooManySubcommands(ValueError):
+    """The verbs of COMMANDS do not fit in `/paper`: a new verb must go into a subcommand group."""
 
 
 def _option(name: str, kind: int, about: str, required: bool, auto: bool) -> dict:
@@ -92,24 +103,43 @@ def _group_definition() -> dict:
     return {"name": "group", "type": SUBCOMMAND_GROUP, "description": "this channel's reading group", "options": subs}
 
 
+def _verb_definition(c: commands.Command) -> dict:
+    about = c.summary + (" (admins)" if c.admin else "")
+    return {
+        "name": c.name,
+        "type": SUBCOMMAND,
+        "description": about[:100],
+        "options": [_option(*o) for o in options_of(c)],
+    }
+
+
+def _manage_definition() -> dict:
+    subs = [_verb_definition(commands.BY_NAME[name]) for name in MANAGE if name in commands.BY_NAME]
+    return {
+        "name": "manage",
+        "type": SUBCOMMAND_GROUP,
+        "description": "admins: edit, archive, restore or delete a paper",
+        "options": subs,
+    }
+
+
 def definition() -> list[dict]:
     subs = []
-    for c in [c for c in commands.COMMANDS if c.name not in IN_GROUP][:MAX_SUBCOMMANDS]:
+    for c in commands.COMMANDS:
         if c.name == "group":
             subs.append(_group_definition())
-            continue
-        options = [
-            {
-                "name": name,
-                "type": kind,
-                "description": about,
-                "required": required,
-                **({"autocomplete": True} if auto else {}),
-            }
-            for name, kind, about, required, auto in options_of(c)
-        ]
-        about = c.summary + (" (admins)" if c.admin else "")
-        subs.append({"name": c.name, "type": SUBCOMMAND, "description": about[:100], "options": options})
+        elif c.name in MANAGE:
+            if not any(s["name"] == "manage" for s in subs):
+                subs.append(_manage_definition())
+        elif c.name not in IN_GROUP:
+            subs.append(_verb_definition(c))
+    # Cut at 25, the verbs past the limit would be missing from Discord without a word: refuse instead.
+    if len(subs) > MAX_SUBCOMMANDS:
+        over = ", ".join(s["name"] for s in subs[MAX_SUBCOMMANDS:])
+        raise TooManySubcommands(
+            f"/paper would have {len(subs)} subcommands, Discord allows {MAX_SUBCOMMANDS}: "
+            f"put {over} into a subcommand group (bot/discord/definition.py, MANAGE)"
+        )
     return [
         {
             "name": "paper",
@@ -136,21 +166,33 @@ def options_of(command: commands.Command) -> list[tuple[str, int, str, bool, boo
     return [("args", STRING, f"{command.args}, e.g. {command.example}"[:100], False, False)]
 
 
+def _given(sub: dict) -> dict:
+    return {o.get("name"): o.get("value") for o in sub.get("options") or [] if isinstance(o, dict)}
+
+
+def _first(options) -> dict:
+    return options[0] if isinstance(options, list) and options and isinstance(options[0], dict) else {}
+
+
 def line_of(data: dict) -> str:
     """The core's command text for a `/paper` interaction's data."""
-    subs = data.get("options") or []
-    if not subs or not isinstance(subs[0], dict):
+    sub = _first(data.get("options"))
+    if not sub:
         return "help"
-    sub = subs[0]
     verb = str(sub.get("name", "help"))
-    if sub.get("type") == SUBCOMMAND_GROUP:
-        inner = (sub.get("options") or [{}])[0]
-        name = str(inner.get("name", "show")) if isinstance(inner, dict) else "show"
-        text, _, options = GROUP_SUBCOMMANDS.get(name, GROUP_SUBCOMMANDS["show"])
-        given = {o.get("name"): o.get("value") for o in inner.get("options") or [] if isinstance(o, dict)}
+    if sub.get("type") == SUBCOMMAND_GROUP and verb == "manage":
+        inner = _first(sub.get("options"))
+        verb = str(inner.get("name", ""))
+        if verb not in MANAGE:
+            return "help"
+        sub = inner
+    elif sub.get("type") == SUBCOMMAND_GROUP:
+        inner = _first(sub.get("options"))
+        text, _, options = GROUP_SUBCOMMANDS.get(str(inner.get("name", "show")), GROUP_SUBCOMMANDS["show"])
+        given = _given(inner)
         values = [" ".join(str(given[o[0]]).split()) for o in options if given.get(o[0]) not in (None, "")]
         return " ".join([text, *values])
-    given = {o.get("name"): o.get("value") for o in sub.get("options") or [] if isinstance(o, dict)}
+    given = _given(sub)
     words = [verb]
     command = commands.BY_NAME.get(verb)
     for name, kind, *_ in options_of(command) if command is not None else []:
@@ -163,12 +205,36 @@ def line_of(data: dict) -> str:
 
 
 def focused(data: dict) -> tuple[str, str, str] | None:
-    """(verb, option, what was typed) of an autocomplete interaction."""
-    for sub in data.get("options") or []:
+    """(verb, option, what was typed) of an autocomplete interaction, in a subcommand group or not."""
+
+    def within(sub: dict, depth: int) -> tuple[str, str, str] | None:
         for o in sub.get("options") or []:
-            if isinstance(o, dict) and o.get("focused"):
+            if not isinstance(o, dict):
+                continue
+            if o.get("focused"):
                 return str(sub.get("name")), str(o.get("name")), str(o.get("value") or "")
+            if depth and o.get("type") in (SUBCOMMAND, SUBCOMMAND_GROUP):
+                found = within(o, depth - 1)
+                if found is not None:
+                    return found
+        return None
+
+    for sub in data.get("options") or []:
+        if isinstance(sub, dict):
+            found = within(sub, 1)
+            if found is not None:
+                return found
     return None
+
+
+def as_shown(words: str) -> str:
+    """A command as typed after `/paper` (`archive 7`), as Discord shows it (`manage archive 7`)."""
+    verb, space, rest = words.partition(" ")
+    if verb in MANAGE:
+        return f"manage {words}"
+    if verb == "groups":
+        return "group list" + space + rest
+    return words
 
 
 def invite_url(app_id: str) -> str:

@@ -20,6 +20,7 @@ from collections import OrderedDict
 from datetime import datetime
 from functools import singledispatch
 
+from bot.discord import definition
 from bot.papers import Paper, read_byline
 from bot.replies import (
     COMMAND,
@@ -127,6 +128,8 @@ def when(moment: datetime, with_time: bool = True) -> str:
 
 
 def code(words: str) -> str:
+    if words.startswith(COMMAND + " "):  # a command to type: as Discord lists it (`manage archive 7`)
+        words = f"{COMMAND} {definition.as_shown(words[len(COMMAND) + 1 :])}"
     return "`" + words.replace("`", "ˋ").replace("\n", " ") + "`"
 
 

@@ -421,8 +421,14 @@ def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monke
     body = definition.definition()
     check_commands(body)
     subs = {o["name"]: o for o in body[0]["options"]}
-    assert set(subs) == {c.name for c in commands.COMMANDS} - definition.IN_GROUP  # `groups` is `group list`
+    # `groups` is `group list`; edit, archive, restore and delete are in `manage`.
+    assert set(subs) == {c.name for c in commands.COMMANDS} - definition.IN_GROUP | {"manage"}
+    assert "retire" in subs and subs["retire"]["options"][0]["name"] == "args"
     assert [o["name"] for o in subs["group"]["options"]] == ["show", "start", "set", "stop", "list"]
+    assert [o["name"] for o in subs["manage"]["options"]] == ["edit", "archive", "restore", "delete"]
+    archive = {"name": "archive", "type": 1, "options": [{"name": "paper", "type": 3, "value": " 7 "}]}
+    data = {"name": "paper", "options": [{"name": "manage", "type": 2, "options": [archive]}]}
+    assert definition.line_of(data) == "archive 7"
     setting = {
         "name": "set",
         "type": 1,
