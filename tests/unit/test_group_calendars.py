@@ -164,6 +164,9 @@ def test_renewing_one_groups_secret_leaves_the_others_working(install):
     assert presenters(install.events(new_b["group"])) == {"U3"}
     assert install.urls(1) == old_a and install.get(old_a["group"])[0] == install.get(old_a["page"])[0] == 200
     assert install.urls(b)["member"] == old_b["member"]  # the member's own feed keeps its address
+    told = [r[0] for r in install.store.db.execute("SELECT payload FROM outbox") if "new addresses" in r[0]]
+    assert len(told) == 1 and B in told[0]  # the channel hears of it …
+    assert feeds.group_secret(install.store, b) not in told[0]  # … without the secret
 
     # A group's own admin renews that group's, not another's; the environment's group renews too.
     install.do("group set admins U7", B)
