@@ -494,25 +494,34 @@ def cmd_export(args, settings: Settings) -> int:
     return 0
 
 
-def _environment_group(settings: Settings, channel: str | None):
-    """The group a verb's --channel names (today: the environment's group, id 1)."""
+def _group_of(settings: Settings, store, channel: str | None):
+    """The group a verb's --channel names (without it, the environment's group, id 1)."""
     from bot import feeds
 
-    if channel is not None and channel != settings.channel:
-        raise Failure(f"--channel: {channel[:40]!r} is not a group's channel (the group's is {settings.channel})")
-    return feeds.environment_group(settings)
+    group = feeds.of_channel(settings, store, channel)
+    if group is None:
+        known = feeds.channels(settings, store)
+        raise Failure(
+            f"--channel: {(channel or '')[:40]!r} is not a group's channel "
+            f"(the groups' channels: {', '.join(known) if known else 'none'})"
+        )
+    return group
 
 
 def cmd_calendar(args, settings: Settings) -> int:
     from bot import feeds, ical
 
-    group = _environment_group(settings, args.channel)
     store = _store(settings)
+    group = _group_of(settings, store, args.channel)
     ask = feeds.names_of(settings)
     member = args.member.removeprefix("@") if args.member else None
-    meetings = feeds.group_meetings(store, group, settings.now(), ask, member=member)
-    name = f"{group.name}: talks of {member}" if member else group.name
-    sys.stdout.buffer.write(ical.feed(store, meetings, group.calendar.tz, name))
+    if member and args.channel is None:  # a member's own talks, in every group
+        meetings, tz = feeds.member_meetings(store, feeds.install_groups(settings, store), settings.now(), ask, member)
+        sys.stdout.buffer.write(ical.feed(store, meetings, tz, f"Talks of {member}"))
+    else:
+        meetings = feeds.group_meetings(store, group, settings.now(), ask, member=member)
+        name = f"{group.name}: talks of {member}" if member else group.name
+        sys.stdout.buffer.write(ical.feed(store, meetings, group.calendar.tz, name))
     sys.stdout.flush()
     return 0
 
@@ -520,8 +529,8 @@ def cmd_calendar(args, settings: Settings) -> int:
 def cmd_site(args, settings: Settings) -> int:
     from bot import feeds, site
 
-    group = _environment_group(settings, args.channel)
     store = _store(settings)
+    group = _group_of(settings, store, args.channel)
     try:
         written = site.write_static(store, group, settings.now(), Path(args.dir), ask=feeds.names_of(settings))
     except OSError as e:
@@ -595,7 +604,7 @@ def parser() -> argparse.ArgumentParser:
         "calendar", parents=[verbose], help="write the group's meetings as an iCalendar file (RFC 5545) to stdout"
     )
     cal.add_argument("--channel", metavar="ID", help="the group of this channel (default: the install's group)")
-    cal.add_argument("--member", metavar="ID", help="only this member's own talks")
+    cal.add_argument("--member", metavar="ID", help="only this member's own talks (in every group, without --channel)")
     cal.set_defaults(fn=cmd_calendar)
 
     page = verbs.add_parser("site", parents=[verbose], help="write the group's page as static files into DIR")

@@ -312,7 +312,7 @@ def cmd_show(ctx: Context, args: str) -> Answer:
             note if archived else (),
             votes.count(ctx.store, paper),
             archived,
-            talks.of_paper(ctx.store, paper, talks.group_of(ctx.group)),
+            talks.of_paper(ctx.store, paper),
         )
     )
 
@@ -1029,8 +1029,31 @@ def _here(ctx: Context, verb: str) -> groups.Group:
     return here
 
 
+#: `group set calendar-secret new`: not a setting with a value, but set in the same words.
+CALENDAR_SECRET = "calendar-secret"
+
+
+def _renew_calendar_secret(ctx: Context, value: str) -> Answer:
+    """`group set calendar-secret new`: the group's page and feed get new addresses (any group's,
+    the environment's too: its secret lives in the database)."""
+    from bot import feeds
+
+    if value.strip().lower() != "new":
+        return _notice("Usage: ", command_code(f"group set {CALENDAR_SECRET} new"), ".", ok=False)
+    here = _here(ctx, f"group set {CALENDAR_SECRET} new")
+    _group_admin(ctx, here, "renew the group's calendar addresses")
+    then = _Announcing(
+        ctx,
+        lambda g: ("🔑 The group's calendar and page have new addresses: ", command_code("calendar"), " gives them."),
+    )
+    feeds.renew_group_secret(ctx.store, here.id, lambda: then(here))
+    return Answer(feeds.renewed_reply(ctx.store, ctx.public_url, here.id, ctx.member.id), then.change)
+
+
 def _group_set(ctx: Context, args: str) -> Answer:
     parts = args.split(None, 1)
+    if parts and parts[0].lower() == CALENDAR_SECRET:
+        return _renew_calendar_secret(ctx, parts[1] if len(parts) > 1 else "")
     if len(parts) != 2 or parts[0].lower() not in groups.SETTINGS:
         return _notice(
             "Usage: ",
@@ -1039,7 +1062,9 @@ def _group_set(ctx: Context, args: str) -> Answer:
             command_code('group set meeting "thu 16:00"'),
             ". Settings: ",
             ", ".join(groups.SETTINGS),
-            ".",
+            "; ",
+            command_code(f"group set {CALENDAR_SECRET} new"),
+            " renews the group's calendar addresses.",
             ok=False,
         )
     setting, value = parts[0].lower(), _unquoted(parts[1])

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from urllib.parse import parse_qs, urlsplit
 
-from bot import ical, site
+from bot import groups, ical, site
 from bot.site import Group
 from bot.store import Store
 
@@ -60,8 +60,9 @@ def group_secret(store: Store, group_id: int) -> str:
         return db.execute("SELECT secret FROM group_secrets WHERE group_id = ?", [group_id]).fetchone()[0]
 
 
-def renew_group_secret(store: Store, group_id: int) -> str:
-    """A new secret for the group's page and feed: the old addresses answer 404 from now on."""
+def renew_group_secret(store: Store, group_id: int, then: Callable[[], None] | None = None) -> str:
+    """A new secret for the group's page and feed: the old addresses answer 404 from now on. `then`
+    is called inside the write (the renewal's announcement is saved with it or not at all)."""
     secret = secrets.token_urlsafe(SECRET_BYTES)
     with store.write() as db:
         db.execute(
@@ -69,6 +70,8 @@ def renew_group_secret(store: Store, group_id: int) -> str:
             "ON CONFLICT (group_id) DO UPDATE SET secret = excluded.secret, made_at = excluded.made_at",
             [group_id, secret, _now()],
         )
+        if then is not None:
+            then()
     return secret
 
 
@@ -245,9 +248,7 @@ class Feeds:
         return body, "text/calendar; charset=utf-8", ical.last_changed(events) or _EPOCH
 
     def _member_feed(self, member: str) -> tuple[bytes, str, datetime]:
-        groups = list(self.groups())
-        events = [m for g in groups for m in group_meetings(self.store, g, self.clock(), self.ask, member=member)]
-        tz = groups[0].calendar.tz if groups else UTC
+        events, tz = member_meetings(self.store, list(self.groups()), self.clock(), self.ask, member)
         body = ical.feed(self.store, events, tz, "My talks")
         return body, "text/calendar; charset=utf-8", ical.last_changed(events) or _EPOCH
 
@@ -269,6 +270,13 @@ def group_meetings(store: Store, group: Group, now: datetime, ask=None, member: 
     )
 
 
+def member_meetings(store: Store, groups_: list[Group], now: datetime, ask, member: str):
+    """`member`'s talks in every one of `groups_`, and the time zone to show them in (the first group's:
+    each event is at its own group's time, written in that zone)."""
+    events = [m for g in groups_ for m in group_meetings(store, g, now, ask, member=member)]
+    return events, groups_[0].calendar.tz if groups_ else UTC
+
+
 def environment_group(settings) -> Group:
     """The install's first group, as the environment's settings define it (group id 1)."""
     return Group(
@@ -279,6 +287,38 @@ def environment_group(settings) -> Group:
         minutes=settings.meeting_minutes,
         place=settings.meeting_place,
     )
+
+
+def page_group(settings, group: groups.Group) -> Group:
+    """What the page and the feeds need of `group`: group 1's from the environment, a chat group's
+    from its row (its own meeting length; named by its channel, to tell its calendar from others')."""
+    if group.from_env:
+        return environment_group(settings)
+    return Group(
+        group_id=group.id,
+        calendar=group.calendar,
+        name=f"Reading group in {group.channel}" if group.channel else f"Reading group {group.id}",
+        channel=group.channel,
+        minutes=group.meeting_minutes,
+    )
+
+
+def install_groups(settings, store: Store) -> list[Group]:
+    """Every group of the install, read afresh: a group started in chat is served at once."""
+    return [page_group(settings, g) for g in groups.every(store, groups.from_settings(settings))]
+
+
+def of_channel(settings, store: Store, channel: str | None) -> Group | None:
+    """The group of `channel` (None: the environment's), or None when no group has that channel."""
+    if channel is None:
+        return environment_group(settings)
+    found = groups.of_channel(store, groups.from_settings(settings), channel)
+    return page_group(settings, found) if found is not None else None
+
+
+def channels(settings, store: Store) -> list[str]:
+    """The groups' channels, the environment's first (what to name when a channel is no group's)."""
+    return [g.channel for g in groups.every(store, groups.from_settings(settings)) if g.channel]
 
 
 def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
@@ -313,11 +353,42 @@ def serve(settings, store: Store, ask=None) -> Feeds | None:
     """The feeds of the install's groups, when PAPERBOT_PUBLIC_URL says where users reach them."""
     if not settings.public_url:
         return None
-    group = environment_group(settings)
-    return Feeds(store, lambda: [group], settings.public_url, ask=ask if ask is not None else names_of(settings))
+    return Feeds(
+        store,
+        lambda: install_groups(settings, store),
+        settings.public_url,
+        ask=ask if ask is not None else names_of(settings),
+    )
 
 
 # -- `/paper calendar` ---------------------------------------------------------
+
+
+def renewed_reply(store: Store, public_url: str | None, group_id: int, member: str):
+    """The answer to `group set calendar-secret new`: the group's new addresses, and the member's own."""
+    from bot.replies import Code, Notice, command_code, text
+
+    if not public_url:
+        return Notice(
+            text(
+                "The group's calendar and page have a new secret. This bot does not serve them: whoever runs it "
+                "can set PAPERBOT_PUBLIC_URL to serve them."
+            )
+        )
+    found = urls(store, public_url, group_id, member)
+    return Notice(
+        text(
+            "The group's calendar and page have new addresses; the old ones no longer answer.\nThe group's page: ",
+            Code(found["page"]),
+            "\nThe group's calendar: ",
+            Code(found["group"]),
+            "\nYour own talks (unchanged): ",
+            Code(found["member"]),
+            "\nMembers get the new ones with ",
+            command_code("calendar"),
+            ".",
+        )
+    )
 
 
 def calendar_reply(store: Store, public_url: str | None, group_id: int, member: str, args: str):

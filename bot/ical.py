@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 import icalendar
 
-from bot import catalog, member_names
+from bot import catalog, member_names, weekly
 from bot.calendar import MeetingCalendar, Week
 from bot.papers import Paper
 from bot.store import Store
@@ -87,12 +87,16 @@ def meetings(
     this = calendar.week_of(now)
     first, last = this.plus(-WEEKS_BACK), this.plus(WEEKS_AHEAD)
     rows = store.db.execute(
-        "SELECT week, kind, presenter, paper FROM slots WHERE week >= ? AND week <= ?", [first.key, last.key]
+        "SELECT week, kind, presenter, paper FROM slots WHERE group_id = ? AND week >= ? AND week <= ?",
+        [group_id, first.key, last.key],
     ).fetchall()
     booked = {Week.from_key(r[0]): r for r in rows}
     posts: dict[Week, int] = {}
-    post_sql = "SELECT key, paper FROM deliveries WHERE kind = 'post' AND state = 'sent' AND key >= ? AND key <= ?"
-    args: list = [first.key, last.key]
+    own, own_args = weekly.own_posts(group_id)  # a channel is one group's: its posts are that group's
+    post_sql = (
+        f"SELECT key, paper FROM deliveries WHERE kind = 'post' AND state = 'sent' AND {own} AND key >= ? AND key <= ?"
+    )
+    args: list = [*own_args, first.key, last.key]
     if channel:
         post_sql += " AND dest = ?"
         args.append(channel)

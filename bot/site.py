@@ -81,8 +81,9 @@ def _coming(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
 def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
     this = group.calendar.week_of(now)
     rows = store.db.execute(
-        "SELECT week, presenter, paper FROM slots WHERE kind = 'presenter' AND week <= ? ORDER BY week DESC LIMIT ?",
-        [this.key, PAST_SHOWN + 1],
+        "SELECT week, presenter, paper FROM slots WHERE group_id = ? AND kind = 'presenter' AND week <= ? "
+        "ORDER BY week DESC LIMIT ?",
+        [group.group_id, this.key, PAST_SHOWN + 1],
     ).fetchall()
     papers = catalog.many(store, {r[2] for r in rows})
     talks = []

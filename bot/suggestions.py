@@ -6,6 +6,7 @@
     s = suggestions.decline(store, 4, "U9")
 
 A suggestion is never in lists, search or the rotation: it is not a paper until it is accepted.
+Suggestions are the install's, as the catalog is (its `group_id` column keeps its default, 1).
 """
 
 from __future__ import annotations

@@ -142,9 +142,9 @@ def past(
     before = this_week.plus(1) if group.meeting_of(this_week) <= now else this_week
     rows = slots.read_slots(
         store.db,
-        f"SELECT {slots.SLOT_COLUMNS} FROM slots WHERE kind = 'presenter' AND week < ? ORDER BY week DESC "
-        "LIMIT ? OFFSET ?",
-        [before.key, size + 1, (page - 1) * size],
+        f"SELECT {slots.SLOT_COLUMNS} FROM slots WHERE group_id = ? AND kind = 'presenter' AND week < ? "
+        "ORDER BY week DESC LIMIT ? OFFSET ?",
+        [group_of(group), before.key, size + 1, (page - 1) * size],
     )
     more = len(rows) > size
     rows = rows[:size]
@@ -154,13 +154,22 @@ def past(
     return [TalkLinks(line, found.get(line.week.key, ())) for line in lines], more
 
 
-def of_paper(store: Store, paper: Paper, group_id: int = GROUP) -> dict[str, tuple[str, ...]]:
-    """The links of every talk of `paper`, by week key."""
-    weeks = [
-        Week.from_key(r[0])
-        for r in store.db.execute("SELECT week FROM slots WHERE paper = ? AND kind = 'presenter'", [paper.number])
-    ]
-    return links(store, weeks, group_id)
+def of_paper(store: Store, paper: Paper, group_id: int | None = None) -> dict[str, tuple[str, ...]]:
+    """The links of every talk of `paper` (in group `group_id`; None: in every group), by week key:
+    each link is its own group's talk's, and a week two groups presented it in holds both's."""
+    sql = "SELECT group_id, week FROM slots WHERE paper = ? AND kind = 'presenter'"
+    args: list = [paper.number]
+    if group_id is not None:
+        sql += " AND group_id = ?"
+        args.append(group_id)
+    weeks: dict[int, list[Week]] = {}
+    for gid, key in store.db.execute(sql, args):
+        weeks.setdefault(gid, []).append(Week.from_key(key))
+    found: dict[str, tuple[str, ...]] = {}
+    for gid, its_weeks in sorted(weeks.items()):
+        for key, urls in links(store, its_weeks, gid).items():
+            found[key] = found.get(key, ()) + urls
+    return found
 
 
 def last_week(store: Store, group: MeetingCalendar, week: Week) -> TalkLinks | None:
