@@ -21,7 +21,7 @@ from bot import catalog, outbox, weekly
 from bot.calendar import Week
 from bot.catalog import Paper
 from bot.outbox import ItemKind
-from bot.replies import SlotLine
+from bot.replies import Bold, ChannelRef, Code, Mention, SlotLine, Text, When
 from bot.signups import Change
 from bot.store import Store
 
@@ -30,8 +30,45 @@ def _line_record(line: SlotLine) -> dict:
     return {"state": line.state, "presenter": line.presenter, "paper": line.paper.number if line.paper else None}
 
 
+def _note_record(note: Text) -> list:
+    """A note's segments as JSON can hold them (a note names no paper)."""
+    out: list = []
+    for seg in note:
+        if isinstance(seg, str):
+            out.append(["text", seg])
+        elif isinstance(seg, Code):
+            out.append(["code", seg.text])
+        elif isinstance(seg, Bold):
+            out.append(["bold", seg.text])
+        elif isinstance(seg, Mention):
+            out.append(["mention", seg.user])
+        elif isinstance(seg, ChannelRef):
+            out.append(["channel", seg.channel])
+        elif isinstance(seg, When):
+            out.append(["when", seg.moment.isoformat(), seg.with_time])
+    return out
+
+
+def _note_of(kept: list, tz: ZoneInfo) -> Text:
+    kinds = {"text": str, "code": Code, "bold": Bold, "mention": Mention, "channel": ChannelRef}
+    return tuple(
+        When(datetime.fromisoformat(part[1]).astimezone(tz), part[2]) if part[0] == "when" else kinds[part[0]](part[1])
+        for part in kept
+    )
+
+
 def record(change: Change) -> dict:
     """The change as the outbox keeps it: action, week, meeting, who, and the paper's number."""
+    if change.action == "note":
+        return {
+            "action": "note",
+            "week": change.line.week.key,
+            "meeting": change.line.meeting.isoformat(),
+            "by": change.by,
+            "line": _line_record(change.line),
+            "before": None,
+            "note": _note_record(change.note),
+        }
     return {
         "action": change.action,
         "week": change.line.week.key,
@@ -64,8 +101,8 @@ def net(kept: list[dict]) -> list[dict]:
     changes become one, from how it was before the first to how it is after the last, or none when
     it ends as it began. In the order of the weeks' first changes; a lone change stays as it is."""
     weeks: dict[str, list[dict]] = {}
-    for change in kept:
-        weeks.setdefault(change["week"], []).append(change)
+    for i, change in enumerate(kept):  # a note stands alone: it changed no week
+        weeks.setdefault(f"note {i}" if change["action"] == "note" else change["week"], []).append(change)
     stands = []
     for changes in weeks.values():
         first, last = changes[0], changes[-1]
@@ -133,7 +170,14 @@ def change_of(store: Store, kept: dict, tz: ZoneInfo) -> Change:
         return SlotLine(week, meeting, part["state"], paper, part["presenter"])
 
     before = kept.get("before")
-    return Change(kept["action"], line(kept["line"]), kept["by"], line(before) if before else None)
+    note = _note_of(kept.get("note") or [], tz)
+    return Change(kept["action"], line(kept["line"]), kept["by"], line(before) if before else None, note)
+
+
+def queue_note(store: Store, channel: str, note: Text, week: Week, meeting: datetime, by: str) -> None:
+    """Queue a line for the group's channel that no week's change makes (its settings changed)."""
+    change = Change("note", SlotLine(week, meeting, "open"), by, note=note)
+    outbox.queue(store.db, [(ItemKind.ANNOUNCE, {"channel": channel, "change": record(change), "about": "a note"})])
 
 
 def queue(store: Store, channel: str, change: Change) -> None:

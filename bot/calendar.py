@@ -277,12 +277,14 @@ class BadDate(ValueError):
 
 @dataclass(frozen=True)
 class MeetingCalendar:
-    """The reading group's calendar: its zone, weekly meeting, post schedule and reminders."""
+    """The reading group's calendar: its zone, weekly meeting, post schedule and reminders, and which
+    group it is (`group_id`: its slots, posts and reminders are read and written as that group's)."""
 
     tz: ZoneInfo
     meeting: Meeting
     schedule: PostSchedule
     remind_days: int = 2
+    group_id: int = 1
 
     def week_of(self, moment: datetime) -> Week:
         return Week.containing(moment, self.tz)

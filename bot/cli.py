@@ -114,7 +114,7 @@ def load_settings(environ) -> Settings:
 
 
 def cmd_console(args, settings: Settings) -> int:
-    from bot import console
+    from bot import console, groups
     from bot.commands import Context
     from bot.signups import Member
 
@@ -128,15 +128,28 @@ def cmd_console(args, settings: Settings) -> int:
     # The operator at the terminal owns the database: admin, unless they pose as a member of the chat.
     admin = args.user is None or args.user in settings.admins
     member = Member(user, lambda: admin)
+    where = _channel_arg(args.channel)
+    env = groups.from_settings(settings)
     on_change = None
-    if settings.channel:  # announced in the channel: the outbox, which `run` sends
+    if settings.channel or groups.chat_groups(store):  # announced in the channel: the outbox, which `run` sends
         from bot import announce
 
-        def on_change(change):
-            announce.queue(store, settings.channel, change)
+        def on_change(change):  # group 1's; commands.in_group announces another group's in its channel
+            if settings.channel:
+                announce.queue(store, settings.channel, change)
 
     return console.serve(
-        lambda: Context(store, settings.group, member, settings.now(), settings.focus_tag, settings.channel, on_change),
+        lambda: Context(
+            store,
+            settings.group,
+            member,
+            settings.now(),
+            settings.focus_tag,
+            settings.channel,
+            on_change,
+            where=where,
+            env=env,
+        ),
         sys.stdin,  # read now, not when console was imported: a caller may have replaced them
         sys.stdout,
     )
@@ -219,39 +232,88 @@ def _transport(settings: Settings):
     return platforms.of(settings).transport(settings)
 
 
+def _channel_arg(text: str | None) -> str | None:
+    if text is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", text.strip().lstrip("#")):
+        raise Failure(f"--channel: {text[:40]!r} is not a channel ID such as C012ABCDEF")
+    return text.strip().lstrip("#") if text is not None else None
+
+
+def _the_group(store, settings: Settings, channel: str):
+    """The group of `channel` (`--channel`), or a Failure naming the groups' channels."""
+    from bot import groups
+
+    env = groups.from_settings(settings)
+    group = groups.of_channel(store, env, channel)
+    if group is None:
+        known = [g.channel for g in groups.every(store, env) if g.channel]
+        raise Failure(f"--channel {channel}: no group has that channel (groups: {', '.join(known) or 'none'})")
+    return group
+
+
 def cmd_post_week(args, settings: Settings) -> int:
+    from bot import groups, weekly
+
+    channel = _channel_arg(args.channel)
+    if not args.dry_run:
+        settings.require(platforms.of(settings).token)
+    store = _store(settings, writes=not args.dry_run)  # a dry run only reads
+    env = groups.from_settings(settings)
+    chat = [g for g in groups.chat_groups(store) if g.posts]
+    at = _parse_at(args.at, settings)
+    if channel is not None:
+        picked = [_the_group(store, settings, channel)]
+    elif not chat:
+        picked = [env]  # one group: as before groups, the environment's, posted when asked
+    else:
+        posting = [g for g in (env, *chat) if g.posts]
+        due = weekly.due(store, {g.channel: g.calendar for g in posting}, at)
+        picked = [g for g in posting if g.channel in due]
+        if not picked:
+            print("No group's post is due: each has its post this week, or its slot has not come.")
+            return 0
+    if not args.dry_run and picked == [env]:
+        settings.require("PAPERBOT_CHANNEL")
+    failed = []
+    for group in picked:
+        try:
+            print(_post_group(args, settings, store, group, at, several=len(picked) > 1))
+        except Failure as e:
+            if len(picked) == 1:
+                raise
+            failed.append(group)
+            print(f"paperbot: {e}", file=sys.stderr)
+    return EXIT_FAILED if failed else 0
+
+
+def _post_group(args, settings: Settings, store, group, at: datetime, *, several: bool) -> str:
+    """Post (or with --dry-run, print) `group`'s paper of the week; the line that says what became of it."""
     from bot import console, delivery, slots, weekly
 
-    if not args.dry_run:
-        settings.require(platforms.of(settings).token, "PAPERBOT_CHANNEL")
-    store = _store(settings, writes=not args.dry_run)  # a dry run only reads
-    check_focus_tag(settings, store)
-    at = _parse_at(args.at, settings)
-    now = max(at, settings.now())  # a week posted late offers a meeting still ahead, not one that is over
-    if problem := settings.group.meeting_before_post(at):
+    if group.focus_tag and group.from_env:
+        check_focus_tag(settings, store)
+    cal = group.calendar
+    at = at.astimezone(cal.tz)
+    now = max(at, datetime.now(cal.tz))  # a week posted late offers a meeting still ahead, not one that is over
+    if problem := cal.meeting_before_post(at):
         print(f"paperbot: warning: {problem}", file=sys.stderr)
-    group = settings.group
-    week = group.week_of(at)
+    week = cal.week_of(at)
+    where = f"{group.channel}: " if several else ""
     if args.dry_run:
-        if group.slot_of(week) is None:
-            print(f"{week.key} needs no post: the schedule ({settings.schedule.expr}) has no slot that week.")
-            return 0
-        slot = slots.slot(store, week)
+        if cal.slot_of(week) is None:
+            return f"{where}{week.key} needs no post: the schedule ({cal.schedule.expr}) has no slot that week."
+        slot = slots.slot(store, week, cal.group_id)
         if slot is not None and slot.kind == "skipped":
-            print(f"{week.key} is skipped: no meeting, no post.")
-            return 0
-        if settings.channel and weekly.posted(store, settings.channel, week):
-            print(f"{week.key} already has its post in {settings.channel}; nothing would be posted.")
-            return 0
-        post = weekly.plan(store, group, week, settings.focus_tag, settings.channel, now)
+            return f"{where}{week.key} is skipped: no meeting, no post."
+        if group.channel and weekly.posted(store, group.channel, week):
+            return f"{where}{week.key} already has its post in {group.channel}; nothing would be posted."
+        post = weekly.plan(store, cal, week, group.focus_tag, group.channel, now)
         if post is None:
             raise Failure(
-                "cannot post: the catalog has no papers"
-                + (f" tagged {settings.focus_tag}" if settings.focus_tag else "")
+                f"{where}cannot post: the catalog has no papers"
+                + (f" tagged {group.focus_tag}" if group.focus_tag else "")
             )
         print(console.render(post))
-        print(f"(dry run: nothing was posted{' to ' + settings.channel if settings.channel else ''})")
-        return 0
+        return f"(dry run: nothing was posted{' to ' + group.channel if group.channel else ''})"
 
     transport = _transport(settings)
 
@@ -265,17 +327,10 @@ def cmd_post_week(args, settings: Settings) -> int:
     # timeouts for minutes: wait for its outcome as long as its claim holds (then this one takes over).
     deadline = time.monotonic() + delivery.LEASE_SECONDS
     told = False
+    channel = group.channel
     while True:
         outcome = weekly.post_week(
-            store,
-            group,
-            transport,
-            settings.channel,
-            at,
-            focus_tag=settings.focus_tag,
-            force=True,
-            now=now,
-            sleep=waiting,
+            store, cal, transport, channel, at, focus_tag=group.focus_tag, force=True, now=now, sleep=waiting
         )
         if outcome.status != "busy" or time.monotonic() > deadline:
             break
@@ -285,27 +340,32 @@ def cmd_post_week(args, settings: Settings) -> int:
         time.sleep(1)  # another process is posting this week right now: wait for its result
     title = f"#{outcome.post.paper.number} {outcome.post.paper.title}" if outcome.post else ""
     messages = {
-        "sent": f"Posted the paper of the week {week.key} ({title}) to {settings.channel}.",
-        "found": f"{week.key} already had its post in {settings.channel} (an earlier attempt arrived); recorded it.",
-        "done": f"{week.key} already has its post in {settings.channel}.",
-        "skipped": f"{week.key} is skipped: no meeting, no post.",
-        "no-slot": f"{week.key} needs no post: {outcome.detail}.",
+        "sent": f"Posted the paper of the week {week.key} ({title}) to {channel}.",
+        "found": f"{week.key} already had its post in {channel} (an earlier attempt arrived); recorded it.",
+        "done": f"{week.key} already has its post in {channel}.",
+        "skipped": f"{where}{week.key} is skipped: no meeting, no post.",
+        "no-slot": f"{where}{week.key} needs no post: {outcome.detail}.",
     }
     if outcome.status in messages:
-        print(messages[outcome.status])
-        return 0
+        return messages[outcome.status]
     if outcome.status == "busy":
-        raise Failure(f"cannot post {week.key}: another process is still posting it ({outcome.detail})")
-    raise Failure(f"cannot post {week.key} to {settings.channel}: {outcome.detail}")
+        raise Failure(f"cannot post {week.key} to {channel}: another process is still posting it ({outcome.detail})")
+    raise Failure(f"cannot post {week.key} to {channel}: {outcome.detail}")
 
 
 def cmd_remind(args, settings: Settings) -> int:
-    from bot import reminders
+    from bot import groups, reminders
 
     settings.require(platforms.of(settings).token)
+    channel = _channel_arg(args.channel)
     store = _store(settings)
     at = _parse_at(args.at, settings)
-    sendings = reminders.send_due(store, settings.group, _transport(settings), at, force=True)
+    if channel is not None:
+        calendars = [_the_group(store, settings, channel).calendar]
+    else:  # the environment's group (its reminders need no channel, as before groups) and every posting group
+        env = groups.from_settings(settings)
+        calendars = [env.calendar, *(g.calendar for g in groups.chat_groups(store) if g.posts)]
+    sendings = reminders.send_due_in(store, calendars, _transport(settings), at, force=True)
     failed = 0
     for s in sendings:
         r = s.reminder
@@ -449,6 +509,7 @@ def parser() -> argparse.ArgumentParser:
         "console", parents=[verbose], help="the /paper commands in a terminal, one a line from stdin"
     )
     con.add_argument("--user", metavar="USER_ID", help="act as this member, by their user ID (default: the operator)")
+    con.add_argument("--channel", metavar="ID", help="type commands as in this channel (its group's)")
     con.set_defaults(fn=cmd_console)
 
     post = verbs.add_parser(
@@ -456,10 +517,12 @@ def parser() -> argparse.ArgumentParser:
     )
     post.add_argument("--at", metavar="ISO8601", help="a moment in the week to post for (default: now)")
     post.add_argument("--dry-run", action="store_true", help="print the post instead of posting it")
+    post.add_argument("--channel", metavar="ID", help="the group of this channel (default: every group that is due)")
     post.set_defaults(fn=cmd_post_week)
 
     remind = verbs.add_parser("remind", parents=[verbose], help="send the presenter reminders that are due")
     remind.add_argument("--at", metavar="ISO8601", help="the moment to check (default: now)")
+    remind.add_argument("--channel", metavar="ID", help="the group of this channel (default: every group)")
     remind.set_defaults(fn=cmd_remind)
 
     imp = verbs.add_parser(

@@ -14,10 +14,10 @@ import difflib
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
-from bot import catalog, search_terms, signups, slots, weekly
+from bot import announce, catalog, groups, search_terms, signups, slots, weekly
 from bot.calendar import BadDate, MeetingCalendar
 from bot.catalog import PAGE_SIZE
 from bot.replies import (
@@ -25,6 +25,7 @@ from bot.replies import (
     AddForm,
     Bold,
     Button,
+    ChannelRef,
     Code,
     Help,
     HelpLine,
@@ -45,6 +46,7 @@ from bot.replies import (
     command_code,
     text,
 )
+from bot.settings import SettingError
 from bot.signups import Change, Member, Refusal
 from bot.store import Busy, DiskFull, Store
 
@@ -62,6 +64,8 @@ class Platform:
     tags_page: int = 500
     #: Papers one list reply holds (`tag`, `search`).
     papers_page: int = PAGE_SIZE
+    #: The adapter's name (`slack`, `discord`), kept with the groups started on it.
+    name: str | None = None
 
 
 def _member_id(word: str) -> str | None:
@@ -88,6 +92,16 @@ class Context:
     #: Raises Refusal for a user who cannot present (a bot); the console has no such users.
     vet_presenter: Callable[[str], None] | None = None
     platform: Platform = IDS_ONLY
+    #: The channel the command was typed in (None: a direct message, App Home, the console).
+    where: str | None = None
+    #: The environment's group (group 1); None: the one `group`, `focus_tag` and `channel` make.
+    env: groups.Group | None = None
+
+    @property
+    def env_group(self) -> groups.Group:
+        if self.env is not None:
+            return self.env
+        return groups.Group(groups.ENV, self.channel, replace(self.group, group_id=groups.ENV), self.focus_tag)
 
 
 @dataclass
@@ -240,7 +254,7 @@ def cmd_show(ctx: Context, args: str) -> Answer:
     if not args.strip():
         return _usage("show")
     paper = signups.find_paper(ctx.store, args.strip(), with_tags=True)
-    history = slots.history(ctx.store, ctx.group, paper)
+    history = slots.history_in(ctx.store, _calendars(ctx), paper)
     presented = [s for s in history if s.meeting <= ctx.now]
     coming = [s for s in history if s.meeting > ctx.now]
     button = None if history else Button("Sign up to present", f"signup {paper.number}", primary=True)
@@ -332,7 +346,7 @@ def cmd_withdraw(ctx: Context, args: str) -> Answer:
 def cmd_mine(ctx: Context, args: str) -> Answer:
     if args:
         return _takes_nothing("mine", ": it shows your own slots. Everyone's: ", command_code("schedule"), ".")
-    upcoming, past = slots.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
+    upcoming, past = slots.mine_in(ctx.store, _calendars(ctx), ctx.now, ctx.member.id)
     return Answer(Mine(ctx.member.id, upcoming, past))
 
 
@@ -439,6 +453,295 @@ def cmd_delete(ctx: Context, args: str) -> Answer:
     return _notice("Deleted ", PaperRef(paper), " (", Code(paper.id), "). Its number is not given to another paper.")
 
 
+# -- groups ----------------------------------------------------------------------
+
+#: The commands that act on one group (the group of the channel they are typed in); the rest are the install's.
+NEEDS_GROUP = frozenset(
+    {"week", "schedule", "signup", "withdraw", "assign", "unassign", "skip", "past", "slides", "calendar"}
+)
+
+#: Groups one reply lists (`groups`, and the channels named where a command needs a group).
+GROUPS_SHOWN = 25
+
+
+def _calendars(ctx: Context) -> slots.Calendars:
+    """Every group's calendar, and its channel when there are several groups to tell apart."""
+    every = groups.every(ctx.store, ctx.env_group)
+    several = len(every) > 1
+    return {g.id: (g.calendar, g.channel if several else None) for g in every}
+
+
+def in_group(ctx: Context, group: groups.Group) -> Context:
+    """`ctx` for a command in `group`: its calendar, channel and focus tag; its own admins are admins
+    there; its changes are announced in its channel."""
+    if group.id == groups.ENV:
+        return replace(ctx, group=group.calendar)
+    member = ctx.member
+    if member.id in group.admins:
+        member = Member(member.id, lambda: True)
+    on_change = ctx.on_change
+    if on_change is not None:
+        channel = group.channel
+
+        def on_change(change: Change) -> None:
+            announce.queue(ctx.store, channel, change)
+
+    return replace(
+        ctx, group=group.calendar, channel=group.channel, focus_tag=group.focus_tag, member=member, on_change=on_change
+    )
+
+
+def _channels(channels: list[str]) -> list:
+    shown: list = []
+    for i, channel in enumerate(channels[:GROUPS_SHOWN]):
+        shown += [", " if i else "", ChannelRef(channel)]
+    if len(channels) > GROUPS_SHOWN:
+        shown.append(f" and {len(channels) - GROUPS_SHOWN} more")
+    return shown
+
+
+def _no_group_here(verb: str, channels: list[str]) -> Answer:
+    return _notice(
+        "This install has several reading groups, so nothing was done: type ",
+        command_code(verb),
+        " in your group's channel (",
+        *_channels(channels),
+        ").",
+        ok=False,
+    )
+
+
+def _group_admin(ctx: Context, group: groups.Group, what: str) -> None:
+    """The install's admins, and the group's own."""
+    if ctx.member.id not in group.admins and not ctx.member.is_admin():
+        raise signups.AdminOnly(f"Only admins can {what}. Ask one of the group's admins.")
+
+
+def _next(group: groups.Group, now: datetime) -> tuple:
+    """`Next post: …; next meeting: …`, or that the group is stopped."""
+    if group.stopped:
+        return ("Stopped: no posts or reminders until ", command_code("group start"), ".")
+    post = groups.next_post(group.calendar, now)
+    return (
+        "Next post: ",
+        *((When(post),) if post else ("none in the coming year",)),
+        "; next meeting: ",
+        When(groups.next_meeting(group.calendar, now)),
+        ".",
+    )
+
+
+def _group_card(ctx: Context, group: groups.Group) -> Text:
+    where: tuple = (ChannelRef(group.channel),) if group.channel else ("no channel (PAPERBOT_CHANNEL is not set)",)
+    origin = "settings from the environment" if group.from_env else "settings from chat"
+    settings: list = []
+    for i, (name, value) in enumerate(groups.stored_text(group).items()):
+        if name == "admins" and group.admins:
+            settings += [" · " if i else "", f"{name}: "]
+            for j, admin in enumerate(sorted(group.admins)):
+                settings += [", " if j else "", Mention(admin)]
+            continue
+        settings += [" · " if i else "", f"{name} ", Code(value)]
+    change = (
+        "Change them in the environment (PAPERBOT_…) and restart paperbot."
+        if group.from_env
+        else text("Change one: ", command_code("group set <setting> <value>"), ".")
+    )
+    return text(
+        "Reading group in ",
+        *where,
+        f" ({origin}). ",
+        *_next(group, ctx.now),
+        "\n",
+        *settings,
+        "\n",
+        *((change,) if isinstance(change, str) else change),
+    )
+
+
+def _group_show(ctx: Context) -> Answer:
+    env = ctx.env_group
+    here = groups.of_channel(ctx.store, env, ctx.where)
+    if here is None and ctx.where is not None:
+        return _notice(
+            "This channel has no reading group. An admin starts one here with ",
+            command_code("group start"),
+            "; every group: ",
+            command_code("groups"),
+            ".",
+        )
+    if here is None:
+        try:
+            here = groups.where(ctx.store, env, None)
+        except groups.NoGroupHere as e:
+            return _no_group_here("group", e.channels)
+    return Answer(Notice(_group_card(ctx, here)))
+
+
+def _announcing(ctx: Context, *what) -> groups.Then:
+    """Tell the group's channel (through the outbox, as schedule changes are) what an admin changed:
+    `what(group)` is the line's text, the group as the change leaves it."""
+
+    def then(group: groups.Group) -> None:
+        _announce_group(ctx, group, *what[0](group))
+
+    return then
+
+
+def _announce_group(ctx: Context, group: groups.Group, *what) -> None:
+    if group.channel and ctx.on_change is not None:
+        meeting = groups.next_meeting(group.calendar, ctx.now)
+        week = group.calendar.week_of(meeting)
+        said = text(*what, " (by ", Mention(ctx.member.id), ")")
+        announce.queue_note(ctx.store, group.channel, said, week, meeting, ctx.member.id)
+
+
+def _group_start(ctx: Context) -> Answer:
+    if not ctx.member.is_admin():
+        raise signups.AdminOnly("Only the install's admins can start a group. Ask one of them.")
+    if ctx.where is None:
+        return _notice("Type ", command_code("group start"), " in the channel that the group meets in.", ok=False)
+    said = "Started a reading group" if groups.of_channel(ctx.store, ctx.env_group, ctx.where) is None else "Resumed"
+    then = _announcing(ctx, lambda g: (f"📚 {said} in this channel. ", *_next(g, ctx.now)))
+    group, how = groups.start(ctx.store, ctx.env_group, ctx.where, ctx.platform.name, ctx.member.id, then)
+    if how == "running":
+        return _notice("This channel is a reading group already: ", command_code("group"), " shows its settings.")
+    said = "Started a reading group" if how == "started" else "Resumed the reading group"
+    return _notice(
+        f"{said} in ",
+        ChannelRef(group.channel or ""),
+        ". ",
+        *_next(group, ctx.now),
+        " Settings: ",
+        command_code("group"),
+    )
+
+
+def _unquoted(value: str) -> str:
+    value = value.strip()
+    for left, right in (('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’")):
+        if len(value) >= 2 and value.startswith(left) and value.endswith(right):
+            return value[1:-1].strip()
+    return value
+
+
+def _here(ctx: Context, verb: str) -> groups.Group:
+    """The group of the channel `verb` is typed in."""
+    if ctx.where is None:
+        raise Refusal("Type ", command_code(verb), " in the group's channel.")
+    here = groups.of_channel(ctx.store, ctx.env_group, ctx.where)
+    if here is None:
+        raise Refusal("This channel has no reading group: an admin starts one with ", command_code("group start"), ".")
+    return here
+
+
+def _group_set(ctx: Context, args: str) -> Answer:
+    parts = args.split(None, 1)
+    if len(parts) != 2 or parts[0].lower() not in groups.SETTINGS:
+        return _notice(
+            "Usage: ",
+            command_code("group set <setting> <value>"),
+            ", for example ",
+            command_code('group set meeting "thu 16:00"'),
+            ". Settings: ",
+            ", ".join(groups.SETTINGS),
+            ".",
+            ok=False,
+        )
+    setting, value = parts[0].lower(), _unquoted(parts[1])
+    here = _here(ctx, "group set")
+    _group_admin(ctx, here, "change the group's settings")
+    if here.from_env:
+        raise Refusal(
+            "This group's settings come from the environment: set ",
+            Code(groups.SETTINGS[setting]),
+            " where paperbot runs and restart it. Nothing was changed.",
+        )
+    try:
+        then = _announcing(
+            ctx,
+            lambda g: (
+                f"⚙️ The group's {setting} is now ",
+                Code(groups.stored_text(g)[setting]),
+                ". ",
+                *_next(g, ctx.now),
+            ),
+        )
+        group = groups.change(ctx.store, here, setting, value, ctx.platform.read_member, then)
+    except SettingError as e:
+        raise Refusal(f"{e}. Nothing was changed.") from None
+    shown = groups.stored_text(group)[setting]
+    warning = group.calendar.meeting_before_post(ctx.now)
+    return _notice(
+        f"Set {setting} to ",
+        Code(shown),
+        ". ",
+        *_next(group, ctx.now),
+        *(
+            (" Note: the meeting comes before the post in the week, so a post announces a meeting that is over.",)
+            if warning
+            else ()
+        ),
+    )
+
+
+def _group_stop(ctx: Context) -> Answer:
+    here = _here(ctx, "group stop")
+    _group_admin(ctx, here, "stop the group")
+    if here.from_env:
+        raise Refusal("This group comes from the environment: unset PAPERBOT_CHANNEL to stop its posts.")
+    if here.stopped:
+        return _notice("This group is stopped already: ", command_code("group start"), " resumes it.")
+    then = _announcing(ctx, lambda g: ("⏸️ The reading group in this channel is stopped: no posts or reminders.",))
+    group = groups.stop(ctx.store, here, then)
+    return _notice(
+        "Stopped the group in ",
+        ChannelRef(group.channel or ""),
+        ": no more posts or reminders; its history stays. ",
+        command_code("group start"),
+        " resumes it.",
+    )
+
+
+def cmd_group(ctx: Context, args: str) -> Answer:
+    sub, _, rest = args.strip().partition(" ")
+    sub = sub.lower()
+    if sub in ("", "show") and not rest.strip():
+        return _group_show(ctx)
+    if sub == "start" and not rest.strip():
+        return _group_start(ctx)
+    if sub == "set":
+        return _group_set(ctx, rest)
+    if sub == "stop" and not rest.strip():
+        return _group_stop(ctx)
+    if sub == "list" and not rest.strip():
+        return cmd_groups(ctx, "")
+    return _usage("group")
+
+
+def cmd_groups(ctx: Context, args: str) -> Answer:
+    if args:
+        return _takes_nothing("groups", ": it lists every group. One group's settings: ", command_code("group"), ".")
+    every = groups.every(ctx.store, ctx.env_group)
+    booked = groups.booked(ctx.store, ctx.group.week_of(ctx.now).plus(-1).key)
+    lines: list = [f"{len(every)} reading group{'s' if len(every) != 1 else ''}:"]
+    for group in every[:GROUPS_SHOWN]:
+        where = (ChannelRef(group.channel),) if group.channel else ("(no channel)",)
+        n = booked.get(group.id, 0)
+        lines += [
+            "\n• ",
+            *where,
+            " · meets ",
+            Code(str(group.calendar.meeting)),
+            f" ({group.calendar.tz.key}) · ",
+            *_next(group, ctx.now),
+            f" {n} presenter{'s' if n != 1 else ''} booked.",
+        ]
+    if len(every) > GROUPS_SHOWN:
+        lines.append(f"\n… and {len(every) - GROUPS_SHOWN} more.")
+    return Answer(Notice(text(*lines)))
+
+
 COMMANDS: list[Command] = [
     Command("help", "", "these commands", "help", cmd_help),
     Command("tags", "", "every tag with its paper count", "tags", cmd_tags),
@@ -463,12 +766,22 @@ COMMANDS: list[Command] = [
     Command("skip", "<date>", "no meeting that week", "skip next", cmd_skip, admin=True),
     Command("add", "", "add a paper (opens a form)", "add", cmd_add, admin=True),
     Command("delete", "<paper>", "delete a paper nothing refers to", "delete 32", cmd_delete, admin=True),
+    Command(
+        "group",
+        "[start / set <setting> <value> / stop]",
+        "this channel's reading group; admins start, change or stop it",
+        "group",
+        cmd_group,
+    ),
+    Command("groups", "", "every reading group of the install", "groups", cmd_groups),
 ]
 BY_NAME = {c.name: c for c in COMMANDS}
 
 
 def announcement(change: Change) -> Text:
     """The one line the group's channel gets about a schedule change."""
+    if change.action == "note":
+        return change.note
     line, before = change.line, change.before
     day = When(line.meeting)
     by = () if change.by in (line.presenter, before and before.presenter) else (" (by ", Mention(change.by), ")")
@@ -539,6 +852,11 @@ def run(ctx: Context, line: str) -> Answer:
     if command.name != "help" and not ctx.member.id.strip():  # a platform always names the user; without one, no one
         return _notice("This request did not say who sent it, so nothing was done. Try the command again.", ok=False)
     try:
+        if command.name in NEEDS_GROUP:
+            try:
+                ctx = in_group(ctx, groups.where(ctx.store, ctx.env_group, ctx.where))
+            except groups.NoGroupHere as e:
+                return _no_group_here(command.name, e.channels)
         return command.run(ctx, args)
     except Refusal as refusal:
         return Answer(Notice(refusal.text, ok=False))
@@ -556,10 +874,18 @@ HOME_WAITING = 20
 def home(ctx: Context, notice: Notice | None = None) -> Home:
     """A member's own page (a platform's home tab): the coming weeks, their own slots, papers nobody has
     presented with a sign-up button, and `notice` on top."""
+    calendars = _calendars(ctx)
+    upcoming, _ = slots.mine_in(ctx.store, calendars, ctx.now, ctx.member.id)
+    try:
+        group = groups.where(ctx.store, ctx.env_group, None)
+    except groups.NoGroupHere as e:  # the member's groups are in their slots; the weeks are each group's
+        where = text("Several reading groups share this install (", *_channels(e.channels), "): ")
+        notice = notice or Notice(text(*where, command_code("schedule"), " in a group's channel shows its weeks."))
+        return Home(ctx.member.id, [], upcoming, [], notice)
+    ctx = in_group(ctx, group)
     coming = slots.schedule(ctx.store, ctx.group, ctx.now)[:HOME_WEEKS]
-    upcoming, _ = slots.mine(ctx.store, ctx.group, ctx.now, ctx.member.id)
     waiting = [
         PaperEntry(p, Button("Sign up", f"signup {p.number}"))
-        for p in slots.waiting_papers(ctx.store, HOME_WAITING, ctx.focus_tag)
+        for p in slots.waiting_papers(ctx.store, HOME_WAITING, ctx.focus_tag, group.id)
     ]
     return Home(ctx.member.id, coming, upcoming, waiting, notice)

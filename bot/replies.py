@@ -52,12 +52,19 @@ class PaperRef:
     paper: Paper
 
 
+@dataclass(frozen=True)
+class ChannelRef:
+    """A group's channel, by the platform's id: drawn as a link to it where the platform can."""
+
+    channel: str
+
+
 def command_code(words: str) -> Code:
     """`/paper <words>` as a code span: a command to type."""
     return Code(f"{COMMAND} {words}")
 
 
-Segment = str | Mention | When | Code | Bold | PaperRef
+Segment = str | Mention | When | Code | Bold | PaperRef | ChannelRef
 Text = tuple[Segment, ...]
 
 
@@ -114,6 +121,8 @@ class SlotLine:
     paper: Paper | None = None
     presenter: str | None = None
     weeks: int = 1
+    #: The group's channel, when the line is one of several groups' (`mine`, `show`).
+    channel: str | None = None
 
 
 def by_month(lines: list[SlotLine]) -> Iterator[tuple[str | None, SlotLine]]:

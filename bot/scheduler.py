@@ -1,4 +1,4 @@
-"""The scheduler inside `run`: the weekly post at PAPERBOT_SCHEDULE, reminders, and catch-up.
+"""The scheduler inside `run`: each group's weekly post at its schedule, reminders, and catch-up.
 
     scheduler = create(ticker, settings)    # BackgroundScheduler, same process as the bot
     scheduler.start()
@@ -11,6 +11,10 @@ crontab's own slots there is a check every 30 seconds (and one at start), which
 catches up a slot missed while the bot was down, retries a failed post later
 in the week, and sends reminders at their time. The post and the reminders are
 looked at apart: a post waiting out the platform's rate limits holds no reminder back.
+
+Every check looks at every group (bot/groups.py) as the database has them then, so a group
+started, changed or stopped in chat counts from the next check, without a restart and without a
+job of its own: one query reads the groups, one finds the posts that are due, one the reminders.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from datetime import datetime
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot import reminders, weekly
+from bot import groups, reminders, weekly
 from bot.delivery import Transport
 from bot.settings import Settings
 from bot.store import Store
@@ -52,6 +56,7 @@ class ScheduledChecks:
         self.store = store
         self.settings = settings
         self.group = settings.group
+        self.env = groups.from_settings(settings)
         self.transport = transport
         self.clock = clock or settings.now
         self.tell_admins = tell_admins
@@ -61,7 +66,8 @@ class ScheduledChecks:
         self._reminding = threading.Lock()
         # The first look after a start tries at once what the platform refused before (the bot not
         # in the channel, a bad token): a restart is how an operator says it is fixed.
-        self._post_looked = self._reminders_looked = False
+        self._post_looked: set[int] = set()  # the groups looked at since the start
+        self._reminders_looked = False
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the checks under way to end; True if none is running."""
@@ -93,40 +99,55 @@ class ScheduledChecks:
         except Exception:
             log.exception("outbox check failed")
 
+    def posting_groups(self) -> list[groups.Group]:
+        """The groups that get posts and reminders now: a channel, not stopped."""
+        return [g for g in groups.every(self.store, self.env) if g.posts]
+
     def _post(self, now: datetime) -> None:
-        s = self.settings
         try:
-            outcome = weekly.post_week(
-                self.store,
-                self.group,
-                self.transport,
-                s.channel,
-                now,
-                focus_tag=s.focus_tag,
-                retry_now=not self._post_looked,
-                sleep=self._sleep,
-            )
+            posting = {g.channel: g for g in self.posting_groups() if g.channel}
+            due = weekly.due(self.store, {c: g.calendar for c, g in posting.items()}, now)
         except Exception:
             log.exception("weekly post check failed")
             return
+        for channel in due:
+            self._post_group(posting[channel], now)
+
+    def _post_group(self, group: groups.Group, now: datetime) -> None:
+        channel = group.channel
+        try:
+            outcome = weekly.post_week(
+                self.store,
+                group.calendar,
+                self.transport,
+                channel,
+                now,
+                focus_tag=group.focus_tag,
+                retry_now=group.id not in self._post_looked,
+                sleep=self._sleep,
+            )
+        except Exception:
+            log.exception("weekly post check of %s failed", channel)
+            return
         if outcome.status != "busy":  # another process was at it: the retry at once is still to come
-            self._post_looked = True
+            self._post_looked.add(group.id)
         if outcome.status == "sent":
             log.info("posted the paper of the week %s: #%s", outcome.week, outcome.post.paper.number)
         elif outcome.status == "found":
             log.info("the post of %s was already in the channel; recorded it", outcome.week)
         elif outcome.status == "failed":
-            log.error("could not post the paper of the week %s to %s: %s", outcome.week, s.channel, outcome.detail)
+            log.error("could not post the paper of the week %s to %s: %s", outcome.week, channel, outcome.detail)
             if outcome.result is not None and outcome.result.new_error:
                 self.tell_admins(
-                    f"I couldn't post the paper of the week ({outcome.week}) to <#{s.channel}>: {outcome.detail}. "
+                    f"I couldn't post the paper of the week ({outcome.week}) to <#{channel}>: {outcome.detail}. "
                     "I'll keep trying this week."
                 )
 
     def _remind(self, now: datetime) -> None:
         try:
             force = not self._reminders_looked
-            due = reminders.send_due(self.store, self.group, self.transport, now, force=force, sleep=self._sleep)
+            calendars = [g.calendar for g in self.posting_groups()]
+            due = reminders.send_due_in(self.store, calendars, self.transport, now, force=force, sleep=self._sleep)
             self._reminders_looked = True
             for sending in due:
                 r, result = sending.reminder, sending.result

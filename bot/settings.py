@@ -38,7 +38,14 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_REMIND_DAYS": ("2", "days before the meeting that the presenter is reminded"),
     "PAPERBOT_ADMINS": ("", "comma-separated member IDs with admin rights"),
     "PAPERBOT_FOCUS_TAG": (None, "when set, papers of the week are drawn from this tag"),
+    "PAPERBOT_ROTATION": ("catalog", "how the paper of the week is chosen: catalog (in turn) or votes"),
+    "PAPERBOT_MEETING_MINUTES": ("60", "how long a meeting lasts, in minutes"),
 }
+
+#: How a group's paper of the week is chosen: the catalog in turn, or the members' votes.
+ROTATIONS = ("catalog", "votes")
+#: The shortest and longest meeting, in minutes.
+MEETING_MINUTES = (15, 480)
 
 #: A lookup of one setting's value: its text, or its default when unset or blank.
 Get = Callable[[str], "str | None"]
@@ -147,6 +154,8 @@ class Settings:
     #: The platform's ids of the members with admin rights, opaque here.
     admins: frozenset[str] = frozenset()
     focus_tag: str | None = None
+    rotation: str = "catalog"
+    meeting_minutes: int = 60
 
     #: The names this class reads: a platform's subclass adds its own.
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
@@ -170,38 +179,19 @@ class Settings:
     @classmethod
     def _fields(cls, get: Get) -> dict[str, Any]:
         """The fields read from the settings' text, each checked; a subclass adds its own."""
-        tz_name = get("PAPERBOT_TIMEZONE") or "UTC"
-        try:
-            tz = ZoneInfo(tz_name)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise SettingError(
-                "PAPERBOT_TIMEZONE", f"unknown time zone {tz_name!r} (use an IANA name such as Europe/Berlin)"
-            ) from None
-
-        try:
-            schedule = PostSchedule(get("PAPERBOT_SCHEDULE") or "", tz)
-        except ScheduleError as e:
-            raise SettingError("PAPERBOT_SCHEDULE", str(e)) from None
-
+        tz = parse_timezone("PAPERBOT_TIMEZONE", get("PAPERBOT_TIMEZONE") or "UTC")
+        schedule = parse_schedule("PAPERBOT_SCHEDULE", get("PAPERBOT_SCHEDULE") or "", tz)
         meeting_text = get("PAPERBOT_MEETING")
-        if meeting_text is None:
-            meeting = schedule.default_meeting()
-        else:
-            try:
-                meeting = Meeting.parse(meeting_text)
-            except ValueError as e:
-                raise SettingError("PAPERBOT_MEETING", str(e)) from None
-
+        meeting = (
+            schedule.default_meeting() if meeting_text is None else parse_meeting("PAPERBOT_MEETING", meeting_text)
+        )
         remind_days = integer("PAPERBOT_REMIND_DAYS", get("PAPERBOT_REMIND_DAYS") or "", 1, 14)
         admins = frozenset(a.strip() for a in (get("PAPERBOT_ADMINS") or "").split(",") if a.strip())
-
         focus = get("PAPERBOT_FOCUS_TAG")
         if focus is not None:
-            from bot.catalog import fold_tag
-
-            focus = fold_tag(focus)
-            if not focus:
-                raise SettingError("PAPERBOT_FOCUS_TAG", "is not a tag")
+            focus = parse_focus_tag("PAPERBOT_FOCUS_TAG", focus)
+        rotation = parse_rotation("PAPERBOT_ROTATION", get("PAPERBOT_ROTATION") or "catalog")
+        minutes = integer("PAPERBOT_MEETING_MINUTES", get("PAPERBOT_MEETING_MINUTES") or "60", *MEETING_MINUTES)
 
         return {
             "db_path": Path(get("PAPERBOT_DB") or "data/paperbot.db").expanduser(),
@@ -212,6 +202,8 @@ class Settings:
             "remind_days": remind_days,
             "admins": admins,
             "focus_tag": focus,
+            "rotation": rotation,
+            "meeting_minutes": minutes,
         }
 
     def _values(self) -> dict[str, object]:
@@ -235,6 +227,49 @@ class Settings:
 
     def now(self) -> datetime:
         return datetime.now(self.timezone)
+
+
+def parse_timezone(name: str, raw: str) -> ZoneInfo:
+    """The IANA zone `raw` of setting `name`."""
+    try:
+        return ZoneInfo(raw.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        shown = raw.strip()[:60]
+        raise SettingError(name, f"unknown time zone {shown!r} (use an IANA name such as Europe/Berlin)") from None
+
+
+def parse_schedule(name: str, raw: str, tz: ZoneInfo) -> PostSchedule:
+    """The crontab `raw` of setting `name`, in zone `tz`."""
+    try:
+        return PostSchedule(raw, tz)
+    except ScheduleError as e:
+        raise SettingError(name, str(e)) from None
+
+
+def parse_meeting(name: str, raw: str) -> Meeting:
+    """The weekly meeting `raw` (`thu 16:00`) of setting `name`."""
+    try:
+        return Meeting.parse(raw)
+    except ValueError as e:
+        raise SettingError(name, str(e)) from None
+
+
+def parse_focus_tag(name: str, raw: str) -> str:
+    """The tag `raw` of setting `name`, folded as tags are."""
+    from bot.catalog import fold_tag
+
+    focus = fold_tag(raw)
+    if not focus:
+        raise SettingError(name, "is not a tag")
+    return focus
+
+
+def parse_rotation(name: str, raw: str) -> str:
+    """`catalog` or `votes`."""
+    value = raw.strip().lower()
+    if value not in ROTATIONS:
+        raise SettingError(name, f"must be {' or '.join(ROTATIONS)}, not {raw.strip()[:40]!r}")
+    return value
 
 
 def integer(name: str, raw: str, low: int, high: int) -> int:

@@ -57,7 +57,7 @@ class Member:
 
 
 #: What a change to the schedule did.
-Action = Literal["signup", "withdraw", "assign", "unassign", "skip"]
+Action = Literal["signup", "withdraw", "assign", "unassign", "skip", "note"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,8 @@ class Change:
     line: SlotLine  # the week as it is now
     by: str
     before: SlotLine | None = None  # the week as it was, for withdraw/unassign
+    #: What a 'note' says (a group's settings changed in chat): no week changed.
+    note: Text = ()
 
 
 # -- deciding ----------------------------------------------------------------
@@ -124,7 +126,7 @@ def _check_bookable(
     meeting = group.meeting_of(week)
     if meeting <= now:
         raise Refusal("The meeting of that week (", When(meeting), ") is over.", *_open_hint(store, group, now))
-    existing = read_slot(store.db, week)
+    existing = read_slot(store.db, week, group.group_id)
     if existing is None:
         return
     if existing.kind == "skipped":
@@ -163,7 +165,7 @@ def _check_bookable(
 
 
 def _check_not_presented(store: Store, group: MeetingCalendar, now: datetime, paper: Paper, member: str) -> None:
-    latest = latest_presenter(store, paper)
+    latest = latest_presenter(store, paper, group_id=group.group_id)
     if latest is None:
         return
     week, presenter = latest
@@ -213,9 +215,9 @@ def _book(
 ) -> SlotLine:
     try:
         store.db.execute(
-            "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) "
-            "VALUES (?, 'presenter', ?, ?, ?, ?)",
-            [week.key, presenter, paper.number, by, datetime.now(UTC).isoformat(timespec="seconds")],
+            "INSERT INTO slots (group_id, week, kind, presenter, paper, booked_by, booked_at) "
+            "VALUES (?, ?, 'presenter', ?, ?, ?, ?)",
+            [group.group_id, week.key, presenter, paper.number, by, datetime.now(UTC).isoformat(timespec="seconds")],
         )
     except sqlite3.IntegrityError:
         # Cannot happen under BEGIN IMMEDIATE, but if it did, the row that won says why.
@@ -280,7 +282,7 @@ def _own_upcoming(store: Store, group: MeetingCalendar, now: datetime, member: M
     except BadDate:
         week = None
     if week is not None:
-        found = read_slot(store.db, week)
+        found = read_slot(store.db, week, group.group_id)
         meeting = group.meeting_of(week)
         if found is None or found.kind != "presenter":
             raise Refusal(
@@ -303,8 +305,8 @@ def _own_upcoming(store: Store, group: MeetingCalendar, now: datetime, member: M
     paper = find_paper(store, ref)
     rows = read_slots(
         store.db,
-        f"SELECT {SLOT_COLUMNS} FROM slots WHERE paper = ? AND presenter = ? ORDER BY week",
-        [paper.number, member.id],
+        f"SELECT {SLOT_COLUMNS} FROM slots WHERE paper = ? AND presenter = ? AND group_id = ? ORDER BY week",
+        [paper.number, member.id, group.group_id],
     )
     ahead = [s for s in rows if group.meeting_of(s.week) > now]
     if not ahead:
@@ -319,7 +321,10 @@ def withdraw(
     with store.write():
         found = _own_upcoming(store, group, now, member, ref)
         before = line_for(store, group, found.week, found)
-        store.db.execute("DELETE FROM slots WHERE week = ? AND presenter = ?", [found.week.key, member.id])
+        store.db.execute(
+            "DELETE FROM slots WHERE group_id = ? AND week = ? AND presenter = ?",
+            [group.group_id, found.week.key, member.id],
+        )
         return _made(Change("withdraw", SlotLine(found.week, before.meeting, "open"), member.id, before), then)
 
 
@@ -351,11 +356,11 @@ def unassign(
     with store.write():
         # Clearing is not booking: a week booked beyond the horizon before there was one can be cleared.
         week, meeting = _coming_week(group, week_arg, now, over="; its record stays.", booking=False)
-        found = read_slot(store.db, week)
+        found = read_slot(store.db, week, group.group_id)
         if found is None:
             raise Refusal("The week of ", When(meeting, with_time=False), " has nobody to clear: it is open.")
         before = line_for(store, group, week, found)
-        store.db.execute("DELETE FROM slots WHERE week = ?", [week.key])
+        store.db.execute("DELETE FROM slots WHERE group_id = ? AND week = ?", [group.group_id, week.key])
         return _made(Change("unassign", SlotLine(week, meeting, "open"), admin.id, before), then)
 
 
@@ -366,7 +371,7 @@ def skip(
     require_admin(admin, "skip weeks")
     with store.write():
         week, meeting = _coming_week(group, week_arg, now)
-        found = read_slot(store.db, week)
+        found = read_slot(store.db, week, group.group_id)
         if found is not None and found.kind == "skipped":
             raise Refusal("The week of ", When(meeting, with_time=False), " is already skipped.")
         if found is not None:
@@ -380,7 +385,7 @@ def skip(
                 " first.",
             )
         store.db.execute(
-            "INSERT INTO slots (week, kind, booked_by, booked_at) VALUES (?, 'skipped', ?, ?)",
-            [week.key, admin.id, datetime.now(UTC).isoformat(timespec="seconds")],
+            "INSERT INTO slots (group_id, week, kind, booked_by, booked_at) VALUES (?, ?, 'skipped', ?, ?)",
+            [group.group_id, week.key, admin.id, datetime.now(UTC).isoformat(timespec="seconds")],
         )
         return _made(Change("skip", SlotLine(week, meeting, "skipped"), admin.id), then)

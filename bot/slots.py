@@ -40,8 +40,10 @@ class Slot(NamedTuple):
 SLOT_COLUMNS = "week, kind, presenter, paper"
 
 
-def read_slot(db, week: Week) -> Slot | None:
-    row = db.execute(f"SELECT {SLOT_COLUMNS} FROM slots WHERE week = ?", [week.key]).fetchone()
+def read_slot(db, week: Week, group_id: int = 1) -> Slot | None:
+    row = db.execute(
+        f"SELECT {SLOT_COLUMNS} FROM slots WHERE group_id = ? AND week = ?", [group_id, week.key]
+    ).fetchone()
     return _as_slot(row) if row else None
 
 
@@ -49,8 +51,9 @@ def _as_slot(row) -> Slot:
     return Slot(Week.from_key(row[0]), row[1], row[2], row[3])
 
 
-def slot(store: Store, week: Week) -> Slot | None:
-    return read_slot(store.db, week)
+def slot(store: Store, week: Week, group_id: int = 1) -> Slot | None:
+    """Group `group_id`'s slot in `week`."""
+    return read_slot(store.db, week, group_id)
 
 
 def read_slots(db, sql: str, params: Iterable) -> list[Slot]:
@@ -65,7 +68,7 @@ def line_for(
     store: Store, group: MeetingCalendar, week: Week, slot: Slot | None = None, papers: dict | None = None
 ) -> SlotLine:
     if slot is None:
-        slot = read_slot(store.db, week)
+        slot = read_slot(store.db, week, group.group_id)
     meeting = group.meeting_of(week)
     if slot is None:
         return SlotLine(week, meeting, "open")
@@ -95,7 +98,11 @@ def open_weeks(store: Store, group: MeetingCalendar, now: datetime, n: int) -> l
         # Booked weeks a year at a time: usually one small query answers.
         until = week.plus(52)
         booked = {
-            r[0] for r in store.db.execute("SELECT week FROM slots WHERE week >= ? AND week < ?", [week.key, until.key])
+            r[0]
+            for r in store.db.execute(
+                "SELECT week FROM slots WHERE group_id = ? AND week >= ? AND week < ?",
+                [group.group_id, week.key, until.key],
+            )
         }
         while week < until and len(found) < n:
             if week.key not in booked and group.meeting_of(week) > now:
@@ -140,8 +147,9 @@ def schedule(store: Store, group: MeetingCalendar, now: datetime) -> list[SlotLi
     while True:
         rows = store.db.execute(
             f"SELECT s.week, s.kind, s.presenter, {catalog.PAPER_TITLE_COLUMNS} FROM slots s "
-            "LEFT JOIN papers p ON p.number = s.paper WHERE s.week >= ? AND s.week < ? ORDER BY s.week LIMIT ?",
-            [cursor.key, end.key, batch],
+            "LEFT JOIN papers p ON p.number = s.paper WHERE s.group_id = ? AND s.week >= ? AND s.week < ? "
+            "ORDER BY s.week LIMIT ?",
+            [group.group_id, cursor.key, end.key, batch],
         ).fetchall()
         for row in rows:
             week = Week.from_key(row[0])
@@ -171,8 +179,8 @@ def mine(store: Store, group: MeetingCalendar, now: datetime, member: str) -> tu
     """A member's upcoming and past slots (past: most recent first)."""
     slots = read_slots(
         store.db,
-        f"SELECT {SLOT_COLUMNS} FROM slots WHERE presenter = ? ORDER BY week",
-        [member],
+        f"SELECT {SLOT_COLUMNS} FROM slots WHERE presenter = ? AND group_id = ? ORDER BY week",
+        [member, group.group_id],
     )
     lines = _lines(store, group, slots)
     upcoming = [line for line in lines if line.meeting > now]
@@ -184,32 +192,74 @@ def history(store: Store, group: MeetingCalendar, paper: Paper) -> list[SlotLine
     """Every week that paper was or will be presented."""
     slots = read_slots(
         store.db,
-        f"SELECT {SLOT_COLUMNS} FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week",
-        [paper.number],
+        f"SELECT {SLOT_COLUMNS} FROM slots WHERE paper = ? AND kind = 'presenter' AND group_id = ? ORDER BY week",
+        [paper.number, group.group_id],
     )
     return [line_for(store, group, s.week, s, {paper.number: paper}) for s in slots]
 
 
-def latest_presenter(store: Store, paper: Paper, besides: Week | None = None) -> tuple[Week, str] | None:
-    """The paper's latest presenter slot (a coming one before a past one), in a week other than `besides`."""
+def latest_presenter(
+    store: Store, paper: Paper, besides: Week | None = None, group_id: int = 1
+) -> tuple[Week, str] | None:
+    """The paper's latest presenter slot in group `group_id` (a coming one before a past one), in a
+    week other than `besides`."""
     row = store.db.execute(
-        "SELECT week, presenter FROM slots WHERE paper = ? AND kind = 'presenter' AND week != ? "
+        "SELECT week, presenter FROM slots WHERE paper = ? AND kind = 'presenter' AND group_id = ? AND week != ? "
         "ORDER BY week DESC LIMIT 1",
-        [paper.number, besides.key if besides else ""],
+        [paper.number, group_id, besides.key if besides else ""],
     ).fetchone()
     return (Week.from_key(row[0]), row[1]) if row else None
 
 
-def waiting_papers(store: Store, n: int, focus_tag: str | None = None) -> list[Paper]:
-    """Papers nobody has presented or signed up for, lowest number first."""
+def waiting_papers(store: Store, n: int, focus_tag: str | None = None, group_id: int = 1) -> list[Paper]:
+    """Papers nobody in group `group_id` has presented or signed up for, lowest number first."""
     focus = ""
     args: list = []
     if focus_tag:
         focus = "AND p.number IN (SELECT paper FROM paper_tags WHERE tag = (SELECT id FROM tags WHERE name = ?))"
         args.append(focus_tag)
     rows = store.db.execute(
-        "SELECT p.number FROM papers p WHERE p.number NOT IN (SELECT paper FROM slots WHERE kind = 'presenter') "
+        "SELECT p.number FROM papers p WHERE p.number NOT IN "
+        "(SELECT paper FROM slots WHERE kind = 'presenter' AND group_id = ?) "
         f"{focus} ORDER BY p.number LIMIT ?",
-        [*args, n],
+        [group_id, *args, n],
     ).fetchall()
     return [p for (number,) in rows if (p := catalog.by_number(store, number)) is not None]
+
+
+#: A group's calendar and channel, by its id: what lines of several groups are drawn with.
+Calendars = dict[int, tuple[MeetingCalendar, str | None]]
+
+
+def _lines_in(store: Store, calendars: Calendars, rows: list) -> list[SlotLine]:
+    """Lines of (group_id, week, kind, presenter, paper) rows of several groups, by meeting, each
+    naming its group's channel; rows of a group not in `calendars` are left out."""
+    papers = catalog.many(store, {r[4] for r in rows if r[4] is not None})
+    lines = []
+    for gid, week_key, kind, presenter, number in rows:
+        if gid not in calendars:
+            continue
+        calendar, channel = calendars[gid]
+        week = Week.from_key(week_key)
+        line = line_for(store, calendar, week, Slot(week, kind, presenter, number), papers)
+        line.channel = channel
+        lines.append(line)
+    return sorted(lines, key=lambda line: line.meeting)
+
+
+def mine_in(store: Store, calendars: Calendars, now: datetime, member: str) -> tuple[list[SlotLine], list[SlotLine]]:
+    """A member's upcoming and past slots in every group of `calendars` (past: most recent first)."""
+    rows = store.db.execute(
+        "SELECT group_id, week, kind, presenter, paper FROM slots WHERE presenter = ? ORDER BY week", [member]
+    ).fetchall()
+    lines = _lines_in(store, calendars, rows)
+    return [x for x in lines if x.meeting > now], [x for x in reversed(lines) if x.meeting <= now]
+
+
+def history_in(store: Store, calendars: Calendars, paper: Paper) -> list[SlotLine]:
+    """Every week that the paper was or will be presented, in every group of `calendars`."""
+    rows = store.db.execute(
+        "SELECT group_id, week, kind, presenter, paper FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week",
+        [paper.number],
+    ).fetchall()
+    return _lines_in(store, calendars, rows)

@@ -204,6 +204,56 @@ def m007_message_ref(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE deliveries RENAME COLUMN ts TO message_ref")
 
 
+@migrations()
+def m008_groups(db: sqlite_utils.Database) -> None:
+    # Several reading groups in one install (see groups.py). Group 1 is the environment's
+    # (PAPERBOT_CHANNEL and the rest): its row holds no settings, only its existence, so that
+    # every earlier sign-up, skip and post is its history. A group of the chat is one channel.
+    # slots gets group_id in its primary key: SQLite changes a primary key only by a new
+    # table, so slots is rebuilt, every row kept as group 1's, with its CHECKs and indexes.
+    db.executescript(
+        """
+        CREATE TABLE groups (
+            id INTEGER PRIMARY KEY,
+            platform TEXT,                      -- the adapter's name; NULL for group 1 (the environment's)
+            channel TEXT,                       -- the platform's channel id; NULL for group 1 (PAPERBOT_CHANNEL)
+            timezone TEXT NOT NULL DEFAULT 'UTC',
+            schedule TEXT NOT NULL DEFAULT '0 9 * * mon',
+            meeting TEXT,                       -- 'thu 16:00'; NULL: the post's day and time
+            remind_days INTEGER NOT NULL DEFAULT 2,
+            focus_tag TEXT,
+            admins TEXT NOT NULL DEFAULT '',    -- member ids, comma-separated
+            rotation TEXT NOT NULL DEFAULT 'catalog' CHECK (rotation IN ('catalog', 'votes')),
+            meeting_minutes INTEGER NOT NULL DEFAULT 60,
+            stopped INTEGER NOT NULL DEFAULT 0 CHECK (stopped IN (0, 1)),
+            started_by TEXT,
+            updated_at TEXT NOT NULL,
+            CHECK ((id = 1) = (channel IS NULL))
+        );
+        CREATE UNIQUE INDEX groups_by_channel ON groups (channel) WHERE channel IS NOT NULL;
+        INSERT INTO groups (id, updated_at) VALUES (1, strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now'));
+
+        CREATE TABLE slots_by_group (
+            group_id INTEGER NOT NULL DEFAULT 1 REFERENCES groups(id),
+            week TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('presenter', 'skipped')),
+            presenter TEXT,
+            paper INTEGER REFERENCES papers(number),
+            booked_by TEXT NOT NULL,
+            booked_at TEXT NOT NULL,
+            CHECK ((kind = 'presenter') = (presenter IS NOT NULL AND paper IS NOT NULL)),
+            PRIMARY KEY (group_id, week)
+        );
+        INSERT INTO slots_by_group (group_id, week, kind, presenter, paper, booked_by, booked_at)
+            SELECT 1, week, kind, presenter, paper, booked_by, booked_at FROM slots;
+        DROP TABLE slots;
+        ALTER TABLE slots_by_group RENAME TO slots;
+        CREATE INDEX slots_by_presenter ON slots (presenter, week);
+        CREATE INDEX slots_by_paper ON slots (paper, week);
+        """
+    )
+
+
 #: How often a writer that waits for the write lock asks for it again.
 WRITE_POLL_SECONDS = 0.001
 

@@ -51,8 +51,21 @@ class Outcome:
 PLANNED_POST_DAYS = 8
 
 
-def next_in_rotation(store: Store, week: Week, focus_tag: str | None, this_week: Week) -> Paper | None:
+def own_posts(group_id: int) -> tuple[str, list]:
+    """A condition on `deliveries.dest` for the posts of group `group_id`, and its arguments: a chat
+    group's are in its channel; group 1's anywhere else, so that a PAPERBOT_CHANNEL changed by the
+    operator keeps the group's history (a channel is one group's, so dest keeps groups apart)."""
+    if group_id == 1:
+        return "dest NOT IN (SELECT channel FROM groups WHERE id != 1)", []
+    return "dest = (SELECT channel FROM groups WHERE id = ?)", [group_id]
+
+
+def next_in_rotation(
+    store: Store, week: Week, focus_tag: str | None, this_week: Week, group_id: int = 1
+) -> Paper | None:
+    """The paper the rotation of group `group_id` features in `week` when nobody presents."""
     db = store.db
+    own, own_args = own_posts(group_id)
     focus_join, focus_args = "", []
     if focus_tag:
         focus_join = "JOIN paper_tags ft ON ft.paper = p.number AND ft.tag = (SELECT id FROM tags WHERE name = ?)"
@@ -65,28 +78,29 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, this_week:
     planned = (
         "SELECT key AS week, paper FROM deliveries WHERE kind = 'post' AND state != 'sent' "
         "AND paper IS NOT NULL AND key != ? AND (key >= ? OR state = 'sending') "  # 'sending': it may be out
-        "AND claimed_at > ?"  # a week's post is tried within about a week
+        f"AND claimed_at > ? AND {own}"  # a week's post is tried within about a week
     )
-    planned_args = [week.key, this_week.key, time.time() - PLANNED_POST_DAYS * 86400]
+    planned_args = [week.key, this_week.key, time.time() - PLANNED_POST_DAYS * 86400, *own_args]
     featured = f"""
         SELECT key AS week, paper FROM deliveries
-        WHERE kind = 'post' AND state = 'sent' AND paper IS NOT NULL
+        WHERE kind = 'post' AND state = 'sent' AND paper IS NOT NULL AND {own}
         UNION {planned}
         UNION
-        SELECT week, paper FROM slots WHERE kind = 'presenter' AND week != ?
+        SELECT week, paper FROM slots WHERE kind = 'presenter' AND group_id = ? AND week != ?
     """
-    args = [*planned_args, week.key]
+    args = [*own_args, *planned_args, group_id, week.key]
     # Fast path: the lowest-numbered paper never featured at all, found by walking
     # papers in order with two index probes each (slots_by_paper, deliveries_by_paper),
     # past the few papers planned for posts still to come.
     row = db.execute(
         f"SELECT p.number FROM papers p {focus_join} "
         "WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = 'post' AND d.paper = p.number "
-        "                  AND d.state = 'sent') "
+        f"                  AND d.state = 'sent' AND {own}) "
         f"AND p.number NOT IN (SELECT paper FROM ({planned})) "
-        "AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week != ?) "
+        "AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' "
+        "                AND s.group_id = ? AND s.week != ?) "
         "ORDER BY p.number LIMIT 1",
-        [*focus_args, *planned_args, week.key],
+        [*focus_args, *own_args, *planned_args, group_id, week.key],
     ).fetchone()
     if row is None:
         # A new round: the least featured first, but never one that someone will present later
@@ -94,9 +108,10 @@ def next_in_rotation(store: Store, week: Week, focus_tag: str | None, this_week:
         row = db.execute(
             f"WITH f AS ({featured}) "
             f"SELECT p.number, (SELECT count(*) FROM f WHERE f.paper = p.number) AS n, "
-            "EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' AND s.week > ?) AS later "
+            "EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' "
+            "        AND s.group_id = ? AND s.week > ?) AS later "
             f"FROM papers p {focus_join} ORDER BY later, n, p.number LIMIT 1",
-            [*args, week.key, *focus_args],
+            [*args, group_id, week.key, *focus_args],
         ).fetchone()
     return catalog.by_number(store, row[0]) if row else None
 
@@ -110,7 +125,7 @@ def plan(
     open week (with the default PAPERBOT_MEETING, the post's own time, the meeting is under way
     when the post goes out).
     """
-    slot = slots.slot(store, week)
+    slot = slots.slot(store, week, group.group_id)
     meeting = group.meeting_of(week)
     ahead = meeting > now
     if slot is not None and slot.kind == "presenter":
@@ -122,13 +137,15 @@ def plan(
     # The week's paper once its post is planned: this channel's (unless it was refused and its week
     # is over: the rotation has moved on, and may have shown that paper since), or the one another
     # channel was sent before PAPERBOT_CHANNEL changed (the group has one paper a week).
+    own, own_args = own_posts(group.group_id)
     row = store.db.execute(
         "SELECT paper FROM deliveries WHERE kind = 'post' AND key = ? AND paper IS NOT NULL "
-        "AND (state = 'sent' OR (dest = ? AND (state = 'sending' OR key >= ?))) ORDER BY dest = ? DESC LIMIT 1",
-        [week.key, channel or "", this_week.key, channel or ""],
+        f"AND {own} AND (state = 'sent' OR (dest = ? AND (state = 'sending' OR key >= ?))) "
+        "ORDER BY dest = ? DESC LIMIT 1",
+        [week.key, *own_args, channel or "", this_week.key, channel or ""],
     ).fetchone()
     posted = catalog.by_number(store, row[0]) if row else None
-    paper = posted or next_in_rotation(store, week, focus_tag, this_week)
+    paper = posted or next_in_rotation(store, week, focus_tag, this_week, group.group_id)
     if paper is None:
         return None
     skipped = slot is not None and slot.kind == "skipped"
@@ -141,7 +158,7 @@ def _presented_elsewhere(
 ) -> tuple[str | None, datetime] | None:
     """The paper's presenter (None once it was presented) and meeting in another week, the latest:
     the slot that a sign-up for it would be refused for (signups._check_not_presented)."""
-    latest = slots.latest_presenter(store, paper, besides=week)
+    latest = slots.latest_presenter(store, paper, besides=week, group_id=group.group_id)
     if latest is None:
         return None
     meeting = group.meeting_of(latest[0])
@@ -194,14 +211,15 @@ def post_week(
         return Outcome(week, "no-slot", f"the schedule ({group.schedule.expr}) has no slot in {week.key}")
     if not force and at < slot:
         return Outcome(week, "not-yet", f"the post is due at {slot.isoformat()}")
-    existing = slots.slot(store, week)
+    existing = slots.slot(store, week, group.group_id)
     if existing is not None and existing.kind == "skipped":
         return Outcome(week, "skipped", f"{week.key} is skipped: no meeting, no post")
 
     built: list[WeeklyPost] = []
 
     def build():
-        now_slot = slots.slot(store, week)  # again at each attempt: an admin may skip it while one waits
+        # Again at each attempt: an admin may skip it while one waits.
+        now_slot = slots.slot(store, week, group.group_id)
         if now_slot is not None and now_slot.kind == "skipped":
             raise NoLongerWanted(f"{week.key} was skipped meanwhile: no meeting, no post")
         post = plan(store, group, week, focus_tag, channel, now)
@@ -216,6 +234,28 @@ def post_week(
     result = delivery.deliver(store, d, build, transport, force=force or retry_now, **kwargs)
     post = built[-1] if built else plan(store, group, week, focus_tag, channel, now)
     return Outcome(week, "skipped" if result.status == "moot" else result.status, result.detail, post, result)
+
+
+def due(store: Store, channels: dict[str, MeetingCalendar], now: datetime) -> list[str]:
+    """The channels (of `channels`, each with its group's calendar) whose post this week is due at
+    `now` and not yet sent: one query for them all, so that a look at a thousand groups is cheap."""
+    slotted: dict[str, Week] = {}
+    for channel, calendar in channels.items():
+        week = calendar.week_of(now)
+        slot = calendar.slot_of(week)
+        if slot is not None and slot <= now:
+            slotted[channel] = week
+    if not slotted:
+        return []
+    keys = sorted({w.key for w in slotted.values()})
+    sent = set(
+        store.db.execute(
+            f"SELECT dest, key FROM deliveries WHERE kind = 'post' AND state = 'sent' "
+            f"AND key IN ({','.join('?' * len(keys))})",
+            keys,
+        ).fetchall()
+    )
+    return [c for c, week in slotted.items() if (c, week.key) not in sent]
 
 
 def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:

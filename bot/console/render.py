@@ -16,6 +16,7 @@ from bot.replies import (
     AddForm,
     Bold,
     Button,
+    ChannelRef,
     Code,
     Help,
     Mention,
@@ -58,6 +59,8 @@ def inline(t: Text) -> str:
             out.append(seg.text)
         elif isinstance(seg, PaperRef):
             out.append(f"#{seg.paper.number} {seg.paper.title}")
+        elif isinstance(seg, ChannelRef):
+            out.append(f"#{seg.channel}")
     return "".join(out)
 
 
@@ -74,7 +77,8 @@ def _slot(line: SlotLine) -> str:
     if line.state == "booked":
         return f"{day}  —  {booked(line)}"
     paper = f"#{line.paper.number} {line.paper.title}" if line.paper else "(a removed paper)"
-    return f"{day}  —  {paper}  —  @{line.presenter}"
+    where = f"  —  in #{line.channel}" if line.channel else ""
+    return f"{day}  —  {paper}  —  @{line.presenter}{where}"
 
 
 @singledispatch

@@ -19,7 +19,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime
 
-from bot import announce, catalog, commands
+from bot import announce, catalog, commands, groups
 from bot.answer_time import Replies
 from bot.background import Background
 from bot.catalog import InvalidPaper
@@ -57,7 +57,9 @@ def read_member(word: str) -> str | None:
     return w if render.is_discord_user(w) else None
 
 
-PLATFORM = Platform(read_member, member_example="123456789012345678", tags_page=render.TAGS_PAGE)
+PLATFORM = Platform(
+    read_member, member_example="123456789012345678", tags_page=render.TAGS_PAGE, name="discord"
+)
 
 
 class DiscordBot:
@@ -65,6 +67,7 @@ class DiscordBot:
         self.settings = settings
         self.store = store
         self.group = settings.group
+        self.env = groups.from_settings(settings)
         self.clock = clock or settings.now
         self.rest = Rest(settings.api_url, settings.token)
         self.answers = Rest(settings.api_url, settings.token, timeout=5)
@@ -111,6 +114,11 @@ class DiscordBot:
             self.queue_change,
             vet,
             PLATFORM,
+            # The channel it was typed in; a direct message (no server) is no group's.
+            (interaction.get("channel_id") or (interaction.get("channel") or {}).get("id"))
+            if interaction.get("guild_id")
+            else None,
+            self.env,
         )
 
     def queue_change(self, change: Change) -> None:

@@ -25,6 +25,7 @@ from bot.replies import (
     AddForm,
     Bold,
     Button,
+    ChannelRef,
     Code,
     Help,
     Mention,
@@ -151,6 +152,8 @@ def _segment(seg) -> str:
         return f"**{escape(seg.text)}**"
     if isinstance(seg, PaperRef):
         return paper_ref(seg.paper)
+    if isinstance(seg, ChannelRef):
+        return f"<#{seg.channel}>" if seg.channel.isdigit() else escape(seg.channel)
     raise TypeError(f"not a text segment: {seg!r}")
 
 
@@ -249,7 +252,8 @@ def _slot_line(line: SlotLine) -> str:
     if line.state == "booked":
         return f"{day} · _{booked(line)}_"
     paper = paper_ref(line.paper, 120) if line.paper else "_a removed paper_"
-    return f"{day} · {paper} · {who(line.presenter)}"
+    where = f" · in {_segment(ChannelRef(line.channel))}" if line.channel else ""
+    return f"{day} · {paper} · {who(line.presenter)}{where}"
 
 
 @singledispatch

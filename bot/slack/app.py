@@ -23,7 +23,7 @@ from datetime import datetime
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot import announce, commands
+from bot import announce, commands, groups
 from bot.answer_time import ANSWER_SECONDS, Replies, answer_deadline, arrived_at
 from bot.background import Background
 from bot.calendar import Week
@@ -67,6 +67,7 @@ class SlackBot:
         self.settings = settings
         self.store = store
         self.group = settings.group
+        self.env = groups.from_settings(settings)
         self.client = client or make_client(settings)
         self.quick = WebClient(
             token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT, retry_handlers=[]
@@ -152,17 +153,20 @@ class SlackBot:
             raise Refusal(Mention(user), " is a bot and cannot present. Name a member of the group.")
 
     @contextmanager
-    def answering(self, user: str, bot_user: str | None = None) -> Iterator[Context]:
+    def answering(self, user: str, bot_user: str | None = None, where: str | None = None) -> Iterator[Context]:
         """The context to answer a request of `user`'s with, now: whatever the answer waits for
         (users.info, views.open, the database's write lock) ends by one deadline, Slack's 3 seconds
         counted from when the request came in (see answer_deadline)."""
         deadline = answer_deadline()
         with self.replies.one(), arrived_at(deadline - ANSWER_SECONDS), self.store.answering_by(deadline):
-            yield self.context(user, bot_user)
+            yield self.context(user, bot_user, where)
 
-    def context(self, user: str, bot_user: str | None = None) -> Context:
-        """What a command needs (`bot_user`: this bot's user ID, which presents nothing)."""
+    def context(self, user: str, bot_user: str | None = None, where: str | None = None) -> Context:
+        """What a command needs (`bot_user`: this bot's user ID, which presents nothing; `where`: the
+        channel it was typed in, a direct message's being none of a group's)."""
         s = self.settings
+        if where is not None and not where.startswith(("C", "G")):
+            where = None
         return Context(
             self.store,
             self.group,
@@ -173,6 +177,8 @@ class SlackBot:
             self.queue_change,
             lambda presenter: self.vet_presenter(presenter, bot_user),
             PLATFORM,
+            where,
+            self.env,
         )
 
     # -- after the reply ---------------------------------------------------------

@@ -22,6 +22,7 @@ from bot.replies import (
     AddForm,
     Bold,
     Button,
+    ChannelRef,
     Code,
     Help,
     Home,
@@ -147,6 +148,8 @@ def _segment(seg, rich: bool) -> str:
     if isinstance(seg, PaperRef):
         p = seg.paper
         return f"*#{p.number}* {paper_title(p)}" if rich else f"#{p.number} {escape(p.title)}"
+    if isinstance(seg, ChannelRef):
+        return f"<#{seg.channel}>" if re.fullmatch(r"[A-Z0-9]{1,40}", seg.channel) else escape(seg.channel)
     raise TypeError(f"not a text segment: {seg!r}")
 
 
@@ -237,7 +240,8 @@ def _slot_line(line: SlotLine) -> str:
     if line.state == "booked":
         return f"{day}  ·  _{booked(line)}_"
     paper = f"*#{line.paper.number}* {paper_title(line.paper, 200)}" if line.paper else "_a removed paper_"
-    return f"{day}  ·  {paper}  ·  {who(line.presenter)}"
+    where = f"  ·  in {_segment(ChannelRef(line.channel), True)}" if line.channel else ""
+    return f"{day}  ·  {paper}  ·  {who(line.presenter)}{where}"
 
 
 def _slot_plain(line: SlotLine) -> str:
@@ -247,7 +251,8 @@ def _slot_plain(line: SlotLine) -> str:
     if line.state != "presenter":
         return f"{day}: {'no meeting' if line.state == 'skipped' else 'open'}"
     title = escape(line.paper.title) if line.paper else "a removed paper"
-    return f"{day}: #{line.paper.number if line.paper else '?'} {title} ({who(line.presenter)})"
+    where = f" in {_segment(ChannelRef(line.channel), False)}" if line.channel else ""
+    return f"{day}: #{line.paper.number if line.paper else '?'} {title} ({who(line.presenter)}){where}"
 
 
 # -- replies to commands -------------------------------------------------------

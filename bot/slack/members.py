@@ -20,5 +20,5 @@ def read_member(word: str) -> str | None:
 
 #: How commands read a member on Slack, and how much one of its messages holds.
 PLATFORM = Platform(
-    read_member, member_example="U012ABCDEF", tags_page=blocks.TAGS_PAGE, papers_page=blocks.PAPERS_PAGE
+    read_member, member_example="U012ABCDEF", tags_page=blocks.TAGS_PAGE, papers_page=blocks.PAPERS_PAGE, name="slack"
 )

@@ -32,7 +32,8 @@ def register(app, bot) -> None:
         # The click's change is made before Slack hears back: an acked click is never lost to a
         # restart. Only the answer to the clicker comes after, from the pool.
         user = (body.get("user") or {}).get("id", "")
-        with bot.answering(user, context.bot_user_id) as ctx:  # saved in time, or refused as busy
+        where = (body.get("channel") or {}).get("id") if isinstance(body.get("channel"), dict) else None
+        with bot.answering(user, context.bot_user_id, where) as ctx:  # saved in time, or refused as busy
             answer = press(ctx, action)
         ack()
         if answer.change is not None:

@@ -43,7 +43,8 @@ def register(app, bot) -> None:
         user = body.get("user_id", "")
         line = from_slack(body.get("text", ""))
         try:
-            with bot.answering(user, context.bot_user_id) as ctx:  # users.info, the lock, views.open: 3 s
+            # users.info, the lock, views.open: 3 s
+            with bot.answering(user, context.bot_user_id, body.get("channel_id")) as ctx:
                 answer = commands.run(ctx, line)
                 if isinstance(answer.reply, AddForm):
                     reply = open_add_form(bot, body)
