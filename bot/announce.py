@@ -174,10 +174,12 @@ def change_of(store: Store, kept: dict, tz: ZoneInfo) -> Change:
     return Change(kept["action"], line(kept["line"]), kept["by"], line(before) if before else None, note)
 
 
-def queue_note(store: Store, channel: str, note: Text, week: Week, meeting: datetime, by: str) -> None:
-    """Queue a line for the group's channel that no week's change makes (its settings changed)."""
+def queue_note(store: Store, channel: str, note: Text, week: Week, meeting: datetime, by: str) -> Change:
+    """Queue a line for the group's channel that no week's change makes (its settings changed); the
+    'note' Change it is."""
     change = Change("note", SlotLine(week, meeting, "open"), by, note=note)
     outbox.queue(store.db, [(ItemKind.ANNOUNCE, {"channel": channel, "change": record(change), "about": "a note"})])
+    return change
 
 
 def queue(store: Store, channel: str, change: Change) -> None:
@@ -187,7 +189,11 @@ def queue(store: Store, channel: str, change: Change) -> None:
     week = change.line.week
     items = [(ItemKind.ANNOUNCE, {"channel": channel, "change": record(change), "about": f"{change.action} of {week}"})]
     if weekly.post_begun(store, channel, week):
-        items.append((ItemKind.REFRESH, {"week": week.key}))
+        items.append((ItemKind.REFRESH, {"week": week.key, "channel": channel}))
     papers = {line.paper.number for line in (change.line, change.before) if line is not None and line.paper}
-    items += [(ItemKind.REFRESH, {"week": w.key}) for w in weekly.posts_showing(store, channel, papers) if w != week]
+    items += [
+        (ItemKind.REFRESH, {"week": w.key, "channel": channel})
+        for w in weekly.posts_showing(store, channel, papers)
+        if w != week
+    ]
     outbox.queue(store.db, items)

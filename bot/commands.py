@@ -578,22 +578,22 @@ def _group_show(ctx: Context) -> Answer:
     return Answer(Notice(_group_card(ctx, here)))
 
 
-def _announcing(ctx: Context, *what) -> groups.Then:
-    """Tell the group's channel (through the outbox, as schedule changes are) what an admin changed:
-    `what(group)` is the line's text, the group as the change leaves it."""
+class _Announcing:
+    """groups.Then: tell the group's channel (through the outbox, as schedule changes are) what an
+    admin changed; `what(group)` is the line's text, of the group as the change leaves it. `change`
+    is the note queued, for the Answer (an adapter sends the outbox soon after an answer with one)."""
 
-    def then(group: groups.Group) -> None:
-        _announce_group(ctx, group, *what[0](group))
+    def __init__(self, ctx: Context, what: Callable[[groups.Group], tuple]):
+        self.ctx, self.what = ctx, what
+        self.change: Change | None = None
 
-    return then
-
-
-def _announce_group(ctx: Context, group: groups.Group, *what) -> None:
-    if group.channel and ctx.on_change is not None:
-        meeting = groups.next_meeting(group.calendar, ctx.now)
-        week = group.calendar.week_of(meeting)
-        said = text(*what, " (by ", Mention(ctx.member.id), ")")
-        announce.queue_note(ctx.store, group.channel, said, week, meeting, ctx.member.id)
+    def __call__(self, group: groups.Group) -> None:
+        ctx = self.ctx
+        if group.channel and ctx.on_change is not None:
+            meeting = groups.next_meeting(group.calendar, ctx.now)
+            said = text(*self.what(group), " (by ", Mention(ctx.member.id), ")")
+            week = group.calendar.week_of(meeting)
+            self.change = announce.queue_note(ctx.store, group.channel, said, week, meeting, ctx.member.id)
 
 
 def _group_start(ctx: Context) -> Answer:
@@ -601,13 +601,14 @@ def _group_start(ctx: Context) -> Answer:
         raise signups.AdminOnly("Only the install's admins can start a group. Ask one of them.")
     if ctx.where is None:
         return _notice("Type ", command_code("group start"), " in the channel that the group meets in.", ok=False)
-    said = "Started a reading group" if groups.of_channel(ctx.store, ctx.env_group, ctx.where) is None else "Resumed"
-    then = _announcing(ctx, lambda g: (f"📚 {said} in this channel. ", *_next(g, ctx.now)))
+    stopped = groups.of_channel(ctx.store, ctx.env_group, ctx.where) is not None
+    said = "Resumed the reading group" if stopped else "Started a reading group"
+    then = _Announcing(ctx, lambda g: (f"📚 {said} in this channel. ", *_next(g, ctx.now)))
     group, how = groups.start(ctx.store, ctx.env_group, ctx.where, ctx.platform.name, ctx.member.id, then)
     if how == "running":
         return _notice("This channel is a reading group already: ", command_code("group"), " shows its settings.")
     said = "Started a reading group" if how == "started" else "Resumed the reading group"
-    return _notice(
+    reply = _notice(
         f"{said} in ",
         ChannelRef(group.channel or ""),
         ". ",
@@ -615,6 +616,7 @@ def _group_start(ctx: Context) -> Answer:
         " Settings: ",
         command_code("group"),
     )
+    return Answer(reply.reply, then.change)
 
 
 def _unquoted(value: str) -> str:
@@ -658,7 +660,7 @@ def _group_set(ctx: Context, args: str) -> Answer:
             " where paperbot runs and restart it. Nothing was changed.",
         )
     try:
-        then = _announcing(
+        then = _Announcing(
             ctx,
             lambda g: (
                 f"⚙️ The group's {setting} is now ",
@@ -672,7 +674,7 @@ def _group_set(ctx: Context, args: str) -> Answer:
         raise Refusal(f"{e}. Nothing was changed.") from None
     shown = groups.stored_text(group)[setting]
     warning = group.calendar.meeting_before_post(ctx.now)
-    return _notice(
+    reply = _notice(
         f"Set {setting} to ",
         Code(shown),
         ". ",
@@ -683,6 +685,7 @@ def _group_set(ctx: Context, args: str) -> Answer:
             else ()
         ),
     )
+    return Answer(reply.reply, then.change)
 
 
 def _group_stop(ctx: Context) -> Answer:
@@ -692,15 +695,16 @@ def _group_stop(ctx: Context) -> Answer:
         raise Refusal("This group comes from the environment: unset PAPERBOT_CHANNEL to stop its posts.")
     if here.stopped:
         return _notice("This group is stopped already: ", command_code("group start"), " resumes it.")
-    then = _announcing(ctx, lambda g: ("⏸️ The reading group in this channel is stopped: no posts or reminders.",))
+    then = _Announcing(ctx, lambda g: ("⏸️ The reading group in this channel is stopped: no posts or reminders.",))
     group = groups.stop(ctx.store, here, then)
-    return _notice(
+    reply = _notice(
         "Stopped the group in ",
         ChannelRef(group.channel or ""),
         ": no more posts or reminders; its history stays. ",
         command_code("group start"),
         " resumes it.",
     )
+    return Answer(reply.reply, then.change)
 
 
 def cmd_group(ctx: Context, args: str) -> Answer:

@@ -122,8 +122,9 @@ class Poster(Protocol):
         """Is the announcement in its channel already (an earlier try)?"""
         ...
 
-    def refresh_post(self, week: Week) -> bool:
-        """Bring the week's post, if it is out, up to date; False while it is being sent."""
+    def refresh_post(self, week: Week, channel: str | None = None) -> bool:
+        """Bring the week's post in `channel` (a group's; None: the environment's group's), if it is
+        out, up to date; False while it is being sent."""
         ...
 
     def channel_refused(self, channel: str, error: Rejected) -> None:
@@ -248,7 +249,9 @@ class OutboxSender:
             what = f"announce {announcement.about} in {channel}"
         try:
             if announcement is None:
-                if not self.poster.refresh_post(Week.from_key(week)):
+                # Rows queued before groups name no channel: the environment's group's post.
+                where = {"channel": channel} if channel else {}
+                if not self.poster.refresh_post(Week.from_key(week), **where):
                     # Being sent now, perhaps planned before the change: updated once it is out (not a try).
                     at = time.time() + POST_IN_FLIGHT_WAIT
                     outbox.postpone(self.store, item, at=at, why="the post is being sent")

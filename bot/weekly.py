@@ -248,14 +248,22 @@ def due(store: Store, channels: dict[str, MeetingCalendar], now: datetime) -> li
     if not slotted:
         return []
     keys = sorted({w.key for w in slotted.values()})
-    sent = set(
-        store.db.execute(
-            f"SELECT dest, key FROM deliveries WHERE kind = 'post' AND state = 'sent' "
-            f"AND key IN ({','.join('?' * len(keys))})",
-            keys,
-        ).fetchall()
-    )
+    sent: set[tuple[str, str]] = set()
+    dests = sorted(slotted)
+    for i in range(0, len(dests), DUE_BATCH):  # each (dest, key) a look-up in the primary key
+        batch = dests[i : i + DUE_BATCH]
+        sent.update(
+            store.db.execute(
+                f"SELECT dest, key FROM deliveries WHERE kind = 'post' AND dest IN ({','.join('?' * len(batch))}) "
+                f"AND key IN ({','.join('?' * len(keys))}) AND state = 'sent'",
+                [*batch, *keys],
+            ).fetchall()
+        )
     return [c for c, week in slotted.items() if (c, week.key) not in sent]
+
+
+#: Channels one query of `due` asks about (SQLite takes some thousands of parameters a statement).
+DUE_BATCH = 500
 
 
 def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:

@@ -10,7 +10,26 @@ from __future__ import annotations
 from bot import commands
 
 STRING, USER = 3, 6
-SUBCOMMAND = 1
+SUBCOMMAND, SUBCOMMAND_GROUP = 1, 2
+
+#: `group` is a subcommand group (Discord allows 25 entries a command): its subcommands, each the
+#: core's text after `/paper`, with their options; `group list` is `groups`.
+GROUP_SUBCOMMANDS: dict[str, tuple[str, str, list[tuple[str, int, str, bool, bool]]]] = {
+    "show": ("group", "this channel's reading group and its settings", []),
+    "start": ("group start", "admins: make this channel a reading group", []),
+    "set": (
+        "group set",
+        "admins: change one of the group's settings",
+        [
+            ("setting", STRING, "timezone, schedule, meeting, remind-days, focus-tag, admins, …", True, False),
+            ("value", STRING, "its new value, e.g. Europe/Berlin or thu 16:00", True, False),
+        ],
+    ),
+    "stop": ("group stop", "admins: no more posts or reminders in this channel", []),
+    "list": ("groups", "every reading group of the install", []),
+}
+#: Verbs that are subcommands of the `group` subcommand group, not subcommands of their own.
+IN_GROUP = {"groups"}
 
 #: Each verb's options, in the order the core reads them: (name, type, description, required, autocomplete).
 OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
@@ -42,9 +61,30 @@ OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
 PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 16)
 
 
+def _option(name: str, kind: int, about: str, required: bool, auto: bool) -> dict:
+    return {
+        "name": name,
+        "type": kind,
+        "description": about,
+        "required": required,
+        **({"autocomplete": True} if auto else {}),
+    }
+
+
+def _group_definition() -> dict:
+    subs = [
+        {"name": name, "type": SUBCOMMAND, "description": about, "options": [_option(*o) for o in options]}
+        for name, (_, about, options) in GROUP_SUBCOMMANDS.items()
+    ]
+    return {"name": "group", "type": SUBCOMMAND_GROUP, "description": "this channel's reading group", "options": subs}
+
+
 def definition() -> list[dict]:
     subs = []
-    for c in commands.COMMANDS[:MAX_SUBCOMMANDS]:
+    for c in [c for c in commands.COMMANDS if c.name not in IN_GROUP][:MAX_SUBCOMMANDS]:
+        if c.name == "group":
+            subs.append(_group_definition())
+            continue
         options = [
             {
                 "name": name,
@@ -90,6 +130,13 @@ def line_of(data: dict) -> str:
         return "help"
     sub = subs[0]
     verb = str(sub.get("name", "help"))
+    if sub.get("type") == SUBCOMMAND_GROUP:
+        inner = (sub.get("options") or [{}])[0]
+        name = str(inner.get("name", "show")) if isinstance(inner, dict) else "show"
+        text, _, options = GROUP_SUBCOMMANDS.get(name, GROUP_SUBCOMMANDS["show"])
+        given = {o.get("name"): o.get("value") for o in inner.get("options") or [] if isinstance(o, dict)}
+        values = [" ".join(str(given[o[0]]).split()) for o in options if given.get(o[0]) not in (None, "")]
+        return " ".join([text, *values])
     given = {o.get("name"): o.get("value") for o in sub.get("options") or [] if isinstance(o, dict)}
     words = [verb]
     command = commands.BY_NAME.get(verb)

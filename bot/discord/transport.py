@@ -17,7 +17,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from bot import announce, commands, weekly
+from bot import announce, commands, groups, weekly
 from bot.calendar import Week
 from bot.delivery import Delivery, Rejected, Sent
 from bot.discord import render
@@ -182,9 +182,10 @@ class DiscordPoster:
         found = self.bot.transport.find_message(channel, since - 600, lambda m: m.get("content") == body["content"])
         return found is not None
 
-    def refresh_post(self, week: Week) -> bool:
+    def refresh_post(self, week: Week, channel: str | None = None) -> bool:
         bot = self.bot
-        channel = bot.settings.channel
+        group = groups.of_channel(bot.store, bot.env, channel) if channel else bot.env
+        channel = group.channel if group is not None else None
         if not channel:
             return True
         sent = weekly.posted(bot.store, channel, week)
@@ -194,7 +195,7 @@ class DiscordPoster:
             sent = weekly.posted(bot.store, channel, week)
             if sent is None:
                 return True
-        post = weekly.plan(bot.store, bot.group, week, bot.settings.focus_tag, channel, bot.clock())
+        post = weekly.plan(bot.store, group.calendar, week, group.focus_tag, channel, bot.clock())
         if post is not None:
             bot.transport.update(sent, post)
             weekly.features(bot.store, channel, week, post.paper)

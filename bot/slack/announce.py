@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from bot import announce, commands, weekly
+from bot import announce, commands, groups, weekly
 from bot.announce import Announcement
 from bot.calendar import Week
 from bot.delivery import Rejected
@@ -69,7 +69,7 @@ class SlackPoster:
         )
         return found is not None
 
-    def refresh_post(self, week: Week) -> bool:
+    def refresh_post(self, week: Week, channel: str | None = None) -> bool:
         """Bring the week's post, if it is out, up to date with the database; raises Rejected or Uncertain.
 
         False while the post is being sent: it may have been planned before the latest change, so
@@ -80,7 +80,8 @@ class SlackPoster:
         the outbox, so a week's updates take turns.
         """
         bot = self.bot
-        channel = bot.settings.channel
+        group = groups.of_channel(bot.store, bot.env, channel) if channel else bot.env
+        channel = group.channel if group is not None else None
         if not channel:
             return True
         sent = weekly.posted(bot.store, channel, week)
@@ -90,7 +91,7 @@ class SlackPoster:
             sent = weekly.posted(bot.store, channel, week)  # recorded between the two looks?
             if sent is None:
                 return True  # not out: whenever it is, it is planned from the database as it is then
-        post = weekly.plan(bot.store, bot.group, week, bot.settings.focus_tag, channel, bot.clock())
+        post = weekly.plan(bot.store, group.calendar, week, group.focus_tag, channel, bot.clock())
         if post is not None:
             bot.transport.update(sent, post)
             weekly.features(bot.store, channel, week, post.paper)  # the rotation counts what the post shows

@@ -417,7 +417,17 @@ def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monke
     body = definition.definition()
     check_commands(body)
     subs = {o["name"]: o for o in body[0]["options"]}
-    assert set(subs) == {c.name for c in commands.COMMANDS}
+    assert set(subs) == {c.name for c in commands.COMMANDS} - definition.IN_GROUP  # `groups` is `group list`
+    assert [o["name"] for o in subs["group"]["options"]] == ["show", "start", "set", "stop", "list"]
+    setting = {
+        "name": "set",
+        "type": 1,
+        "options": [{"name": "setting", "value": "meeting"}, {"name": "value", "value": "thu  16:00"}],
+    }
+    data = {"name": "paper", "options": [{"name": "group", "type": 2, "options": [setting]}]}
+    assert definition.line_of(data) == "group set meeting thu 16:00"
+    data = {"name": "paper", "options": [{"name": "group", "type": 2, "options": [{"name": "list", "type": 1}]}]}
+    assert definition.line_of(data) == "groups"
     assert definition.line_of(slash("retire", MEMBER, args="7")["data"]) == "retire 7"
     data = slash("assign", MEMBER, user=ADMIN, paper="7", date="next")["data"]
     assert definition.line_of(data) == f"assign <@{ADMIN}> 7 next"

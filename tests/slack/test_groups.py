@@ -13,6 +13,7 @@ from slack_standin import SlackStandin
 
 from bot import catalog, groups, weekly
 from bot.calendar import Week
+from bot.replies import ChannelRef
 from bot.scheduler import ScheduledChecks
 
 OTHER = "C0OTHER"
@@ -216,3 +217,38 @@ def test_a_database_of_16cc2ce_keeps_every_row_as_group_one_and_posts_nothing_tw
 
 def schedule_text_of(h):
     return said(h.command("week", user="U3", channel_id="C0OLD"))
+
+
+def test_a_signup_updates_its_own_groups_post(two, slack):
+    clock = two.clock
+    ticker = ScheduledChecks(two.bot.store, two.bot.settings, two.bot.transport, clock=clock)
+    clock.set(at("2026-12-08 10:00", SHANGHAI))  # both groups' W50 posts go out
+    ticker.check_post()
+    [_], [shanghai] = posts(slack, CHANNEL), posts(slack, OTHER)
+    paper = shanghai["metadata"]["event_payload"]["paper_id"]
+    assert "Sign up to present" in str(shanghai["blocks"])
+    two.command(f"signup {paper} 2026-12-09", user="U1", channel_id=OTHER)
+
+    def updates(s, channel):
+        return [c.params for c in s.calls_to("chat.update") if c.params.get("channel") == channel]
+
+    assert slack.wait_for(lambda s: updates(s, OTHER), timeout=5)
+    assert "<@U1>" in str(updates(slack, OTHER)[-1]) and updates(slack, CHANNEL) == []
+
+
+def test_a_groups_settings_changed_in_chat_are_announced_in_its_channel(two, slack):
+    def lines(s):
+        return [html.unescape(m.get("text") or "") for m in s.messages(OTHER)]
+
+    assert slack.wait_for(lambda s: any("timezone is now Asia/Shanghai" in t for t in lines(s)), timeout=5)
+    assert any("Started a reading group" in t for t in lines(slack))
+    assert not any("timezone" in html.unescape(m.get("text") or "") for m in slack.messages(CHANNEL))
+
+
+def test_app_home_shows_the_members_slots_in_each_group(two):
+    two.command("signup 7 2026-12-16", user="U1", channel_id=OTHER)
+    two.command("signup 3 2026-12-16", user="U1", channel_id=CHANNEL)
+    home = two.bot.home("U1")
+    assert {line.channel for line in home.mine} == {CHANNEL, OTHER}
+    assert home.coming == [] and home.notice is not None  # whose weeks? each group's, in its channel
+    assert ChannelRef(OTHER) in home.notice.text
