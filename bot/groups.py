@@ -131,6 +131,11 @@ def every(store: Store, env: Group) -> list[Group]:
     return [env, *chat_groups(store)]
 
 
+def several(store: Store) -> bool:
+    """Are there groups besides the environment's (started in chat, stopped ones too)?"""
+    return store.db.execute("SELECT 1 FROM groups WHERE id != ? LIMIT 1", [ENV]).fetchone() is not None
+
+
 def of_channel(store: Store, env: Group, channel: str | None) -> Group | None:
     """The group whose channel `channel` is, or None."""
     if not channel:
