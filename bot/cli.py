@@ -258,7 +258,7 @@ def cmd_post_week(args, settings: Settings) -> int:
         settings.require(platforms.of(settings).token)
     store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     env = groups.from_settings(settings)
-    chat = [g for g in groups.chat_groups(store) if g.posts]
+    chat = [g for g in groups.posting(store, env, platforms.of(settings).name) if not g.from_env]
     at = _parse_at(args.at, settings)
     if channel is not None:
         picked = [_the_group(store, settings, channel)]
@@ -364,7 +364,8 @@ def cmd_remind(args, settings: Settings) -> int:
         calendars = [_the_group(store, settings, channel).calendar]
     else:  # the environment's group (its reminders need no channel, as before groups) and every posting group
         env = groups.from_settings(settings)
-        calendars = [env.calendar, *(g.calendar for g in groups.chat_groups(store) if g.posts)]
+        mine = groups.posting(store, env, platforms.of(settings).name)
+        calendars = [env.calendar, *(g.calendar for g in mine if not g.from_env)]
     sendings = reminders.send_due_in(store, calendars, _transport(settings), at, force=True)
     failed = 0
     for s in sendings:

@@ -131,6 +131,13 @@ def every(store: Store, env: Group) -> list[Group]:
     return [env, *chat_groups(store)]
 
 
+def posting(store: Store, env: Group, platform: str | None) -> list[Group]:
+    """The groups that get posts and reminders from a process serving `platform` (None: any): a
+    channel, not stopped, and started on that platform (the environment's group is the process's)."""
+    wanted = platform.lower() if platform else None
+    return [g for g in every(store, env) if g.posts and (wanted is None or g.platform in (None, wanted))]
+
+
 def several(store: Store) -> bool:
     """Are there groups besides the environment's (started in chat, stopped ones too)?"""
     return store.db.execute("SELECT 1 FROM groups WHERE id != ? LIMIT 1", [ENV]).fetchone() is not None

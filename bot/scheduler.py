@@ -28,7 +28,7 @@ from datetime import datetime
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot import groups, reminders, weekly
+from bot import groups, platforms, reminders, weekly
 from bot.delivery import Transport
 from bot.settings import Settings
 from bot.store import Store
@@ -48,6 +48,7 @@ class ScheduledChecks:
         transport: Transport,
         *,
         clock: Callable[[], datetime] | None = None,
+        platform: str | None = None,
         tell_admins: Callable[[str], None] = lambda text: None,
         stop: threading.Event | None = None,
         outbox: Callable[[], None] = lambda: None,
@@ -57,6 +58,8 @@ class ScheduledChecks:
         self.settings = settings
         self.group = settings.group
         self.env = groups.from_settings(settings)
+        #: The platform this process serves: a group started on another is that platform's process's to post.
+        self.platform = platform if platform is not None else _platform_of(settings)
         self.transport = transport
         self.clock = clock or settings.now
         self.tell_admins = tell_admins
@@ -101,7 +104,7 @@ class ScheduledChecks:
 
     def posting_groups(self) -> list[groups.Group]:
         """The groups that get posts and reminders now: a channel, not stopped."""
-        return [g for g in groups.every(self.store, self.env) if g.posts]
+        return groups.posting(self.store, self.env, self.platform)
 
     def _post(self, now: datetime) -> None:
         try:
@@ -157,6 +160,13 @@ class ScheduledChecks:
                     log.error("could not remind %s about %s: %s", r.presenter, r.week, result.detail)
         except Exception:
             log.exception("reminder check failed")
+
+
+def _platform_of(settings: Settings) -> str | None:
+    try:
+        return platforms.of(settings).name
+    except StopIteration:  # the core's own Settings (tests, the console): no platform's in particular
+        return None
 
 
 def create(ticker: ScheduledChecks, settings: Settings) -> BackgroundScheduler:

@@ -252,3 +252,11 @@ def test_app_home_shows_the_members_slots_in_each_group(two):
     assert {line.channel for line in home.mine} == {CHANNEL, OTHER}
     assert home.coming == [] and home.notice is not None  # whose weeks? each group's, in its channel
     assert ChannelRef(OTHER) in home.notice.text
+
+
+def test_a_group_started_on_discord_is_not_posted_by_the_slack_process(two, slack):
+    two.bot.store.db.execute("UPDATE groups SET platform = 'discord' WHERE channel = ?", [OTHER])
+    ticker = ScheduledChecks(two.bot.store, two.bot.settings, two.bot.transport, clock=two.clock)
+    two.clock.set(at("2026-12-08 10:00", SHANGHAI))
+    ticker.check_post()
+    assert len(posts(slack, CHANNEL)) == 1 and posts(slack, OTHER) == []
