@@ -58,6 +58,7 @@ import bench  # noqa: E402  (helpers: Server, base_env, import_catalog, proc_sta
 SECRET, TOKEN = bench.SECRET, bench.TOKEN
 ADMIN = "UBENCHADMIN"
 ONE_CHANNEL = "C0ONEGROUP"  # the one-group bot's channel
+ENV_APART = "C0ENVAPART"  # with --env-apart: group 1's channel, posting at no slot near the others'
 POST_EVENT = "paper_of_the_week"  # bot.slack.blocks.POST_EVENT, checked at start
 POSTS_WITHIN = 1.5  # x the floor
 LATENCY_WITHIN = 1.2  # x the one-group bot's p50
@@ -254,6 +255,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--quick", action="store_true", help="100 groups, 30 samples")
+    p.add_argument(
+        "--env-apart",
+        action="store_true",
+        help="all N groups started in chat, and group 1 (the environment's) on a schedule of its own",
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.groups, args.requests, args.papers = min(args.groups, 100), min(args.requests, 30), min(args.papers, 500)
@@ -275,7 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {
         "command": "python bench/groups_bench.py" + "".join(f" {a}" for a in argv_shown),
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "params": {"groups": n, "workspace_rate": args.workspace_rate, "requests": args.requests},
+        "params": {
+            "groups": n,
+            "workspace_rate": args.workspace_rate,
+            "requests": args.requests,
+            "env_apart": args.env_apart,
+        },
     }
     limits = PostLimits(channel_rate=1.0, channel_burst=3, workspace_rate=args.workspace_rate)
     result["limits"] = {"channel": "1/s, burst 3", "workspace": f"{args.workspace_rate:g}/s, burst {limits._workspace_burst()}"}
@@ -292,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copy(base, db)
 
     groups = [group_channel(i) for i in range(n)]
+    # Group 1 is one of the N, posting at the same minute; or (--env-apart) it is elsewhere, at a slot
+    # of its own (1 January), and the N groups are all started in chat.
+    env_channel, chat = (ENV_APART, groups) if args.env_apart else (groups[0], groups[1:])
     floors = [floor_channel(i) for i in range(n)]
     users = {ADMIN: {"is_admin": True}, **{f"UM{k}": {} for k in range(50)}}
     ctx = get_context("spawn")
@@ -306,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
                     posted.setdefault(call.params.get("channel"), []).append(time.time())
 
     with (
-        SlackStandin(channels={*groups, *floors, ONE_CHANNEL}, users=users, limits=limits) as slack,
+        SlackStandin(channels={*groups, *floors, ONE_CHANNEL, ENV_APART}, users=users, limits=limits) as slack,
         ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool,
     ):
         pool.submit(time.sleep, 0).result()
@@ -323,15 +337,16 @@ def main(argv: list[str] | None = None) -> int:
         slot = slot_ahead(30 + n * 0.02)
         cron = weekly_cron(slot)
         result["slot"] = {"at": slot.isoformat(), "schedule": cron}
-        bench.log(f"making {n - 1} groups more, all posting at {cron} (UTC)")
+        bench.log(f"making {len(chat)} groups in chat, all posting at {cron} (UTC)")
         t = time.perf_counter()
-        make_groups(db_many, groups[0], groups[1:], cron)
+        make_groups(db_many, env_channel, chat, cron)
         result["make_groups_seconds"] = time.perf_counter() - t
 
         bench.log("starting two `python -m bot run`: one group, and all of them")
         one = start_bot(db_one, slack.api_url, workdir, "bot-one", ONE_CHANNEL, cron)
         try:
-            many = start_bot(db_many, slack.api_url, workdir, f"bot-{n}", groups[0], cron)
+            env_cron = "0 9 1 1 *" if args.env_apart else cron
+            many = start_bot(db_many, slack.api_url, workdir, f"bot-{n}", env_channel, env_cron)
         except BaseException:
             one.stop()
             raise
@@ -435,7 +450,9 @@ def report(r: dict) -> str:
         "",
         "| posts | figure |",
         "| --- | ---: |",
-        f"| groups, posts due at the same minute ({r['slot']['schedule']} UTC) | {n} |",
+        f"| groups, posts due at the same minute ({r['slot']['schedule']} UTC)"
+        + (", all started in chat, group 1 at a slot of its own" if r["params"].get("env_apart") else "")
+        + f" | {n} |",
         f"| floor, computed from the stand-in's buckets | {_f(computed)} s |",
         f"| floor, measured: a bare client, 4 threads, honouring Retry-After ({floor['rate_limited']} × 429) | {_f(measured)} s |",
         f"| bot: slot → first post | {_f(posts['first_after_slot_s'])} s |",
