@@ -91,8 +91,8 @@ def from_settings(settings: Settings) -> Group:
         replace(settings.group, group_id=ENV),
         settings.focus_tag,
         settings.admins,
-        getattr(settings, "rotation", "catalog"),
-        getattr(settings, "meeting_minutes", 60),
+        settings.rotation,
+        settings.meeting_minutes,
         meeting_set=meeting_set,
     )
 
@@ -261,7 +261,7 @@ def check(store: Store, group: Group, setting: str, value: str, read_member) -> 
             return "admins", ""
         ids = []
         for word in raw.replace(",", " ").split():
-            member = read_member(word)
+            member = read_member(word) or read_member(word.lstrip("@"))  # `@U1` typed where ids are read
             if member is None:
                 raise SettingError(setting, f"{word[:40]!r} is not a member: name each admin with a mention")
             if member not in ids:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from bot import commands
+from bot import commands, groups
 from bot.console.render import inline, render
 from bot.replies import COMMAND
 
@@ -35,6 +35,11 @@ def read_member(word: str) -> str | None:
 
 
 PLATFORM = commands.Platform(read_member, member_example="ada")
+
+
+def _a_groups_channel(context: commands.Context) -> bool:
+    """Is the console typing in a group's channel (`--channel`), whose changes are announced there?"""
+    return groups.of_channel(context.store, context.env_group, context.where) is not None
 
 
 def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
@@ -73,7 +78,7 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
             said = inline(commands.announcement(answer.change))
             where = (
                 "to the channel, sent by paperbot run"
-                if context.channel
+                if context.channel or _a_groups_channel(context)
                 else "with PAPERBOT_CHANNEL set, the channel reads"
             )
             stdout.write(f"  ({where}: {said})\n")
