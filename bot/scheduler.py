@@ -15,6 +15,8 @@ looked at apart: a post waiting out the platform's rate limits holds no reminder
 Every check looks at every group (bot/groups.py) as the database has them then, so a group
 started, changed or stopped in chat counts from the next check, without a restart and without a
 job of its own: one query reads the groups, one finds the posts that are due, one the reminders.
+After each look at the posts, one job is set at the earliest next slot of any group, so that the
+posts of groups on another schedule than the environment's begin at their slot too.
 """
 
 from __future__ import annotations
