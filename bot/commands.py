@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -850,11 +850,38 @@ NEEDS_GROUP = frozenset(
 GROUPS_SHOWN = 25
 
 
+class _Calendars(Mapping):
+    """Groups' calendars by id, each with its channel when there are several groups to tell apart;
+    a group is read when a line asks for it: a member's slots name a few groups of an install's many."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self._read: dict[int, groups.Group | None] = {}
+        self._several: bool | None = None
+
+    def _group(self, gid: int) -> groups.Group | None:
+        if gid not in self._read:
+            self._read[gid] = groups.by_id(self.ctx.store, self.ctx.env_group, gid)
+        return self._read[gid]
+
+    def __getitem__(self, gid: int) -> tuple[MeetingCalendar, str | None]:
+        group = self._group(gid)
+        if group is None:
+            raise KeyError(gid)
+        if self._several is None:
+            self._several = groups.several(self.ctx.store)
+        return group.calendar, group.channel if self._several else None
+
+    def __iter__(self):
+        return (g.id for g in groups.every(self.ctx.store, self.ctx.env_group))
+
+    def __len__(self) -> int:
+        return len(groups.every(self.ctx.store, self.ctx.env_group))
+
+
 def _calendars(ctx: Context) -> slots.Calendars:
     """Every group's calendar, and its channel when there are several groups to tell apart."""
-    every = groups.every(ctx.store, ctx.env_group)
-    several = len(every) > 1
-    return {g.id: (g.calendar, g.channel if several else None) for g in every}
+    return _Calendars(ctx)
 
 
 def in_group(ctx: Context, group: groups.Group) -> Context:

@@ -138,6 +138,11 @@ def posting(store: Store, env: Group, platform: str | None) -> list[Group]:
     return [g for g in every(store, env) if g.posts and (wanted is None or g.platform in (None, wanted))]
 
 
+def several(store: Store) -> bool:
+    """Are there groups besides the environment's (started in chat, stopped ones too)?"""
+    return store.db.execute("SELECT 1 FROM groups WHERE id != ? LIMIT 1", [ENV]).fetchone() is not None
+
+
 def of_channel(store: Store, env: Group, channel: str | None) -> Group | None:
     """The group whose channel `channel` is, or None."""
     if not channel:

@@ -15,6 +15,8 @@ looked at apart: a post waiting out the platform's rate limits holds no reminder
 Every check looks at every group (bot/groups.py) as the database has them then, so a group
 started, changed or stopped in chat counts from the next check, without a restart and without a
 job of its own: one query reads the groups, one finds the posts that are due, one the reminders.
+After each look at the posts, one job is set at the earliest next slot of any group, so that the
+posts of groups on another schedule than the environment's begin at their slot too.
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from collections.abc import Callable
 from datetime import datetime
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot import groups, platforms, reminders, weekly
+from bot.calendar import MeetingCalendar
 from bot.delivery import Transport
 from bot.settings import Settings
 from bot.store import Store
@@ -71,6 +75,8 @@ class ScheduledChecks:
         # in the channel, a bad token): a restart is how an operator says it is fixed.
         self._post_looked: set[int] = set()  # the groups looked at since the start
         self._reminders_looked = False
+        #: Told the next slot of any group after each look at the posts (`create` makes it a job then).
+        self.on_next_slot: Callable[[datetime], None] = lambda slot: None
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the checks under way to end; True if none is running."""
@@ -115,6 +121,12 @@ class ScheduledChecks:
             return
         for channel in due:
             self._post_group(posting[channel], now)
+        try:
+            slot = next_slot([g.calendar for g in posting.values()], now)
+            if slot is not None:
+                self.on_next_slot(slot)
+        except Exception:
+            log.exception("planning the next post slot failed")
 
     def _post_group(self, group: groups.Group, now: datetime) -> None:
         channel = group.channel
@@ -163,6 +175,16 @@ class ScheduledChecks:
             log.exception("reminder check failed")
 
 
+def next_slot(calendars: list[MeetingCalendar], now: datetime) -> datetime | None:
+    """The earliest post slot after `now` of any of `calendars`, worked out once per schedule and zone."""
+    slots = {}
+    for calendar in calendars:
+        key = (calendar.schedule.expr, calendar.tz.key)
+        if key not in slots:
+            slots[key] = groups.next_post(calendar, now)
+    return min((s for s in slots.values() if s is not None), default=None)
+
+
 def _platform_of(settings: Settings) -> str | None:
     try:
         return platforms.of(settings).name
@@ -183,4 +205,14 @@ def create(ticker: ScheduledChecks, settings: Settings) -> BackgroundScheduler:
     start = datetime.now(settings.timezone)
     scheduler.add_job(ticker.check_post, every, id="post-check", name="catch-up and retries", next_run_time=start)
     scheduler.add_job(ticker.check_reminders, every, id="reminders", name="reminders", next_run_time=start)
+
+    # Each group's slot, not only the environment's crontab: at a slot that the groups started in chat
+    # have, their posts begin then, not up to CHECK_SECONDS later, which a thousand posts under the
+    # platform's rate limit cannot make up.
+    def plan(slot: datetime) -> None:
+        scheduler.add_job(
+            ticker.check_post, DateTrigger(slot), id="group-slot", name="next group slot", replace_existing=True
+        )
+
+    ticker.on_next_slot = plan
     return scheduler

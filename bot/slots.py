@@ -9,7 +9,7 @@ Changing the schedule is signups.py's job; this module only reads it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Literal, NamedTuple
 
@@ -229,7 +229,7 @@ def waiting_papers(store: Store, n: int, focus_tag: str | None = None, group_id:
 
 
 #: A group's calendar and channel, by its id: what lines of several groups are drawn with.
-Calendars = dict[int, tuple[MeetingCalendar, str | None]]
+Calendars = Mapping[int, tuple[MeetingCalendar, str | None]]
 
 
 def _lines_in(store: Store, calendars: Calendars, rows: list) -> list[SlotLine]:

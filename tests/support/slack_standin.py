@@ -11,6 +11,9 @@ Public API of SlackStandin (everything thread-safe):
   messages(channel)            stored messages, oldest first ("D"+user for DMs), edits applied
   responses, responses_to(url), ephemerals, home_views, views   other recorded state
   fail_next(method, ...)       queue a fault (429 / 5xx / error / accept_then="hang"|"drop")
+  SlackStandin(limits=PostLimits(...))   rate-limit chat.postMessage as Slack does: per
+                               channel and workspace-wide, 429 with Retry-After (off by default)
+  rate_limited                 how many posts were answered 429 by those limits
   on_accept                    callback(Call) after a write is accepted, before the response
   wait_for(predicate, timeout) poll predicate(slack); True/False
   response_url()               a fresh response_url; POSTs are validated and recorded
@@ -27,6 +30,7 @@ import base64
 import copy
 import itertools
 import json
+import math
 import threading
 import time
 import uuid
@@ -85,6 +89,49 @@ class _Fault:
     error: str | None = None
     accept_then: str | None = None
     seconds: float = 30
+
+
+@dataclass(frozen=True)
+class PostLimits:
+    """chat.postMessage's limits, as Slack sets them: about one message a second per channel with
+    short bursts, and a workspace-wide rate. Each is a token bucket; `None` turns one off."""
+
+    channel_rate: float | None = 1.0  # messages a second, per channel
+    channel_burst: int = 3
+    workspace_rate: float | None = None  # messages a second, all channels together
+    workspace_burst: int | None = None  # default: one second's worth
+
+    def floor_seconds(self, messages: int, channels: int) -> float:
+        """The least time `messages` posts spread evenly over `channels` can take, from full buckets."""
+        floor = 0.0
+        if self.workspace_rate:
+            floor = max(floor, max(messages - self._workspace_burst(), 0) / self.workspace_rate)
+        if self.channel_rate:
+            per_channel = math.ceil(messages / max(channels, 1))
+            floor = max(floor, max(per_channel - self.channel_burst, 0) / self.channel_rate)
+        return floor
+
+    def _workspace_burst(self) -> int:
+        if self.workspace_burst is not None:
+            return self.workspace_burst
+        return max(1, math.ceil(self.workspace_rate or 1))
+
+
+class _Bucket:
+    """A token bucket: `rate` tokens a second, holding at most `burst`; starts full."""
+
+    def __init__(self, rate: float, burst: int, now: float):
+        self.rate, self.burst = rate, burst
+        self.tokens, self.at = float(burst), now
+
+    def wait(self, now: float) -> float:
+        """Seconds until a token is there (0: one is there now)."""
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        return 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate
+
+    def take(self) -> None:
+        self.tokens -= 1
 
 
 class Rejected(Exception):
@@ -257,8 +304,9 @@ def _ts_key(ts: Any, error: str = "invalid_arguments") -> Decimal:
 class SlackStandin:
     """Slack Web API + Socket Mode on 127.0.0.1.  All public methods are thread-safe."""
 
-    def __init__(self, channels=(), members=None, users=None):
+    def __init__(self, channels=(), members=None, users=None, limits: PostLimits | None = None):
         self.channels = set(channels)
+        self.limits = limits
         self.members = set(self.channels if members is None else members)
         users = users if isinstance(users, dict) else dict.fromkeys(users or (), {})
         self.users = {uid: dict(info) for uid, info in users.items()}
@@ -318,6 +366,8 @@ class SlackStandin:
             self._responses_by_url: dict = {}  # url id -> [bodies]
             self._ephemerals: list = []
             self._home_views: dict = {}
+            self._buckets: dict = {}  # channel, or None for the workspace -> _Bucket
+            self.rate_limited = 0
             self.on_accept = None
 
     # ----- inspection ------------------------------------------------------
@@ -436,8 +486,13 @@ class SlackStandin:
                         body = {"ok": False, "error": HTTPStatus(status).phrase}
                 elif fault and fault.error:
                     raise Rejected(fault.error, "injected by fail_next")
+                elif (retry_after := self._limit_wait(method, params)) is not None:
+                    status, body = 429, {"ok": False, "error": "ratelimited"}
+                    headers["Retry-After"] = str(retry_after)
+                    self.rate_limited += 1
                 else:
                     status, body = 200, {"ok": True, **handler(params)}
+                    self._limit_take(method, params)
         except Rejected as e:
             body = {"ok": False, "error": e.error, **({"detail": e.detail} if e.detail else {})}
             status = 200  # the Web API reports errors in the body; response_urls use HTTP codes
@@ -450,6 +505,33 @@ class SlackStandin:
         if body.get("ok") and method in WRITE_METHODS and self.on_accept is not None:
             self.on_accept(call)
         return status, body, headers, fault
+
+    def _limited_buckets(self, method: str, params: dict) -> list:
+        """The buckets a post takes a token from (none unless `limits` are set)."""
+        if self.limits is None or method != "chat.postMessage":
+            return []
+        now, found = time.monotonic(), []  # a new bucket starts full
+        channel = params.get("channel") if isinstance(params.get("channel"), str) else ""
+        for key, rate, burst in (
+            (None, self.limits.workspace_rate, self.limits._workspace_burst()),
+            (channel, self.limits.channel_rate, self.limits.channel_burst),
+        ):
+            if rate:
+                if key not in self._buckets:
+                    self._buckets[key] = _Bucket(rate, burst, now)
+                found.append(self._buckets[key])
+        return found
+
+    def _limit_wait(self, method: str, params: dict) -> int | None:
+        """Retry-After in whole seconds (as Slack sends it) when a post is over a limit, else None."""
+        now = time.monotonic()
+        wait = max((bucket.wait(now) for bucket in self._limited_buckets(method, params)), default=0.0)
+        return max(1, math.ceil(wait)) if wait > 0 else None
+
+    def _limit_take(self, method: str, params: dict) -> None:
+        """An accepted post spends a token of each limit (a refused one spends none)."""
+        for bucket in self._limited_buckets(method, params):
+            bucket.take()
 
     def _check_token(self, method: str, token: str | None) -> None:
         if not token:
