@@ -1,0 +1,112 @@
+"""One real `paperbot run` with both SLACK_BOT_TOKEN and DISCORD_TOKEN set: both platforms' HTTP
+routes on one PORT, and each group's weekly post through its own platform's stand-in, once."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from conftest import CHANNEL, env_for_process
+from discord_standin import TOKEN as DISCORD_TOKEN
+from discord_standin import DiscordStandin, slash
+from discord_standin import sign as discord_sign
+from slack_standin import SlackStandin
+from test_processes import Server, free_port, procs, weekly_posts  # noqa: F401  (procs: the fixture)
+
+pytestmark = pytest.mark.slow
+
+DISCORD_CHANNEL = "1000000000000000004"
+DISCORD_ADMIN = "1300000000000000001"
+
+
+@pytest.fixture
+def slack():
+    with SlackStandin(channels={CHANNEL}, members={CHANNEL}, users={"UADMIN": {}, "U1": {}}) as standin:
+        yield standin
+
+
+@pytest.fixture
+def discord():
+    with DiscordStandin(channels={DISCORD_CHANNEL, "1000000000000000003"}, users={DISCORD_ADMIN: {}}) as d:
+        yield d
+
+
+def discord_posts(discord, channel: str) -> list[dict]:
+    return [
+        m
+        for m in discord.messages(channel)
+        if any("paper of the week" in ((e.get("footer") or {}).get("text") or "") for e in m.get("embeds") or [])
+    ]
+
+
+def start_both(procs, tmp_path, slack, discord, port: int) -> Server:  # noqa: F811
+    from discord_standin import PUBLIC_KEY
+
+    env = env_for_process(
+        tmp_path,
+        slack.api_url,
+        PORT=str(port),
+        DISCORD_TOKEN=DISCORD_TOKEN,
+        DISCORD_PUBLIC_KEY=PUBLIC_KEY,
+        DISCORD_API_URL=discord.api_url,
+        PAPERBOT_ADMINS=f"UADMIN,{DISCORD_ADMIN}",  # both platforms' ids, mixed
+    )
+    server = Server(procs.start("run", env=env), port, slack)
+    server.wait_ready()
+    return server
+
+
+def interact(server: Server, interaction: dict) -> dict:
+    body = json.dumps(interaction)
+    status, data, _ = server.request("POST", "/discord/interactions", body, discord_sign(body))
+    assert status == 200, (status, data, server.proc.log())
+    return json.loads(data)
+
+
+def until(predicate, what: str, server: Server, timeout: float = 45) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        assert server.proc.poll() is None, server.proc.log()
+        time.sleep(0.1)
+    raise AssertionError(f"{what} within {timeout} s:\n{server.proc.log()}")
+
+
+def test_one_run_serves_slack_and_discord_and_posts_each_group_on_its_own(procs, tmp_path, slack, discord):  # noqa: F811
+    port = free_port()
+    server = start_both(procs, tmp_path, slack, discord, port)
+
+    # Both platforms' signed requests on the one PORT, and the health check.
+    status, reply, seconds = server.command("tag parallelism-dp")
+    assert status == 200 and "32 papers tagged parallelism-dp" in reply["text"], (status, reply, server.proc.log())
+    answer = interact(server, slash("tag", DISCORD_ADMIN, name="parallelism-dp"))
+    assert "parallelism-dp" in json.dumps(answer), answer
+    assert server.request("GET", "/healthz")[0] == 200
+
+    # Group 1 is on Slack (PAPERBOT_CHANNEL C…): its week's post, caught up at start, through Slack.
+    until(lambda: len(weekly_posts(slack)) == 1, "no weekly post in Slack's channel", server)
+
+    # A group started from Discord, in a Discord channel.
+    start = slash("group", DISCORD_ADMIN)
+    start["data"]["options"] = [{"name": "group", "type": 2, "options": [{"name": "start", "type": 1, "options": []}]}]
+    start["channel_id"] = DISCORD_CHANNEL
+    said = interact(server, start)
+    assert "Started a reading group" in json.dumps(said), said
+
+    # Stopped and started again: the start's catch-up posts the Discord group's week through Discord,
+    # and group 1's week, posted already, is not posted again.
+    code, seconds = server.proc.terminate_and_wait(timeout=15)
+    assert code == 0 and seconds < 10, (code, seconds, server.proc.log())
+    assert "Traceback" not in server.proc.log()
+    server = start_both(procs, tmp_path, slack, discord, free_port())
+    until(lambda: len(discord_posts(discord, DISCORD_CHANNEL)) == 1, "no weekly post in Discord's channel", server)
+    status, reply, _ = server.command("tags")
+    assert status == 200, server.proc.log()
+
+    code, _ = server.proc.terminate_and_wait(timeout=15)
+    assert code == 0 and "Traceback" not in server.proc.log(), server.proc.log()
+    assert len(weekly_posts(slack)) == 1 and len(discord_posts(discord, DISCORD_CHANNEL)) == 1
+    assert discord.messages("1000000000000000003") == []  # nothing of group 1's went to Discord
+    assert not [m for m in slack.messages(CHANNEL) if "Started a reading group" in json.dumps(m)]
