@@ -245,7 +245,15 @@ class Part:
             raise StartError(f"cannot connect to the Discord Gateway (asked of {self.settings.api_url}/gateway/bot)")
         if self._gateway.fatal:
             raise StartError(self._gateway.fatal)
+        threading.Thread(target=self._watch, name="paperbot-gateway-watch", daemon=True).start()
         return not self.stop.is_set()
+
+    def _watch(self) -> None:
+        """A session refused for good while running is said once; the other platform keeps serving."""
+        while not self.stop.wait(0.5):
+            if self._gateway is not None and self._gateway.fatal:
+                log.error("%s; Discord's interactions stop here, the other platform goes on", self._gateway.fatal)
+                return
 
     def add_jobs(self, jobs) -> None:
         if self.settings.events:
