@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime, timedelta
+from datetime import time as dtime
 
 import pytest
-from conftest import CHANNEL, env_for_process
+from conftest import CHANNEL, TZ, env_for_process
+from discord_standin import PUBLIC_KEY, DiscordStandin, slash
 from discord_standin import TOKEN as DISCORD_TOKEN
-from discord_standin import DiscordStandin, slash
 from discord_standin import sign as discord_sign
 from slack_standin import SlackStandin
-from test_processes import Server, free_port, procs, weekly_posts  # noqa: F401  (procs: the fixture)
+from test_processes import Server, free_port, monday, procs, weekly_posts  # noqa: F401  (procs: the fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -40,19 +42,20 @@ def discord_posts(discord, channel: str) -> list[dict]:
     ]
 
 
-def start_both(procs, tmp_path, slack, discord, port: int) -> Server:  # noqa: F811
-    from discord_standin import PUBLIC_KEY
-
-    env = env_for_process(
+def env_both(tmp_path, slack, discord, **extra: str) -> dict[str, str]:
+    return env_for_process(
         tmp_path,
         slack.api_url,
-        PORT=str(port),
         DISCORD_TOKEN=DISCORD_TOKEN,
         DISCORD_PUBLIC_KEY=PUBLIC_KEY,
         DISCORD_API_URL=discord.api_url,
         PAPERBOT_ADMINS=f"UADMIN,{DISCORD_ADMIN}",  # both platforms' ids, mixed
+        **extra,
     )
-    server = Server(procs.start("run", env=env), port, slack)
+
+
+def start_both(procs, tmp_path, slack, discord, port: int) -> Server:  # noqa: F811
+    server = Server(procs.start("run", env=env_both(tmp_path, slack, discord, PORT=str(port))), port, slack)
     server.wait_ready()
     return server
 
@@ -62,6 +65,14 @@ def interact(server: Server, interaction: dict) -> dict:
     status, data, _ = server.request("POST", "/discord/interactions", body, discord_sign(body))
     assert status == 200, (status, data, server.proc.log())
     return json.loads(data)
+
+
+def start_discord_group(server: Server) -> None:
+    start = slash("group", DISCORD_ADMIN)
+    start["data"]["options"] = [{"name": "group", "type": 2, "options": [{"name": "start", "type": 1, "options": []}]}]
+    start["channel_id"] = DISCORD_CHANNEL
+    said = interact(server, start)
+    assert "Started a reading group" in json.dumps(said), said
 
 
 def until(predicate, what: str, server: Server, timeout: float = 45) -> None:
@@ -89,11 +100,7 @@ def test_one_run_serves_slack_and_discord_and_posts_each_group_on_its_own(procs,
     until(lambda: len(weekly_posts(slack)) == 1, "no weekly post in Slack's channel", server)
 
     # A group started from Discord, in a Discord channel.
-    start = slash("group", DISCORD_ADMIN)
-    start["data"]["options"] = [{"name": "group", "type": 2, "options": [{"name": "start", "type": 1, "options": []}]}]
-    start["channel_id"] = DISCORD_CHANNEL
-    said = interact(server, start)
-    assert "Started a reading group" in json.dumps(said), said
+    start_discord_group(server)
 
     # Stopped and started again: the start's catch-up posts the Discord group's week through Discord,
     # and group 1's week, posted already, is not posted again.
@@ -110,3 +117,43 @@ def test_one_run_serves_slack_and_discord_and_posts_each_group_on_its_own(procs,
     assert len(weekly_posts(slack)) == 1 and len(discord_posts(discord, DISCORD_CHANNEL)) == 1
     assert discord.messages("1000000000000000003") == []  # nothing of group 1's went to Discord
     assert not [m for m in slack.messages(CHANNEL) if "Started a reading group" in json.dumps(m)]
+
+
+def test_post_week_and_remind_with_both_tokens_reach_each_group_through_its_platform(
+    procs,  # noqa: F811
+    tmp_path,
+    slack,
+    discord,
+):
+    server = start_both(procs, tmp_path, slack, discord, free_port())
+    start_discord_group(server)
+    # Sign-ups two weeks ahead: group 1 meets on Thursdays 16:00 Berlin, the Discord group at its
+    # post's time, Mondays 09:00 UTC.
+    week = monday(2)
+    thursday = week + timedelta(days=3)
+    status, reply, _ = server.command(f"signup 3 {thursday.isoformat()}", user="U1")
+    assert status == 200 and "You're signed up" in reply["text"], reply
+    signed = slash("signup", DISCORD_ADMIN, paper="7", date=week.isoformat())
+    signed["channel_id"] = DISCORD_CHANNEL
+    assert "You're signed up" in json.dumps(interact(server, signed))
+    code, _ = server.proc.terminate_and_wait(timeout=15)
+    assert code == 0, server.proc.log()
+    before = len(weekly_posts(slack)), len(discord_posts(discord, DISCORD_CHANNEL))
+
+    env = env_both(tmp_path, slack, discord)
+    next_monday = datetime.combine(monday(1), dtime(10, 0), tzinfo=UTC).isoformat()
+    done = procs.run("post-week", "--at", next_monday, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"to {CHANNEL}." in done.stdout and f"to {DISCORD_CHANNEL}." in done.stdout, done.stdout
+    assert len(weekly_posts(slack)) == before[0] + 1
+    assert len(discord_posts(discord, DISCORD_CHANNEL)) == before[1] + 1
+
+    # The Discord group's presenter from Saturday 09:00 UTC before their Monday; group 1's from Tuesday.
+    sunday = datetime.combine(week - timedelta(days=1), dtime(12, 0), tzinfo=UTC).isoformat()
+    done = procs.run("remind", "--at", sunday, env=env)
+    assert done.returncode == 0 and f"Reminded {DISCORD_ADMIN} about #7" in done.stdout, done.stdout + done.stderr
+    assert len(discord.messages(discord.dm_channel(DISCORD_ADMIN))) == 1
+    wednesday = datetime.combine(week + timedelta(days=2), dtime(12, 0), tzinfo=TZ).isoformat()
+    done = procs.run("remind", "--at", wednesday, env=env)
+    assert done.returncode == 0 and "Reminded U1 about #3" in done.stdout, done.stdout + done.stderr
+    assert len(slack.messages("DU1")) == 1
