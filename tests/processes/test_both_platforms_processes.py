@@ -7,9 +7,10 @@ import json
 import time
 from datetime import UTC, datetime, timedelta
 from datetime import time as dtime
+from urllib.parse import parse_qsl
 
 import pytest
-from conftest import CHANNEL, TZ, env_for_process
+from conftest import CHANNEL, TZ, env_for_process, slash_form
 from discord_standin import PUBLIC_KEY, DiscordStandin, slash
 from discord_standin import TOKEN as DISCORD_TOKEN
 from discord_standin import sign as discord_sign
@@ -43,15 +44,13 @@ def discord_posts(discord, channel: str) -> list[dict]:
 
 
 def env_both(tmp_path, slack, discord, **extra: str) -> dict[str, str]:
-    return env_for_process(
-        tmp_path,
-        slack.api_url,
-        DISCORD_TOKEN=DISCORD_TOKEN,
-        DISCORD_PUBLIC_KEY=PUBLIC_KEY,
-        DISCORD_API_URL=discord.api_url,
-        PAPERBOT_ADMINS=f"UADMIN,{DISCORD_ADMIN}",  # both platforms' ids, mixed
-        **extra,
-    )
+    both = {
+        "DISCORD_TOKEN": DISCORD_TOKEN,
+        "DISCORD_PUBLIC_KEY": PUBLIC_KEY,
+        "DISCORD_API_URL": discord.api_url,
+        "PAPERBOT_ADMINS": f"UADMIN,{DISCORD_ADMIN}",  # both platforms' ids, mixed
+    }
+    return env_for_process(tmp_path, slack.api_url, **{**both, **extra})
 
 
 def start_both(procs, tmp_path, slack, discord, port: int) -> Server:  # noqa: F811
@@ -157,3 +156,26 @@ def test_post_week_and_remind_with_both_tokens_reach_each_group_through_its_plat
     done = procs.run("remind", "--at", wednesday, env=env)
     assert done.returncode == 0 and "Reminded U1 about #3" in done.stdout, done.stdout + done.stderr
     assert len(slack.messages("DU1")) == 1
+
+
+def test_socket_mode_and_the_gateway_together_with_healthz_on_port(procs, tmp_path, slack, discord):  # noqa: F811
+    port = free_port()
+    env = env_both(tmp_path, slack, discord, PORT=str(port), SLACK_APP_TOKEN="xapp-test", DISCORD_PUBLIC_KEY="")
+    server = Server(procs.start("run", env=env), port, slack)
+    server.wait_ready()  # /healthz on PORT, with neither platform on HTTP
+    assert slack.socket_connected.wait(20), server.proc.log()
+    assert discord.wait_for(lambda d: d.gateway_connected == 1, 20), server.proc.log()
+
+    payload = dict(parse_qsl(slash_form("tag parallelism-dp", "U1", slack.response_url())))
+    acked = slack.socket_send("slash_commands", payload, timeout=10)
+    assert "32 papers tagged parallelism-dp" in acked["text"], acked
+    interaction = slash("tag", DISCORD_ADMIN, name="parallelism-dp")
+    discord.dispatch(interaction)
+    answered = discord.answer_to(interaction)
+    assert answered is not None and "parallelism-dp" in json.dumps(answered), server.proc.log()
+    assert server.request("POST", "/slack/events", "x")[0] == 404  # no HTTP route for a platform not on HTTP
+
+    until(lambda: len(weekly_posts(slack)) == 1, "no weekly post in Slack's channel", server)
+    code, seconds = server.proc.terminate_and_wait(timeout=15)
+    assert code == 0 and seconds < 10, (code, seconds, server.proc.log())
+    assert "Traceback" not in server.proc.log()
