@@ -15,7 +15,7 @@ from discord_standin import PUBLIC_KEY, DiscordStandin, slash
 from discord_standin import TOKEN as DISCORD_TOKEN
 from discord_standin import sign as discord_sign
 from slack_standin import SlackStandin
-from test_processes import Server, free_port, monday, procs, weekly_posts  # noqa: F401  (procs: the fixture)
+from test_processes import Server, free_port, monday, one_line, procs, weekly_posts  # noqa: F401  (procs: the fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -179,3 +179,20 @@ def test_socket_mode_and_the_gateway_together_with_healthz_on_port(procs, tmp_pa
     code, seconds = server.proc.terminate_and_wait(timeout=15)
     assert code == 0 and seconds < 10, (code, seconds, server.proc.log())
     assert "Traceback" not in server.proc.log()
+
+
+def test_a_token_either_platform_refuses_ends_the_start_in_one_line_having_posted_nothing(
+    procs,  # noqa: F811
+    tmp_path,
+    slack,
+    discord,
+):
+    discord.token = "other." + discord.token
+    done = procs.run("run", env=env_both(tmp_path, slack, discord, PORT=str(free_port())), timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("paperbot: DISCORD_TOKEN: Discord refused it"), done.stderr
+    assert weekly_posts(slack) == [] and "Traceback" not in done.stderr
+    done = procs.run("run", env=env_both(tmp_path, slack, discord, PAPERBOT_CHANNEL="general"))
+    assert done.returncode == 2 and one_line(done.stderr).startswith("paperbot: PAPERBOT_CHANNEL: 'general' is not"), (
+        done.stderr
+    )
