@@ -11,7 +11,8 @@
 
 Expected failures (a bad setting, an unreadable file, the platform refusing) end
 with one line on stderr and a non-zero exit, never a traceback. The platform is the
-one whose adapter the settings ask for (bot/platforms.py): Slack, or Discord.
+one whose adapter the settings ask for (bot/platforms.py): Slack, or Discord, or with both
+tokens set both, `run`, `post-week` and `remind` reaching each group through its own.
 """
 
 from __future__ import annotations
