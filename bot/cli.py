@@ -11,7 +11,8 @@
 
 Expected failures (a bad setting, an unreadable file, the platform refusing) end
 with one line on stderr and a non-zero exit, never a traceback. The platform is the
-one whose adapter the settings ask for (bot/platforms.py): Slack, or Discord.
+one whose adapter the settings ask for (bot/platforms.py): Slack, or Discord, or with both
+tokens set both, `run`, `post-week` and `remind` reaching each group through its own.
 """
 
 from __future__ import annotations
@@ -108,8 +109,16 @@ def _say_new_database(path: Path, papers: int) -> None:
 
 
 def load_settings(environ) -> Settings:
-    """The settings of the platform this install serves (bot/platforms.py: the one its token names)."""
-    return platforms.chosen(environ).settings.load(environ)
+    """The settings of the platform this install serves (bot/platforms.py: the one its token names);
+    with both platforms' tokens set, those of group 1's platform (PAPERBOT_CHANNEL's)."""
+    return platforms.home(environ)
+
+
+def _served(settings: Settings) -> list[Settings]:
+    """Each platform's settings, group 1's (`settings`) first: more than one when both tokens are set."""
+    if len(platforms.asked(os.environ)) < 2:
+        return [settings]
+    return platforms.served(os.environ)
 
 
 # -- verbs ---------------------------------------------------------------------
@@ -179,8 +188,12 @@ def _stop_on_signals(stop, *, unwind: bool) -> None:
 def cmd_run(args, settings: Settings) -> int:
     import threading
 
+    served = _served(settings)
     stop = threading.Event()
-    _stop_on_signals(stop, unwind=not settings.socket_mode)  # before the slow imports below
+    # One server on PORT holds the main thread when both platforms are served (bot/both_platforms.py).
+    _stop_on_signals(stop, unwind=len(served) > 1 or not settings.socket_mode)  # before the slow imports below
+    if len(served) > 1:
+        return _run_both(args, served, stop)
     adapter = platforms.of(settings)
     serve = adapter.serve()
     try:
@@ -196,6 +209,34 @@ def cmd_run(args, settings: Settings) -> int:
     try:
         code = serve.run(settings, _store(settings), stop)
     except serve.StartError as e:
+        raise Failure(str(e)) from None
+    _exit_past_hung_calls(code)
+    return code
+
+
+def _run_both(args, served: list[Settings], stop) -> int:
+    """`run` with both platforms' tokens: each one's part in one process (bot/both_platforms.py)."""
+    from bot import both_platforms
+
+    adapters = [platforms.of(s) for s in served]
+    serves = [a.serve() for a in adapters]
+    errors = (both_platforms.StartError, *(serve.StartError for serve in serves))
+    try:
+        for serve, settings in zip(serves, served, strict=True):
+            serve.require_settings(settings)
+    except errors as e:
+        raise Failure(str(e)) from None
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
+    if not args.verbose:
+        logging.getLogger().setLevel(logging.INFO)
+        for name in (n for a in adapters for n in a.quiet_loggers):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+    store = _store(served[0])
+    try:
+        parts = [serve.Part(settings, store, stop) for serve, settings in zip(serves, served, strict=True)]
+        code = both_platforms.run(parts, served[0], store, stop)
+    except errors as e:
         raise Failure(str(e)) from None
     _exit_past_hung_calls(code)
     return code
@@ -237,6 +278,30 @@ def _transport(settings: Settings):
     return platforms.of(settings).transport(settings)
 
 
+class _Transports:
+    """Each group's platform's transport, made when first wanted: with both tokens set, a group is
+    posted and reminded through the platform it was started on (group 1 through PAPERBOT_CHANNEL's)."""
+
+    def __init__(self, settings: Settings):
+        self.served = {platforms.of(s).name.lower(): s for s in _served(settings)}
+        self.home = platforms.of(settings).name.lower()
+        self._made: dict[str, object] = {}
+
+    @property
+    def names(self) -> str | None:
+        """The platform `groups.posting` asks for: None when this process posts for every one."""
+        return None if len(self.served) > 1 else platforms.of(self.served[self.home]).name
+
+    def serves(self, group) -> bool:
+        return (group.platform or self.home) in self.served
+
+    def of(self, group):
+        name = group.platform if group.platform in self.served else self.home
+        if name not in self._made:
+            self._made[name] = _transport(self.served[name])
+        return self._made[name]
+
+
 def _channel_arg(text: str | None) -> str | None:
     if text is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", text.strip().lstrip("#")):
         raise Failure(f"--channel: {text[:40]!r} is not a channel ID such as C012ABCDEF")
@@ -263,7 +328,8 @@ def cmd_post_week(args, settings: Settings) -> int:
         settings.require(platforms.of(settings).token)
     store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     env = groups.from_settings(settings)
-    chat = [g for g in groups.posting(store, env, platforms.of(settings).name) if not g.from_env]
+    transports = _Transports(settings)
+    chat = [g for g in groups.posting(store, env, transports.names) if not g.from_env and transports.serves(g)]
     at = _parse_at(args.at, settings)
     if channel is not None:
         picked = [_the_group(store, settings, channel)]
@@ -281,7 +347,7 @@ def cmd_post_week(args, settings: Settings) -> int:
     failed = []
     for group in picked:
         try:
-            print(_post_group(args, settings, store, group, at, several=len(picked) > 1))
+            print(_post_group(args, settings, store, group, at, several=len(picked) > 1, transports=transports))
         except Failure as e:
             if len(picked) == 1:
                 raise
@@ -290,7 +356,7 @@ def cmd_post_week(args, settings: Settings) -> int:
     return EXIT_FAILED if failed else 0
 
 
-def _post_group(args, settings: Settings, store, group, at: datetime, *, several: bool) -> str:
+def _post_group(args, settings: Settings, store, group, at: datetime, *, several: bool, transports=None) -> str:
     """Post (or with --dry-run, print) `group`'s paper of the week; the line that says what became of it."""
     from bot import console, delivery, slots, weekly
 
@@ -320,7 +386,7 @@ def _post_group(args, settings: Settings, store, group, at: datetime, *, several
         print(console.render(post))
         return f"(dry run: nothing was posted{' to ' + group.channel if group.channel else ''})"
 
-    transport = _transport(settings)
+    transport = transports.of(group) if transports is not None else _transport(settings)
 
     def waiting(seconds: float) -> bool:  # a post the platform did not take is tried again: say so, to a person
         if sys.stderr.isatty():  # a script or cron gets the outcome alone, in one line
@@ -374,13 +440,22 @@ def cmd_remind(args, settings: Settings) -> int:
     channel = _channel_arg(args.channel)
     store = _store(settings)
     at = _parse_at(args.at, settings)
+    transports = _Transports(settings)
+    env = groups.from_settings(settings)
     if channel is not None:
-        calendars = [_the_group(store, settings, channel).calendar]
+        picked = [_the_group(store, settings, channel)]
     else:  # the environment's group (its reminders need no channel, as before groups) and every posting group
-        env = groups.from_settings(settings)
-        mine = groups.posting(store, env, platforms.of(settings).name)
-        calendars = [env.calendar, *(g.calendar for g in mine if not g.from_env)]
-    sendings = reminders.send_due_in(store, calendars, _transport(settings), at, force=True)
+        mine = groups.posting(store, env, transports.names)
+        picked = [env, *(g for g in mine if not g.from_env and transports.serves(g))]
+    by_platform: dict[int, tuple[object, list]] = {}
+    for group in picked:
+        transport = transports.of(group)
+        by_platform.setdefault(id(transport), (transport, []))[1].append(group.calendar)
+    sendings = [
+        sending
+        for transport, calendars in by_platform.values()
+        for sending in reminders.send_due_in(store, calendars, transport, at, force=True)
+    ]
     failed = 0
     for s in sendings:
         r = s.reminder

@@ -5,8 +5,11 @@
     settings = adapter.settings.load(os.environ)
     adapter.transport(settings)              # exactly-once sending, for post-week and remind
 
+    every = platforms.served(os.environ)     # with both tokens set: each platform's, group 1's first
+
 A new platform is a new package with its adapter module: no core module, `bot/cli.py`
-included, names it.
+included, names it. With the tokens of several platforms set, one process serves them all
+(bot/both_platforms.py); PAPERBOT_CHANNEL's form says which one group 1 is on.
 """
 
 from __future__ import annotations
@@ -14,12 +17,15 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from dotenv import dotenv_values
+
 import bot
-from bot.settings import Settings
+from bot.settings import SettingError, Settings
 
 
 @dataclass(frozen=True)
@@ -72,3 +78,79 @@ def chosen(environ: Mapping[str, str]) -> Adapter:
 def of(settings: Settings) -> Adapter:
     """The platform whose settings these are."""
     return next(a for a in adapters() if type(settings) is a.settings)
+
+
+def token_set(environ: Mapping[str, str], name: str, dotenv: str | Path | None = ".env") -> bool:
+    """Is the setting `name` given a value, in the environment or in `.env`?"""
+    if (environ.get(name) or "").strip():
+        return True
+    if dotenv is None or not Path(dotenv).is_file():
+        return False
+    try:
+        values = dotenv_values(Path(dotenv))
+    except (OSError, UnicodeDecodeError):
+        return False  # the settings' loader says what is wrong with the file
+    return bool((values.get(name) or "").strip())
+
+
+def asked(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> list[Adapter]:
+    """The platforms whose token is set (none, one, or several)."""
+    return [a for a in adapters() if token_set(environ, a.token, dotenv)]
+
+
+def served(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> list[Settings]:
+    """The settings of each platform this install serves, group 1's first: one platform's, or with
+    several tokens set, each one's. Raises SettingError (one line) when they do not fit together.
+
+    PAPERBOT_CHANNEL holds one platform's id, and its form says which (a Slack channel ID C…/G…,
+    a Discord snowflake of digits): that platform serves group 1 and its settings have it. The
+    others' settings carry the same channel unchecked, so that a change to group 1 made from them
+    is announced there (through the outbox, by the channel's platform). PAPERBOT_ADMINS may mix
+    ids of every platform: each platform's settings get the ids of its own form.
+    """
+    every = asked(environ, dotenv)
+    if len(every) < 2:
+        return [chosen(environ).settings.load(environ, dotenv)]
+    tokens = " and ".join(a.token for a in every)
+    forms = " or ".join(f"{a.name}'s" for a in every)
+    core = Settings.load(environ, dotenv)  # the ids as given, each platform checks its own
+    channel = core.channel
+    if channel is None:
+        raise SettingError(
+            "PAPERBOT_CHANNEL",
+            f"is not set: with {tokens} both set, group 1's channel ID also says which platform it is on "
+            f"({forms}: a Slack channel ID like C012ABCDEF, a Discord channel ID of digits)",
+        )
+    homes = [a for a in every if a.settings.is_channel(channel)]
+    if len(homes) != 1:
+        raise SettingError(
+            "PAPERBOT_CHANNEL",
+            f"{channel[:40]!r} is not a channel ID of exactly one platform: with {tokens} both set, its form says "
+            "which platform group 1 is on (a Slack channel ID like C012ABCDEF, a Discord channel ID of digits)",
+        )
+    home = homes[0]
+    admins: dict[str, list[str]] = {a.name: [] for a in every}
+    for admin in sorted(core.admins):
+        owners = [a for a in every if a.settings.is_member(admin)]
+        if not owners:
+            raise SettingError(
+                "PAPERBOT_ADMINS",
+                f"{admin[:40]!r} is no platform's user ID (a Slack one like U012ABCDEF, a Discord one of digits)",
+            )
+        admins[owners[0].name].append(admin)
+    found = []
+    for adapter in [home, *(a for a in every if a is not home)]:
+        own = {
+            **environ,
+            # Blank is unset, and the environment wins over `.env`: each platform checks only its own ids.
+            "PAPERBOT_CHANNEL": channel if adapter is home else "",
+            "PAPERBOT_ADMINS": ",".join(admins[adapter.name]),
+        }
+        settings = adapter.settings.load(own, dotenv)
+        found.append(settings if adapter is home else replace(settings, channel=channel))
+    return found
+
+
+def home(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> Settings:
+    """The settings of group 1's platform: those every verb reads (see `served`)."""
+    return served(environ, dotenv)[0]

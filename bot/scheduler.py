@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -56,8 +56,14 @@ class ScheduledChecks:
         tell_admins: Callable[[str], None] = lambda text: None,
         stop: threading.Event | None = None,
         outbox: Callable[[], None] = lambda: None,
+        transports: Mapping[str, Transport] | None = None,
+        home: str | None = None,
     ):
-        """`stop`, once set, cuts short any wait between delivery attempts (the process is stopping)."""
+        """`stop`, once set, cuts short any wait between delivery attempts (the process is stopping).
+
+        With `transports` (a process serving several platforms: bot/both_platforms.py), each group is
+        posted and reminded through its own platform's, by the name its group row keeps (`slack`,
+        `discord`); group 1 through `home`'s."""
         self.store = store
         self.settings = settings
         self.group = settings.group
@@ -65,6 +71,10 @@ class ScheduledChecks:
         #: The platform this process serves: a group started on another is that platform's process's to post.
         self.platform = platform if platform is not None else _platform_of(settings)
         self.transport = transport
+        self.transports = dict(transports or {})
+        self.home = home
+        if self.transports:
+            self.platform = None  # every group whose platform this process serves
         self.clock = clock or settings.now
         self.tell_admins = tell_admins
         self._sleep = (stop or threading.Event()).wait
@@ -110,7 +120,16 @@ class ScheduledChecks:
 
     def posting_groups(self) -> list[groups.Group]:
         """The groups that get posts and reminders now: a channel, not stopped."""
-        return groups.posting(self.store, self.env, self.platform)
+        found = groups.posting(self.store, self.env, self.platform)
+        if self.transports:
+            found = [g for g in found if (g.platform or self.home) in self.transports]
+        return found
+
+    def transport_of(self, group: groups.Group) -> Transport:
+        """The transport of the group's platform (group 1's: this process's first)."""
+        if not self.transports:
+            return self.transport
+        return self.transports.get(group.platform or self.home or "", self.transport)
 
     def _post(self, now: datetime) -> None:
         try:
@@ -134,7 +153,7 @@ class ScheduledChecks:
             outcome = weekly.post_week(
                 self.store,
                 group.calendar,
-                self.transport,
+                self.transport_of(group),
                 channel,
                 now,
                 focus_tag=group.focus_tag,
@@ -162,8 +181,17 @@ class ScheduledChecks:
     def _remind(self, now: datetime) -> None:
         try:
             force = not self._reminders_looked
-            calendars = [g.calendar for g in self.posting_groups()]
-            due = reminders.send_due_in(self.store, calendars, self.transport, now, force=force, sleep=self._sleep)
+            by_transport: dict[int, tuple[Transport, list]] = {}
+            for g in self.posting_groups():
+                transport = self.transport_of(g)
+                by_transport.setdefault(id(transport), (transport, []))[1].append(g.calendar)
+            due = [
+                sending
+                for transport, calendars in by_transport.values()
+                for sending in reminders.send_due_in(
+                    self.store, calendars, transport, now, force=force, sleep=self._sleep
+                )
+            ]
             self._reminders_looked = True
             for sending in due:
                 r, result = sending.reminder, sending.result

@@ -202,3 +202,77 @@ def run(settings, store: Store, stop: threading.Event) -> int:
             rest.shutdown()  # the REST clients' loop thread, once nothing under way can need it
     log.info("stopped")
     return 0
+
+
+class Part:
+    """Discord's part in a process that serves several platforms (bot/both_platforms.py): its bot, its
+    route (HTTP interactions) or its Gateway session; the process runs one scheduler and one server."""
+
+    name = "discord"
+
+    def __init__(self, settings, store: Store, stop: threading.Event):
+        self.settings, self.store, self.stop = settings, store, stop
+        self.bot = DiscordBot(settings, store)
+        self.transport = self.bot.transport
+        self.poster = self.bot.outbox.poster
+        self.routes: dict = {}
+        self._gateway: Gateway | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> bool:
+        """Register `/paper`; StartError when Discord refuses."""
+        settings = self.settings
+        try:
+            register(self.bot, settings)
+        except Rejected as e:
+            if e.code in ("0", "401"):
+                raise StartError(f"DISCORD_TOKEN: Discord refused it ({e})") from None
+            raise StartError(f"cannot start: Discord refused registering /paper at {settings.api_url} ({e})") from None
+        except Uncertain as e:
+            raise StartError(f"cannot start: Discord did not answer at {settings.api_url} ({e})") from None
+        if settings.public_key:
+            self.routes = {INTERACTIONS_PATH: wsgi(self.bot, settings.public_key)}
+        return not self.stop.is_set()
+
+    def connect(self) -> bool:
+        """The Gateway's session, when DISCORD_PUBLIC_KEY is unset; False when `stop` came first."""
+        if self.settings.public_key:
+            return True
+        self._gateway = Gateway(self.bot.rest, self.settings.token, self.bot.from_gateway, self.stop)
+        self._thread = threading.Thread(target=self._gateway.run, name="paperbot-gateway-reader", daemon=True)
+        self._thread.start()
+        if not self._gateway.ready.wait(READY_SECONDS) and not self.stop.is_set():
+            raise StartError(f"cannot connect to the Discord Gateway (asked of {self.settings.api_url}/gateway/bot)")
+        if self._gateway.fatal:
+            raise StartError(self._gateway.fatal)
+        threading.Thread(target=self._watch, name="paperbot-gateway-watch", daemon=True).start()
+        return not self.stop.is_set()
+
+    def _watch(self) -> None:
+        """A session refused for good while running is said once; the other platform keeps serving."""
+        while not self.stop.wait(0.5):
+            if self._gateway is not None and self._gateway.fatal:
+                log.error("%s; Discord's interactions stop here, the other platform goes on", self._gateway.fatal)
+                return
+
+    def add_jobs(self, jobs) -> None:
+        if self.settings.events:
+            add_events_check(jobs, self.store, self.bot, self.settings)
+
+    def serving(self) -> str:
+        return f"Discord interactions at {INTERACTIONS_PATH}" if self.settings.public_key else "Discord's Gateway"
+
+    def started(self, home: bool) -> None:
+        if home:
+            self.bot.later(self.bot.check_channel)
+
+    def close(self, timeout: float) -> bool:
+        if self._gateway is not None:
+            self._gateway.close()
+            if self._thread is not None:
+                self._thread.join(3.0)
+        return self.bot.close(timeout)
+
+    def closed(self) -> None:
+        """After the store is closed: the REST clients' loop thread."""
+        rest.shutdown()

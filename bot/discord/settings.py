@@ -32,8 +32,6 @@ DISCORD_SETTINGS: dict[str, tuple[str | None, str]] = {
 }
 SETTINGS: dict[str, tuple[str | None, str]] = {
     **DISCORD_SETTINGS,
-    # Read only to refuse two platforms in one process (until groups exist).
-    "SLACK_BOT_TOKEN": (None, "Slack's bot token: unset for a Discord install"),
     "PORT": ("3000", "HTTP port; Discord's Interactions Endpoint URL is https://HOST/discord/interactions"),
     **core.SETTINGS,
     "PAPERBOT_CHANNEL": (None, "Discord channel ID (digits) that gets the weekly post and schedule changes"),
@@ -79,11 +77,6 @@ class DiscordSettings(core.Settings):
     @classmethod
     def _fields(cls, get: core.Get) -> dict[str, Any]:
         token = get("DISCORD_TOKEN")
-        if token is not None and get("SLACK_BOT_TOKEN") is not None:
-            raise SettingError(
-                "SLACK_BOT_TOKEN and DISCORD_TOKEN",
-                "both are set: one process serves one platform for now; unset the one you do not use",
-            )
         if token is not None:
             if token.lower().startswith("bot "):
                 token = token[4:].strip()
@@ -131,6 +124,16 @@ class DiscordSettings(core.Settings):
     def _unset(self, name: str) -> str:
         where = f"; find it at {WHERE[name]}" if name in WHERE else ""
         return f"{super()._unset(name)}{where}"
+
+    @staticmethod
+    def is_channel(text: str) -> bool:
+        """Is `text` in the form of a Discord channel's id (bot.platforms: which platform group 1 is on)?"""
+        return bool(SNOWFLAKE.match(text))
+
+    @staticmethod
+    def is_member(text: str) -> bool:
+        """Is `text` in the form of a Discord member's id?"""
+        return bool(SNOWFLAKE.match(text))
 
     @property
     def socket_mode(self) -> bool:

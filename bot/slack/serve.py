@@ -316,3 +316,69 @@ def _what_runs(settings: Settings) -> str:
 
 def _one_line(e: Exception) -> str:
     return " ".join(str(e).split())
+
+
+class Part:
+    """Slack's part in a process that serves several platforms (bot/both_platforms.py): its bot, its
+    route (HTTP mode) or its Socket Mode connection; the process runs one scheduler and one server."""
+
+    name = "slack"
+
+    def __init__(self, settings: Settings, store: Store, stop: threading.Event):
+        self.settings, self.store, self.stop = settings, store, stop
+        self.bot = SlackBot(settings, store)
+        self.transport = self.bot.transport
+        self.poster = self.bot.outbox.poster
+        self.routes: dict[str, Callable] = {}
+        self._app: App | None = None
+        self._handler: _AnsweringHandler | None = None
+
+    def start(self) -> bool:
+        """auth.test and the app: False when `stop` came first; StartError when Slack refuses."""
+        bot = self.bot
+
+        def start() -> App:
+            call(bot.client.auth_test)
+            return build_app(bot)
+
+        finished, app, error = _until_stopped(start, self.stop, "paperbot-auth")
+        if not finished:
+            return False
+        if isinstance(error, Rejected) and error.code in TOKEN_REFUSALS:
+            raise StartError(f"SLACK_BOT_TOKEN: Slack refused it ({error.code})")
+        if error is not None:
+            where = self.settings.api_url
+            raise StartError(f"cannot start: Slack refused or did not answer auth.test at {where} ({_one_line(error)})")
+        self._app = app  # type: ignore[assignment]
+        if not self.settings.socket_mode:
+            self.routes = {EVENTS_PATH: wsgi(self._app, self.settings.signing_secret or "")}  # type: ignore[arg-type]
+        return True
+
+    def connect(self) -> bool:
+        """Socket Mode's connection, when SLACK_APP_TOKEN is set; False when `stop` came first."""
+        if not self.settings.socket_mode:
+            return True
+        self._handler = _AnsweringHandler(self._app, self.settings.app_token)  # type: ignore[arg-type]
+        return _connect(self._handler, self.stop)
+
+    def add_jobs(self, jobs) -> None:
+        """Slack has no jobs of its own in the scheduler."""
+
+    def serving(self) -> str:
+        return "Slack in Socket Mode" if self.settings.socket_mode else f"Slack requests at {EVENTS_PATH}"
+
+    def started(self, home: bool) -> None:
+        if home:
+            self.bot.later(self.bot.check_channel)
+
+    def close(self, timeout: float) -> bool:
+        """Stop taking requests; True when no background work is left running."""
+        if self._handler is not None:
+            self._handler.answered_all(3.0)
+            closing = threading.Thread(target=self._handler.close, name="paperbot-close", daemon=True)
+            closing.start()
+            closing.join(3.0)
+        return self.bot.close(timeout)
+
+    def closed(self) -> None:
+        """After the store is closed: nothing of Slack's to let go of."""

@@ -108,6 +108,17 @@ class SlackSettings(core.Settings):
         where = f"; find it at {WHERE[name]}" if name in WHERE else ""
         return f"{super()._unset(name)}{where}"
 
+    @staticmethod
+    def is_channel(text: str) -> bool:
+        """Is `text` in the form of a Slack channel's id (bot.platforms: which platform group 1 is on)?
+        A direct message's (D…) is no group's."""
+        return bool(CHANNEL_ID.match(text)) and not text.startswith("D")
+
+    @staticmethod
+    def is_member(text: str) -> bool:
+        """Is `text` in the form of a Slack member's id?"""
+        return bool(USER_ID.match(text))
+
     @property
     def socket_mode(self) -> bool:
         return self.app_token is not None

@@ -45,10 +45,8 @@ def test_a_malformed_setting_is_one_line_naming_it(env, named):
     assert str(e.value).startswith(f"{named}: ") and "\n" not in str(e.value)
 
 
-def test_slack_and_discord_tokens_together_are_refused_naming_both():
-    with pytest.raises(SettingError) as e:
-        load(SLACK_BOT_TOKEN="xoxb-1")
-    assert "SLACK_BOT_TOKEN" in str(e.value) and "DISCORD_TOKEN" in str(e.value)
+def test_a_slack_token_beside_discords_is_no_error_of_discords():
+    assert load(SLACK_BOT_TOKEN="xoxb-1").token == TOKEN  # both platforms in one process: bot/platforms.served
 
 
 def test_discord_is_chosen_by_its_token_in_the_environment_or_dotenv(tmp_path):

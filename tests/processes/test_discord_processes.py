@@ -381,4 +381,5 @@ def test_a_discord_install_reads_its_settings_from_dotenv(discord, tmp_path):
     assert "Posted the paper of the week" in done.stdout and len(discord.messages(CHANNEL)) == 1
     (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in settings.items()) + "SLACK_BOT_TOKEN=xoxb-1\n")
     both = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
-    assert both.returncode == 2 and both.stderr.startswith("paperbot: SLACK_BOT_TOKEN and DISCORD_TOKEN: both are set")
+    # Both tokens: group 1 is on Discord (its channel is digits), and its week has its post already.
+    assert both.returncode == 0 and "already has its post" in both.stdout, both.stderr
