@@ -1,14 +1,21 @@
-"""Discord scheduled events for the coming meetings (DISCORD_EVENTS=1), kept in step with the schedule.
+"""Discord scheduled events for the coming meetings of every Discord group (DISCORD_EVENTS=1), kept
+in step with each group's schedule.
 
-    events = MeetingEvents(store, rest, settings)
+    events = MeetingEvents(store, rest, guild, lambda: discord_groups(store, settings))
     events.check(now)      # the scheduler's check: make, move and cancel events as the weeks say
 
-Each coming meeting with a presenter in the next WEEKS weeks is an external event in DISCORD_GUILD
-at PAPERBOT_MEETING_PLACE (default: a link to the group's channel). Discord has no idempotency key,
-so each event's id is kept (discord_events); a row is written before the event is asked for, so
-that a crash between Discord making it and paperbot keeping its id leaves a row without an id,
-which the next check matches to the server's events by the week its description names, as the
-weekly post is found again in the channel's history.
+Each coming meeting with a presenter in a group's next WEEKS weeks is an external event in
+DISCORD_GUILD, at the group's meeting time, zone and length, at its place (group 1:
+PAPERBOT_MEETING_PLACE, else a link to the group's channel). The groups are read afresh at each
+check, so a group started or stopped in chat counts from the next check on, and a stopped group's
+coming events are cancelled. paperbot keeps at most MOST events in a server (Discord holds 100,
+the server's own events first): past that, the nearest meetings of all groups come first.
+
+Discord has no idempotency key, so each event's id is kept (discord_events); a row is written
+before the event is asked for, so that a crash between Discord making it and paperbot keeping its
+id leaves a row without an id, which the next check matches to the server's events by the group
+and week its description names, as the weekly post is found again in the channel's history. Each
+check lists the server's events once, for every group.
 """
 
 from __future__ import annotations
@@ -18,9 +25,10 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from bot import member_names, slots
+from bot import feeds, groups, member_names, slots
 from bot.calendar import Week
 from bot.delivery import Rejected
 from bot.discord.rest import Rest
@@ -29,11 +37,28 @@ from bot.store import Store
 
 log = logging.getLogger(__name__)
 
-#: Events cover this many coming weeks (a server holds at most 100 events).
+#: Events cover this many coming weeks of each group.
 WEEKS = 8
+#: A server holds at most this many scheduled events (Discord's 30038 past it).
+SERVER_LIMIT = 100
+#: paperbot's events in one server, whatever the number of groups: half of what it holds, the rest
+#: left to the server's own events (eight weeks of six groups fit).
+MOST = 50
 #: The line of an event's description that says which group's week it is, for matching after a crash.
 _MARK = "paperbot {week} · group {group}"
 _MARK_RE = re.compile(r"paperbot (\d{4}-W\d{2}) · group (\d+)")
+
+#: An event's key: the group's id and the week's key.
+Key = tuple[int, str]
+
+
+def discord_groups(store: Store, settings, *, env_on_discord: bool = True) -> list[Group]:
+    """The groups whose meetings are events: those started on Discord and group 1 (when this
+    process serves it on Discord), each with a channel and not stopped, read afresh."""
+    env = groups.from_settings(settings)
+    return [
+        feeds.page_group(settings, g) for g in groups.posting(store, env, "discord") if env_on_discord or not g.from_env
+    ]
 
 
 def _name(title: str, presenter: str, limit: int = 100) -> str:
@@ -44,52 +69,64 @@ def _name(title: str, presenter: str, limit: int = 100) -> str:
     return title + tail
 
 
+def _fingerprint(event: dict) -> str:
+    return hashlib.sha256(json.dumps(event, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _start(event: dict) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(event.get("scheduled_start_time")))
+    except ValueError:
+        return None
+
+
 class MeetingEvents:
     def __init__(
         self,
         store: Store,
         rest: Rest,
         guild: str,
-        group: Group,
+        groups_now: Callable[[], list[Group]],
         *,
-        place: str | None = None,
         ask=None,
         timeout: float = 10.0,
     ):
-        self.store, self.rest, self.guild, self.group, self.ask = store, rest, guild, group, ask
+        self.store, self.rest, self.guild, self.groups_now, self.ask = store, rest, guild, groups_now, ask
         self.timeout = timeout
-        channel_link = f"https://discord.com/channels/{guild}/{group.channel}" if group.channel else "Discord"
-        self.place = (place or channel_link)[:100]
         self._busy = threading.Lock()
+        self._left_out = 0  # meetings past the cap at the last check: said once, not every check
 
-    # -- what the schedule says ------------------------------------------------------------
+    # -- what the schedules say ------------------------------------------------------------
 
-    def wanted(self, now: datetime) -> dict[str, dict]:
-        """The event each coming week with a presenter should be, by week key."""
-        calendar = self.group.calendar
+    def place(self, group: Group) -> str:
+        link = f"https://discord.com/channels/{self.guild}/{group.channel}" if group.channel else "Discord"
+        return (group.place or link)[:100]
+
+    def wanted(self, group: Group, now: datetime) -> dict[Key, dict]:
+        """The event each coming week of `group` with a presenter should be, by key."""
+        calendar = group.calendar
         first = slots.first_week_ahead(calendar, now)
         last = first.plus(WEEKS - 1)
         rows = self.store.db.execute(
             "SELECT s.week, s.presenter, p.title, p.url, p.summary FROM slots s JOIN papers p ON p.number = s.paper "
-            "WHERE s.kind = 'presenter' AND s.week >= ? AND s.week <= ? ORDER BY s.week",
-            [first.key, last.key],
+            "WHERE s.group_id = ? AND s.kind = 'presenter' AND s.week >= ? AND s.week <= ? ORDER BY s.week",
+            [group.group_id, first.key, last.key],
         ).fetchall()
         wanted = {}
         for key, presenter, title, url, summary in rows:
-            week = Week.from_key(key)
-            start = calendar.meeting_of(week)
+            start = calendar.meeting_of(Week.from_key(key))
             if start <= now:
                 continue
             name = member_names.display_name(self.store, presenter, self.ask)
-            mark = _MARK.format(week=key, group=self.group.group_id)
+            mark = _MARK.format(week=key, group=group.group_id)
             about = "\n\n".join(p for p in (summary.strip()[:700], url, f"Presenter: {name}") if p)
-            wanted[key] = {
+            wanted[(group.group_id, key)] = {
                 "name": _name(title, name),
                 "privacy_level": 2,
                 "entity_type": 3,
-                "entity_metadata": {"location": self.place},
+                "entity_metadata": {"location": self.place(group)},
                 "scheduled_start_time": start.astimezone(UTC).isoformat(),
-                "scheduled_end_time": (start + timedelta(minutes=self.group.minutes)).astimezone(UTC).isoformat(),
+                "scheduled_end_time": (start + timedelta(minutes=group.minutes)).astimezone(UTC).isoformat(),
                 "description": f"{about}\n\n{mark}"[-1000:],
             }
         return wanted
@@ -97,8 +134,8 @@ class MeetingEvents:
     # -- keeping the server in step ----------------------------------------------------------
 
     def check(self, now: datetime) -> None:
-        """Make, move and cancel events so that the server shows what the schedule says. One check at
-        a time; a failure is logged and left to the next check."""
+        """Make, move and cancel events so that the server shows what the schedules say. One check
+        at a time; a failure is logged and left to the next check."""
         if not self._busy.acquire(blocking=False):
             return
         try:
@@ -109,77 +146,106 @@ class MeetingEvents:
             self._busy.release()
 
     def _check(self, now: datetime) -> None:
-        wanted = self.wanted(now)
-        gid = self.group.group_id
-        kept = {
-            r[0]: (r[1], r[2])
-            for r in self.store.db.execute(
-                "SELECT week, event_id, fingerprint FROM discord_events WHERE group_id = ?", [gid]
-            )
+        listed = {
+            str(e["id"]): e
+            for e in self.rest.call("GET", f"/guilds/{self.guild}/scheduled-events", timeout=self.timeout) or []
         }
-        if any(event_id is None for event_id, _ in kept.values()):
-            kept = self._match(kept)
-        for key, event in wanted.items():
-            fingerprint = hashlib.sha256(json.dumps(event, sort_keys=True).encode()).hexdigest()[:32]
-            event_id, was = kept.get(key, (None, None))
-            if event_id is None:
-                self._remember(key, None, "")  # before asking: a crash now is matched next time
-                made = self.rest.call("POST", f"/guilds/{self.guild}/scheduled-events", event, timeout=self.timeout)
-                self._remember(key, str(made["id"]), fingerprint)
-                log.info("made the Discord event of %s", key)
-            elif was != fingerprint:
-                try:
-                    self.rest.call(
-                        "PATCH", f"/guilds/{self.guild}/scheduled-events/{event_id}", event, timeout=self.timeout
-                    )
-                except Rejected as e:
-                    if e.code != "10070":  # deleted by hand in Discord: made again at the next check
-                        raise
-                    self._forget(key)
-                    continue
-                self._remember(key, event_id, fingerprint)
-                log.info("moved the Discord event of %s", key)
-        for key, (event_id, _) in kept.items():
-            if key in wanted:
+        kept = self._kept(listed)
+        theirs = len(set(listed) - {event_id for event_id, _ in kept.values()})
+        wanted: dict[Key, dict] = {}
+        for group in self.groups_now():
+            wanted.update(self.wanted(group, now))
+        room = max(0, min(MOST, SERVER_LIMIT - theirs))
+        nearest = sorted(wanted, key=lambda k: (wanted[k]["scheduled_start_time"], k))[:room]
+        if len(wanted) - len(nearest) != self._left_out:
+            self._left_out = len(wanted) - len(nearest)
+            if self._left_out:
+                log.warning("%d later meetings have no Discord event yet: at most %d here", self._left_out, room)
+        chosen = set(nearest)
+        for key, (event_id, _) in kept.items():  # first, to make room for the new ones
+            if key in chosen:
                 continue
-            if event_id is not None and self._ahead(key, now):  # a week that lost its talk
-                try:
-                    self.rest.call("DELETE", f"/guilds/{self.guild}/scheduled-events/{event_id}", timeout=self.timeout)
-                except Rejected as e:
-                    if e.code != "10070":
-                        raise
-                log.info("cancelled the Discord event of %s", key)
+            start = _start(listed[event_id]) if event_id is not None else None
+            try:
+                if start is not None and start > now:  # a week that lost its talk, or a stopped group's
+                    self._cancel(key, event_id)
+            except Rejected as e:
+                log.warning("Discord refused to cancel the event of group %s, %s: %s", key[0], key[1], e)
+                continue
             self._forget(key)
+        for key in nearest:
+            event = wanted[key]
+            event_id, was = kept.get(key, (None, None))
+            try:
+                if event_id is None:
+                    self._make(key, event)
+                elif was != _fingerprint(event):
+                    self._move(key, event_id, event)
+            except Rejected as e:  # this event's trouble: the others go on
+                log.warning("Discord refused the event of group %s, %s: %s", key[0], key[1], e)
 
-    def _ahead(self, key: str, now: datetime) -> bool:
-        return self.group.calendar.meeting_of(Week.from_key(key)) > now
-
-    def _match(self, kept: dict) -> dict:
-        """Rows without an event id (a crash after asking): the server's events named by their week."""
-        found = {}
-        for event in self.rest.call("GET", f"/guilds/{self.guild}/scheduled-events", timeout=self.timeout) or []:
+    def _kept(self, listed: dict[str, dict]) -> dict[Key, tuple[str | None, str]]:
+        """The events paperbot keeps, by key: a row without an id (a crash after asking) matched to
+        the listed event that names its group and week; a row whose event is no longer listed
+        (deleted in Discord, or over) let go, to be made again if still wanted."""
+        rows = self.store.db.execute("SELECT group_id, week, event_id, fingerprint FROM discord_events").fetchall()
+        marked = {}
+        for event_id, event in listed.items():
             m = _MARK_RE.search(event.get("description") or "")
-            if m and int(m[2]) == self.group.group_id:
-                found[m[1]] = str(event["id"])
-        for key, (event_id, _) in list(kept.items()):
-            if event_id is None:
-                if key in found:
-                    self._remember(key, found[key], "")  # its content is checked (and patched) below
-                    kept[key] = (found[key], "")
-                    log.info("found the Discord event of %s made before a restart", key)
-                else:
-                    kept[key] = (None, None)
+            if m:
+                marked[(int(m[2]), m[1])] = event_id
+        kept = {}
+        for gid, week, event_id, fingerprint in rows:
+            key = (gid, week)
+            if event_id is None and key in marked:
+                event_id, fingerprint = marked[key], ""  # its content is checked (and patched) below
+                self._remember(key, event_id, fingerprint)
+                log.info("found the Discord event of group %s, %s made before a restart", gid, week)
+            elif event_id is not None and event_id not in listed:
+                self._forget(key)
+                log.info("the Discord event of group %s, %s is gone from the server", gid, week)
+                continue
+            kept[key] = (event_id, fingerprint)
         return kept
 
-    def _remember(self, key: str, event_id: str | None, fingerprint: str) -> None:
+    def _make(self, key: Key, event: dict) -> None:
+        self._remember(key, None, "")  # before asking: a crash now is matched next time
+        try:
+            made = self.rest.call("POST", f"/guilds/{self.guild}/scheduled-events", event, timeout=self.timeout)
+        except Rejected:
+            self._forget(key)  # refused, so not made: nothing to match
+            raise
+        self._remember(key, str(made["id"]), _fingerprint(event))
+        log.info("made the Discord event of group %s, %s", *key)
+
+    def _move(self, key: Key, event_id: str, event: dict) -> None:
+        try:
+            self.rest.call("PATCH", f"/guilds/{self.guild}/scheduled-events/{event_id}", event, timeout=self.timeout)
+        except Rejected as e:
+            if e.code != "10070":
+                raise
+            self._forget(key)  # deleted in Discord since the listing: made again at the next check
+            return
+        self._remember(key, event_id, _fingerprint(event))
+        log.info("moved the Discord event of group %s, %s", *key)
+
+    def _cancel(self, key: Key, event_id: str) -> None:
+        try:
+            self.rest.call("DELETE", f"/guilds/{self.guild}/scheduled-events/{event_id}", timeout=self.timeout)
+        except Rejected as e:
+            if e.code != "10070":
+                raise
+        log.info("cancelled the Discord event of group %s, %s", *key)
+
+    def _remember(self, key: Key, event_id: str | None, fingerprint: str) -> None:
         with self.store.write() as db:
             db.execute(
                 "INSERT INTO discord_events (group_id, week, event_id, fingerprint) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (group_id, week) DO UPDATE SET event_id = excluded.event_id, "
                 "fingerprint = excluded.fingerprint",
-                [self.group.group_id, key, event_id, fingerprint],
+                [*key, event_id, fingerprint],
             )
 
-    def _forget(self, key: str) -> None:
+    def _forget(self, key: Key) -> None:
         with self.store.write() as db:
-            db.execute("DELETE FROM discord_events WHERE group_id = ? AND week = ?", [self.group.group_id, key])
+            db.execute("DELETE FROM discord_events WHERE group_id = ? AND week = ?", list(key))

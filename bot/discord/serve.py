@@ -7,6 +7,7 @@ shape). Without it, over the Gateway (bot.discord.gateway): no public URL needed
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -65,19 +66,13 @@ def wsgi(bot: DiscordBot, public_key: str):
 
 
 def add_events_check(jobs, store: Store, bot: DiscordBot, settings) -> None:
-    """DISCORD_EVENTS=1: the scheduler's checks keep the server's events in step with the schedule."""
+    """DISCORD_EVENTS=1: the scheduler's checks keep the server's events in step with the groups' schedules."""
     from apscheduler.triggers.interval import IntervalTrigger
 
-    from bot.discord.events import MeetingEvents
+    from bot.discord.events import MeetingEvents, discord_groups
 
-    events = MeetingEvents(
-        store,
-        bot.rest,
-        settings.guild,
-        feeds.environment_group(settings),
-        place=settings.meeting_place,
-        ask=feeds.names_of(settings),
-    )
+    groups_now = functools.partial(discord_groups, store, settings)  # read at each check
+    events = MeetingEvents(store, bot.rest, settings.guild, groups_now, ask=feeds.names_of(settings))
     every = IntervalTrigger(seconds=scheduler.CHECK_SECONDS, timezone=settings.timezone)
     jobs.add_job(
         lambda: events.check(settings.now()), every, id="discord-events", name="Discord events",
