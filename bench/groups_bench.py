@@ -289,7 +289,10 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     limits = PostLimits(channel_rate=1.0, channel_burst=3, workspace_rate=args.workspace_rate)
-    result["limits"] = {"channel": "1/s, burst 3", "workspace": f"{args.workspace_rate:g}/s, burst {limits._workspace_burst()}"}
+    result["limits"] = {
+        "channel": "1/s, burst 3",
+        "workspace": f"{args.workspace_rate:g}/s, burst {limits._workspace_burst()}",
+    }
 
     bench.log(f"catalog of {args.papers} papers")
     papers = synth.catalog(args.papers, seed=args.seed)
@@ -414,8 +417,12 @@ def main(argv: list[str] | None = None) -> int:
                     },
                 ).result()
                 rows[command] = {
-                    label: {"p50": bench.pct(o["ms"], 50), "p99": bench.pct(o["ms"], 99), "errors": o["errors"],
-                            "kinds": o["kinds"]}
+                    label: {
+                        "p50": bench.pct(o["ms"], 50),
+                        "p99": bench.pct(o["ms"], 99),
+                        "errors": o["errors"],
+                        "kinds": o["kinds"],
+                    }
                     for label, o in out.items()
                 }
             result["latency"] = rows

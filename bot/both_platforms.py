@@ -126,7 +126,7 @@ def run(parts: Sequence[Any], settings: Settings, store: Store, stop: threading.
         )
         jobs = scheduler.create(checks, settings)
         for part in parts:
-            part.add_jobs(jobs)
+            part.add_jobs(jobs, home=part is home)
         try:
             server = http_door.http_server(application(parts, feeds.serve(settings, store)), settings.port)
         except OSError as e:

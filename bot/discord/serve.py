@@ -65,13 +65,13 @@ def wsgi(bot: DiscordBot, public_key: str):
     return application
 
 
-def add_events_check(jobs, store: Store, bot: DiscordBot, settings) -> None:
+def add_events_check(jobs, store: Store, bot: DiscordBot, settings, *, env_on_discord: bool = True) -> None:
     """DISCORD_EVENTS=1: the scheduler's checks keep the server's events in step with the groups' schedules."""
     from apscheduler.triggers.interval import IntervalTrigger
 
     from bot.discord.events import MeetingEvents, discord_groups
 
-    groups_now = functools.partial(discord_groups, store, settings)  # read at each check
+    groups_now = functools.partial(discord_groups, store, settings, env_on_discord=env_on_discord)  # at each check
     events = MeetingEvents(store, bot.rest, settings.guild, groups_now, ask=feeds.names_of(settings))
     every = IntervalTrigger(seconds=scheduler.CHECK_SECONDS, timezone=settings.timezone)
     jobs.add_job(
@@ -250,9 +250,9 @@ class Part:
                 log.error("%s; Discord's interactions stop here, the other platform goes on", self._gateway.fatal)
                 return
 
-    def add_jobs(self, jobs) -> None:
-        if self.settings.events:
-            add_events_check(jobs, self.store, self.bot, self.settings)
+    def add_jobs(self, jobs, home: bool) -> None:
+        if self.settings.events:  # group 1's meetings are Discord events only when it is on Discord
+            add_events_check(jobs, self.store, self.bot, self.settings, env_on_discord=home)
 
     def serving(self) -> str:
         return f"Discord interactions at {INTERACTIONS_PATH}" if self.settings.public_key else "Discord's Gateway"

@@ -361,7 +361,7 @@ class Part:
         self._handler = _AnsweringHandler(self._app, self.settings.app_token)  # type: ignore[arg-type]
         return _connect(self._handler, self.stop)
 
-    def add_jobs(self, jobs) -> None:
+    def add_jobs(self, jobs, home: bool) -> None:
         """Slack has no jobs of its own in the scheduler."""
 
     def serving(self) -> str:
