@@ -47,56 +47,56 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def group_secret(store: Store, group_id: int) -> str:
-    """The secret part of the group's page and feed addresses (made on first use)."""
-    row = store.db.execute("SELECT secret FROM group_secrets WHERE group_id = ?", [group_id]).fetchone()
+#: Where each kind of secret is kept: its table and the column that names whose it is.
+_SECRETS = {"group": ("group_secrets", "group_id"), "member": ("member_secrets", "member")}
+
+
+def _secret(store: Store, kind: str, owner) -> str:
+    """The secret part of `owner`'s addresses (made on first use)."""
+    table, column = _SECRETS[kind]
+    row = store.db.execute(f"SELECT secret FROM {table} WHERE {column} = ?", [owner]).fetchone()
     if row:
         return row[0]
     with store.write() as db:
         db.execute(
-            "INSERT OR IGNORE INTO group_secrets (group_id, secret, made_at) VALUES (?, ?, ?)",
-            [group_id, secrets.token_urlsafe(SECRET_BYTES), _now()],
+            f"INSERT OR IGNORE INTO {table} ({column}, secret, made_at) VALUES (?, ?, ?)",
+            [owner, secrets.token_urlsafe(SECRET_BYTES), _now()],
         )
-        return db.execute("SELECT secret FROM group_secrets WHERE group_id = ?", [group_id]).fetchone()[0]
+        return db.execute(f"SELECT secret FROM {table} WHERE {column} = ?", [owner]).fetchone()[0]
 
 
-def renew_group_secret(store: Store, group_id: int, then: Callable[[], None] | None = None) -> str:
-    """A new secret for the group's page and feed: the old addresses answer 404 from now on. `then`
-    is called inside the write (the renewal's announcement is saved with it or not at all)."""
+def _renew(store: Store, kind: str, owner, then: Callable[[], None] | None = None) -> str:
+    """A new secret for `owner`: the old addresses answer 404 from now on. `then` is called inside
+    the write (a renewal's announcement is saved with it or not at all)."""
+    table, column = _SECRETS[kind]
     secret = secrets.token_urlsafe(SECRET_BYTES)
     with store.write() as db:
         db.execute(
-            "INSERT INTO group_secrets (group_id, secret, made_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (group_id) DO UPDATE SET secret = excluded.secret, made_at = excluded.made_at",
-            [group_id, secret, _now()],
+            f"INSERT INTO {table} ({column}, secret, made_at) VALUES (?, ?, ?) "
+            f"ON CONFLICT ({column}) DO UPDATE SET secret = excluded.secret, made_at = excluded.made_at",
+            [owner, secret, _now()],
         )
         if then is not None:
             then()
     return secret
 
 
+def group_secret(store: Store, group_id: int) -> str:
+    """The secret part of the group's page and feed addresses."""
+    return _secret(store, "group", group_id)
+
+
+def renew_group_secret(store: Store, group_id: int, then: Callable[[], None] | None = None) -> str:
+    return _renew(store, "group", group_id, then)
+
+
 def member_secret(store: Store, member: str) -> str:
-    """The secret part of `member`'s own feed address (made on first use)."""
-    row = store.db.execute("SELECT secret FROM member_secrets WHERE member = ?", [member]).fetchone()
-    if row:
-        return row[0]
-    with store.write() as db:
-        db.execute(
-            "INSERT OR IGNORE INTO member_secrets (member, secret, made_at) VALUES (?, ?, ?)",
-            [member, secrets.token_urlsafe(SECRET_BYTES), _now()],
-        )
-        return db.execute("SELECT secret FROM member_secrets WHERE member = ?", [member]).fetchone()[0]
+    """The secret part of `member`'s own feed address."""
+    return _secret(store, "member", member)
 
 
 def renew_member_secret(store: Store, member: str) -> str:
-    secret = secrets.token_urlsafe(SECRET_BYTES)
-    with store.write() as db:
-        db.execute(
-            "INSERT INTO member_secrets (member, secret, made_at) VALUES (?, ?, ?) "
-            "ON CONFLICT (member) DO UPDATE SET secret = excluded.secret, made_at = excluded.made_at",
-            [member, secret, _now()],
-        )
-    return secret
+    return _renew(store, "member", member)
 
 
 def urls(store: Store, public_url: str, group_id: int, member: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The add-a-paper modal: checked on submission, errors shown beside their fields."""
+"""The add and edit forms (modals): checked on submission, errors shown beside their fields."""
 
 from __future__ import annotations
 
@@ -25,21 +25,8 @@ def register(app, bot) -> None:
         for name in blocks.ADD_FIELDS:
             state = ((view.get("state") or {}).get("values") or {}).get(name) or {}
             values[name] = (state.get(name) or {}).get("value")
-        try:
-            with bot.answering(user) as ctx:
-                paper = commands.add_paper(ctx, values)
-        except Refusal as refusal:  # not an admin, or their rights could not be checked
-            ack(response_action="errors", errors={"title": plain(refusal.text)[:150]})
-            return
-        except Busy:
-            ack(response_action="errors", errors={"title": "The catalog is busy just now. Submit again in a moment."})
-            return
-        except DiskFull:
-            ack(response_action="errors", errors={"title": commands.DISK_FULL[:150]})
-            return
-        except InvalidPaper as e:
-            field = e.field if e.field in blocks.ADD_FIELDS else "title"
-            ack(response_action="errors", errors={field: str(e)[:150]})
+        paper = _saved(ack, bot, user, lambda ctx: commands.add_paper(ctx, values), blocks.ADD_FIELDS)
+        if paper is None:
             return
         ack()
         bot.later(confirm, bot, user, view.get("private_metadata") or "", paper)
@@ -53,24 +40,29 @@ def register(app, bot) -> None:
         if not number.isdigit():
             ack(response_action="errors", errors={"title": "This form lost the paper it edits: open it again."})
             return
-        try:
-            with bot.answering(user) as ctx:
-                paper = commands.edit_paper(ctx, int(number), values)
-        except Refusal as refusal:
-            ack(response_action="errors", errors={"title": plain(refusal.text)[:150]})
-            return
-        except Busy:
-            ack(response_action="errors", errors={"title": "The catalog is busy just now. Submit again in a moment."})
-            return
-        except DiskFull:
-            ack(response_action="errors", errors={"title": commands.DISK_FULL[:150]})
-            return
-        except InvalidPaper as e:
-            field = e.field if e.field in values else "title"
-            ack(response_action="errors", errors={field: str(e)[:150]})
+        paper = _saved(ack, bot, user, lambda ctx: commands.edit_paper(ctx, int(number), values), values)
+        if paper is None:
             return
         ack()
         bot.later(confirm, bot, user, channel, paper, "Saved")
+
+
+def _saved(ack, bot, user: str, save, fields):
+    """The paper `save(ctx)` saved from a submitted form; None when it was refused, after the refusal
+    was shown beside its field (or the title) and nothing was saved."""
+    try:
+        with bot.answering(user) as ctx:
+            return save(ctx)
+    except Refusal as refusal:  # not an admin, or their rights could not be checked
+        said = {"title": plain(refusal.text)}
+    except Busy:
+        said = {"title": "The catalog is busy just now. Submit again in a moment."}
+    except DiskFull:
+        said = {"title": commands.DISK_FULL}
+    except InvalidPaper as e:
+        said = {e.field if e.field in fields else "title": str(e)}
+    ack(response_action="errors", errors={k: v[:150] for k, v in said.items()})
+    return None
 
 
 def open_edit_form(bot, body, paper) -> dict:
