@@ -1023,7 +1023,7 @@ def _group_start(ctx: Context) -> Answer:
     stopped = groups.of_channel(ctx.store, ctx.env_group, ctx.where) is not None
     said = "Resumed the reading group" if stopped else "Started a reading group"
     then = _Announcing(ctx, lambda g: (f"📚 {said} in this channel. ", *_next(g, ctx.now)))
-    group, how = groups.start(ctx.store, ctx.env_group, ctx.where, ctx.platform.name, ctx.member.id, then)
+    group, how = groups.start(ctx.store, ctx.env_group, ctx.where, ctx.platform.name, ctx.member.id, then, at=ctx.now)
     if how == "running":
         return _notice("This channel is a reading group already: ", command_code("group"), " shows its settings.")
     said = "Started a reading group" if how == "started" else "Resumed the reading group"

@@ -71,6 +71,8 @@ class Group:
     platform: str | None = None
     #: Set with `meeting` (or PAPERBOT_MEETING); else the post's day and time.
     meeting_set: bool = True
+    #: When it was started or last resumed (None: long ago, as group 1): no post for a slot before it.
+    started_at: datetime | None = None
 
     @property
     def from_env(self) -> bool:
@@ -99,7 +101,7 @@ def from_settings(settings: Settings) -> Group:
 
 COLUMNS = (
     "id, platform, channel, timezone, schedule, meeting, remind_days, focus_tag, admins, rotation, "
-    "meeting_minutes, stopped"
+    "meeting_minutes, stopped, started_at"
 )
 
 
@@ -112,13 +114,26 @@ def _group_of(row: tuple) -> Group:
     """A group from its row; remembered by the row's values, since every scheduler check reads every
     group and making a crontab's trigger is the dearest part of it."""
     gid, platform, channel, tz_name, schedule_text, meeting_text, remind_days, focus, admins, rotation = row[:10]
-    minutes, stop = row[10:]
+    minutes, stop, started = row[10:]
     tz = ZoneInfo(tz_name)
     schedule = PostSchedule(schedule_text, tz)
     meeting = Meeting.parse(meeting_text) if meeting_text else schedule.default_meeting()
     calendar = MeetingCalendar(tz, meeting, schedule, remind_days, gid)
     admin_ids = frozenset(a for a in admins.split(",") if a)
-    return Group(gid, channel, calendar, focus, admin_ids, rotation, minutes, bool(stop), platform, bool(meeting_text))
+    started_at = datetime.fromisoformat(started) if started else None
+    return Group(
+        gid,
+        channel,
+        calendar,
+        focus,
+        admin_ids,
+        rotation,
+        minutes,
+        bool(stop),
+        platform,
+        bool(meeting_text),
+        started_at,
+    )
 
 
 def chat_groups(store: Store) -> list[Group]:
@@ -200,19 +215,30 @@ def _made(group: Group, then: Then) -> Group:
 
 
 def start(
-    store: Store, env: Group, channel: str, platform: str | None, by: str, then: Then = None
+    store: Store,
+    env: Group,
+    channel: str,
+    platform: str | None,
+    by: str,
+    then: Then = None,
+    at: datetime | None = None,
 ) -> tuple[Group, str]:
-    """Make `channel` a group (or resume a stopped one): the group, and 'started', 'resumed' or 'running'."""
+    """Make `channel` a group (or resume a stopped one) at `at` (default: now): the group, and
+    'started', 'resumed' or 'running'. Its posts begin with the first slot at or after `at`."""
+    started = (at or datetime.now(UTC)).astimezone(UTC).isoformat(timespec="seconds")
     with store.write() as db:
         found = of_channel(store, env, channel)
         if found is not None and not found.stopped:
             return found, "running"
         if found is not None:
-            db.execute("UPDATE groups SET stopped = 0, updated_at = ? WHERE id = ?", [_now(), found.id])
-            return _made(replace(found, stopped=False), then), "resumed"
+            db.execute(
+                "UPDATE groups SET stopped = 0, started_at = ?, updated_at = ? WHERE id = ?",
+                [started, _now(), found.id],
+            )
+            return _made(by_id(store, env, found.id), then), "resumed"  # type: ignore[arg-type]
         db.execute(
-            "INSERT INTO groups (platform, channel, started_by, updated_at) VALUES (?, ?, ?, ?)",
-            [platform, channel, by, _now()],
+            "INSERT INTO groups (platform, channel, started_by, updated_at, started_at) VALUES (?, ?, ?, ?, ?)",
+            [platform, channel, by, _now(), started],
         )
         return _made(of_channel(store, env, channel), then), "started"  # type: ignore[arg-type]
 

@@ -134,7 +134,8 @@ class ScheduledChecks:
     def _post(self, now: datetime) -> None:
         try:
             posting = {g.channel: g for g in self.posting_groups() if g.channel}
-            due = weekly.due(self.store, {c: g.calendar for c, g in posting.items()}, now)
+            calendars = {c: g.calendar for c, g in posting.items()}
+            due = weekly.due(self.store, calendars, now, {c: g.started_at for c, g in posting.items()})
         except Exception:
             log.exception("weekly post check failed")
             return
@@ -160,6 +161,7 @@ class ScheduledChecks:
                 rotation=group.rotation,
                 retry_now=group.id not in self._post_looked,
                 sleep=self._sleep,
+                started=group.started_at,
             )
         except Exception:
             log.exception("weekly post check of %s failed", channel)

@@ -391,6 +391,16 @@ def m011_calendar(db: sqlite_utils.Database) -> None:
     db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('calendar_uid_domain', ?)", [secrets.token_hex(6)])
 
 
+@migrations()
+def m012_group_started_at(db: sqlite_utils.Database) -> None:
+    # When a chat group was started (or last resumed): its first post is for the first slot at or
+    # after it, never for a week whose slot passed before the group existed. NULL (group 1, and the
+    # groups started before this column) is "long ago": their posts go on as before, since a group's
+    # `updated_at` is its latest change, and a setting changed after this week's slot must not take
+    # that week's post away.
+    db.execute("ALTER TABLE groups ADD COLUMN started_at TEXT")
+
+
 #: How often a writer that waits for the write lock asks for it again.
 WRITE_POLL_SECONDS = 0.001
 

@@ -13,6 +13,7 @@ paper has had its week, and then a new round starts in the same order.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -26,9 +27,20 @@ from bot.store import Store
 
 #: What became of a week's post: delivery's words for it ('sent', 'found', 'done', 'busy',
 #: 'waiting', 'failed', 'stopped'), or no post wanted ('skipped'; 'no-slot': the schedule has none
-#: that week; 'not-yet': its time has not come).
+#: that week; 'not-yet': its time has not come; 'before-start': its slot passed before the group began).
 PostStatus = Literal[
-    "sent", "found", "done", "busy", "waiting", "failed", "stopped", "unreachable", "skipped", "no-slot", "not-yet"
+    "sent",
+    "found",
+    "done",
+    "busy",
+    "waiting",
+    "failed",
+    "stopped",
+    "unreachable",
+    "skipped",
+    "no-slot",
+    "not-yet",
+    "before-start",
 ]
 
 
@@ -43,7 +55,7 @@ class Outcome:
     @property
     def ok(self) -> bool:
         """The week has its post, or needs none."""
-        return self.status in ("sent", "found", "done", "skipped", "no-slot", "not-yet")
+        return self.status in ("sent", "found", "done", "skipped", "no-slot", "not-yet", "before-start")
 
 
 #: A post planned but not sent counts as featured for this long after its first try (its week is
@@ -235,6 +247,7 @@ def post_week(
     retry_now: bool = False,
     sleep=None,
     now: datetime | None = None,
+    started: datetime | None = None,
 ) -> Outcome:
     """Post the paper of the week that contains `at`, unless it already has its post.
 
@@ -245,6 +258,8 @@ def post_week(
     the bot was down is posted when it is back, unless that week is over.
     `now` (default `at`) decides whether the week's meeting is still ahead, for the sign-up button:
     `post-week --at` a past week must not offer a meeting that is over.
+    `started` (the group's start or resume, None for long ago): without `force`, a slot before it
+    gets no post, since its week (and maybe its meeting) went by before the group existed.
     """
     now = now or at
     week = group.week_of(at)
@@ -253,6 +268,8 @@ def post_week(
         return Outcome(week, "no-slot", f"the schedule ({group.schedule.expr}) has no slot in {week.key}")
     if not force and at < slot:
         return Outcome(week, "not-yet", f"the post is due at {slot.isoformat()}")
+    if not force and started is not None and slot < started:
+        return Outcome(week, "before-start", _before_start(group, week, started))
     existing = slots.slot(store, week, group.group_id)
     if existing is not None and existing.kind == "skipped":
         return Outcome(week, "skipped", f"{week.key} is skipped: no meeting, no post")
@@ -278,14 +295,39 @@ def post_week(
     return Outcome(week, "skipped" if result.status == "moot" else result.status, result.detail, post, result)
 
 
-def due(store: Store, channels: dict[str, MeetingCalendar], now: datetime) -> list[str]:
+def _before_start(group: MeetingCalendar, week: Week, started: datetime) -> str:
+    first = first_slot(group, started)
+    after = f"; its first post is due at {first.isoformat()}" if first else ""
+    return f"{week.key}'s slot passed before the group started ({started.isoformat()}){after}"
+
+
+def first_slot(group: MeetingCalendar, started: datetime) -> datetime | None:
+    """The group's first post slot at or after `started` (within a year and a bit)."""
+    week = group.week_of(started)
+    for _ in range(60):
+        slot = group.slot_of(week)
+        if slot is not None and slot >= started:
+            return slot
+        week = week.plus(1)
+    return None
+
+
+def due(
+    store: Store,
+    channels: dict[str, MeetingCalendar],
+    now: datetime,
+    started: Mapping[str, datetime | None] | None = None,
+) -> list[str]:
     """The channels (of `channels`, each with its group's calendar) whose post this week is due at
-    `now` and not yet sent: one query for them all, so that a look at a thousand groups is cheap."""
+    `now` and not yet sent: one query for them all, so that a look at a thousand groups is cheap.
+    `started` (by channel): when a group began; a slot before it is not due (see post_week)."""
+    started = started or {}
     slotted: dict[str, Week] = {}
     for channel, calendar in channels.items():
         week = calendar.week_of(now)
         slot = calendar.slot_of(week)
-        if slot is not None and slot <= now:
+        began = started.get(channel)
+        if slot is not None and slot <= now and (began is None or slot >= began):
             slotted[channel] = week
     if not slotted:
         return []
@@ -306,6 +348,31 @@ def due(store: Store, channels: dict[str, MeetingCalendar], now: datetime) -> li
 
 #: Channels one query of `due` asks about (SQLite takes some thousands of parameters a statement).
 DUE_BATCH = 500
+
+
+def not_due(store: Store, channel: str, group: MeetingCalendar, now: datetime, started: datetime | None) -> str:
+    """Why the group's post is not due at `now`, and when it is, in a few words (for `post-week --dry-run`)."""
+    week = group.week_of(now)
+    slot = group.slot_of(week)
+    if slot is None:
+        return f"{week.key} has no slot in the schedule ({group.schedule.expr})"
+    if slot > now:
+        return f"{week.key}'s post is due at {slot.isoformat()}"
+    if started is not None and slot < started:
+        return _before_start(group, week, started)
+    if posted(store, channel, week) is not None:
+        return f"{week.key} has its post; the next is due at {_next_slot(group, slot)}"
+    return f"{week.key}'s post is due (its slot was {slot.isoformat()})"
+
+
+def _next_slot(group: MeetingCalendar, after: datetime) -> str:
+    week = group.week_of(after).plus(1)
+    for _ in range(60):
+        slot = group.slot_of(week)
+        if slot is not None:
+            return slot.isoformat()
+        week = week.plus(1)
+    return "no time in the coming year"
 
 
 def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:
