@@ -37,9 +37,11 @@ class Failure(Exception):
     """A verb could not do its job; str() is the one line to show."""
 
 
-def _parse_at(text: str | None, settings: Settings) -> datetime:
+def _parse_at(text: str | None, settings: Settings, tz=None) -> datetime:
+    """`--at` as a time in `tz` (default: group 1's, PAPERBOT_TIMEZONE); a bare time is that zone's wall time."""
+    tz = tz or settings.timezone
     if not text:
-        return settings.now()
+        return datetime.now(tz)
     try:
         at = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
@@ -49,8 +51,8 @@ def _parse_at(text: str | None, settings: Settings) -> datetime:
     if not 1971 <= at.year <= 9998:  # weeks and the platforms' timestamps need room on either side
         raise Failure(f"--at: {text!r} is out of range: give a time between 1971 and 9998")
     if at.tzinfo is None:
-        at = at.replace(tzinfo=settings.timezone)  # a bare time is the group's wall time
-    return at.astimezone(settings.timezone)
+        at = at.replace(tzinfo=tz)  # a bare time is the group's wall time
+    return at.astimezone(tz)
 
 
 def _store(settings: Settings, *, writes: bool = True, seed: bool = True, quiet_when_new: bool = False):
@@ -330,24 +332,41 @@ def cmd_post_week(args, settings: Settings) -> int:
     env = groups.from_settings(settings)
     transports = _Transports(settings)
     chat = [g for g in groups.posting(store, env, transports.names) if not g.from_env and transports.serves(g)]
-    at = _parse_at(args.at, settings)
+    _parse_at(args.at, settings)  # a bad --at is refused before anything is read or posted
+
+    def at_of(group) -> datetime:  # a bare --at is each group's own wall time
+        return _parse_at(args.at, settings, group.calendar.tz)
+
     if channel is not None:
         picked = [_the_group(store, settings, channel)]
     elif not chat:
         picked = [env]  # one group: as before groups, the environment's, posted when asked
     else:
         posting = [g for g in (env, *chat) if g.posts]
-        due = weekly.due(store, {g.channel: g.calendar for g in posting}, at)
+        by_zone: dict[str, list] = {}
+        for g in posting:  # groups in one zone share one moment, and one query for what is due
+            by_zone.setdefault(g.calendar.tz.key, []).append(g)
+        due: set[str] = set()
+        for zoned in by_zone.values():
+            calendars = {g.channel: g.calendar for g in zoned}
+            due.update(weekly.due(store, calendars, at_of(zoned[0]), {g.channel: g.started_at for g in zoned}))
         picked = [g for g in posting if g.channel in due]
         if not picked:
             print("No group's post is due: each has its post this week, or its slot has not come.")
+        if args.dry_run:  # and, one line each, why the others are not, and when they are
+            for g in posting:
+                if g.channel not in due:
+                    why = weekly.not_due(store, g.channel, g.calendar, at_of(g), g.started_at)
+                    print(f"{g.channel}: not due: {why}.")
+        if not picked:
             return 0
     if not args.dry_run and picked == [env]:
         settings.require("PAPERBOT_CHANNEL")
     failed = []
     for group in picked:
         try:
-            print(_post_group(args, settings, store, group, at, several=len(picked) > 1, transports=transports))
+            several = len(picked) > 1
+            print(_post_group(args, settings, store, group, at_of(group), several=several, transports=transports))
         except Failure as e:
             if len(picked) == 1:
                 raise
@@ -368,6 +387,14 @@ def _post_group(args, settings: Settings, store, group, at: datetime, *, several
     if problem := cal.meeting_before_post(at):
         print(f"paperbot: warning: {problem}", file=sys.stderr)
     week = cal.week_of(at)
+    slot_time = cal.slot_of(week)
+    if group.started_at is not None and slot_time is not None and slot_time < group.started_at:
+        # Asked for by its channel: the operator's call; `run` and a post-week of every group never post it.
+        print(
+            f"paperbot: warning: {group.channel}: {week.key}'s slot passed before the group started "
+            f"({group.started_at.isoformat()}); posting it as asked",
+            file=sys.stderr,
+        )
     where = f"{group.channel}: " if several else ""
     if args.dry_run:
         if cal.slot_of(week) is None:
