@@ -80,6 +80,13 @@ def of(settings: Settings) -> Adapter:
     return next(a for a in adapters() if type(settings) is a.settings)
 
 
+def of_channel(channel: str) -> Adapter | None:
+    """The platform whose channel IDs have `channel`'s form (Slack's C…/G…, Discord's digits), or
+    None when no platform's or several platforms' do."""
+    homes = [a for a in adapters() if a.settings.is_channel(channel)]
+    return homes[0] if len(homes) == 1 else None
+
+
 def token_set(environ: Mapping[str, str], name: str, dotenv: str | Path | None = ".env") -> bool:
     """Is the setting `name` given a value, in the environment or in `.env`?"""
     if (environ.get(name) or "").strip():
