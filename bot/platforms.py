@@ -14,6 +14,7 @@ included, names it. With the tokens of several platforms set, one process serves
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
@@ -80,6 +81,7 @@ def of(settings: Settings) -> Adapter:
     return next(a for a in adapters() if type(settings) is a.settings)
 
 
+@functools.cache
 def of_channel(channel: str) -> Adapter | None:
     """The platform whose channel IDs have `channel`'s form (Slack's C…/G…, Discord's digits), or
     None when no platform's or several platforms' do."""
