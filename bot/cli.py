@@ -142,14 +142,20 @@ def cmd_console(args, settings: Settings) -> int:
     admin = args.user is None or args.user in settings.admins
     member = Member(user, lambda: admin)
     where = _channel_arg(args.channel)
+    # A group started here is served by the platform its channel's form names (a Slack C…, a Discord
+    # snowflake), so that a process of the other platform never posts to it.
+    home = platforms.of_channel(where) if where is not None else None
+    if where is not None and home is None and where != settings.channel:
+        raise Failure(
+            f"--channel: {where[:40]!r} is no platform's channel ID"
+            " (a Slack one like C012ABCDEF, a Discord one of digits)"
+        )
     env = groups.from_settings(settings)
-    on_change = None
-    if settings.channel or groups.chat_groups(store):  # announced in the channel: the outbox, which `run` sends
-        from bot import announce
+    from bot import announce
 
-        def on_change(change):  # group 1's; commands.in_group announces another group's in its channel
-            if settings.channel:
-                announce.queue(store, settings.channel, change)
+    def on_change(change):  # group 1's, in its channel (the outbox, which `run` sends); in_group: another's
+        if settings.channel:
+            announce.queue(store, settings.channel, change)
 
     return console.serve(
         lambda: Context(
@@ -168,6 +174,7 @@ def cmd_console(args, settings: Settings) -> int:
         ),
         sys.stdin,  # read now, not when console was imported: a caller may have replaced them
         sys.stdout,
+        home.name.lower() if home is not None else None,
     )
 
 

@@ -87,6 +87,9 @@ class Platform:
     forms: bool = True
     #: The adapter's name (`slack`, `discord`), kept with the groups started on it.
     name: str | None = None
+    #: How to type commands in a channel, `{channel}` its id, where it is not the chat's own channel
+    #: (the console's `paperbot console --channel {channel}`); None: typed in the channel itself.
+    in_channel: str | None = None
 
 
 def _member_id(word: str) -> str | None:
@@ -919,7 +922,18 @@ def _channels(channels: list[str]) -> list:
     return shown
 
 
-def _no_group_here(verb: str, channels: list[str]) -> Answer:
+def _no_group_here(verb: str, channels: list[str], platform: Platform = IDS_ONLY) -> Answer:
+    if platform.in_channel and channels:
+        return _notice(
+            "This install has several reading groups, so nothing was done: type ",
+            command_code(verb),
+            " in your group's channel, with ",
+            Code(platform.in_channel.format(channel=channels[0])),
+            " (channels: ",
+            *_channels(channels),
+            ").",
+            ok=False,
+        )
     return _notice(
         "This install has several reading groups, so nothing was done: type ",
         command_code(verb),
@@ -951,8 +965,10 @@ def _next(group: groups.Group, now: datetime) -> tuple:
 
 
 def _group_card(ctx: Context, group: groups.Group) -> Text:
-    where: tuple = (ChannelRef(group.channel),) if group.channel else ("no channel (PAPERBOT_CHANNEL is not set)",)
+    where: tuple = ("Reading group in ", ChannelRef(group.channel)) if group.channel else ("Reading group",)
     origin = "settings from the environment" if group.from_env else "settings from chat"
+    if not group.channel:  # group 1 before PAPERBOT_CHANNEL is set: no posts, but commands work
+        origin += "; no channel yet, so no posts: PAPERBOT_CHANNEL sets it"
     settings: list = []
     for i, (name, value) in enumerate(groups.stored_text(group).items()):
         if name == "admins" and group.admins:
@@ -967,7 +983,6 @@ def _group_card(ctx: Context, group: groups.Group) -> Text:
         else text("Change one: ", command_code("group set <setting> <value>"), ".")
     )
     return text(
-        "Reading group in ",
         *where,
         f" ({origin}). ",
         *_next(group, ctx.now),
@@ -993,7 +1008,7 @@ def _group_show(ctx: Context) -> Answer:
         try:
             here = groups.where(ctx.store, env, None)
         except groups.NoGroupHere as e:
-            return _no_group_here("group", e.channels)
+            return _no_group_here("group", e.channels, ctx.platform)
     return Answer(Notice(_group_card(ctx, here)))
 
 
@@ -1344,7 +1359,7 @@ def run(ctx: Context, line: str) -> Answer:
             try:
                 ctx = in_group(ctx, groups.where(ctx.store, ctx.env_group, ctx.where))
             except groups.NoGroupHere as e:
-                return _no_group_here(command.name, e.channels)
+                return _no_group_here(command.name, e.channels, ctx.platform)
         return command.run(ctx, args)
     except Refusal as refusal:
         return Answer(Notice(refusal.text, ok=False))

@@ -150,7 +150,18 @@ def posting(store: Store, env: Group, platform: str | None) -> list[Group]:
     """The groups that get posts and reminders from a process serving `platform` (None: any): a
     channel, not stopped, and started on that platform (the environment's group is the process's)."""
     wanted = platform.lower() if platform else None
-    return [g for g in every(store, env) if g.posts and (wanted is None or g.platform in (None, wanted))]
+    return [g for g in every(store, env) if g.posts and (wanted is None or _platform(g) in (None, wanted))]
+
+
+def _platform(group: Group) -> str | None:
+    """The platform a chat group was started on; one started from the console before groups kept it
+    is its channel id's (`C…` Slack's, digits Discord's), so that no process posts to another's channel."""
+    if group.platform or group.from_env or not group.channel:
+        return group.platform
+    from bot import platforms
+
+    home = platforms.of_channel(group.channel)
+    return home.name.lower() if home is not None else None
 
 
 def several(store: Store) -> bool:

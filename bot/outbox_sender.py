@@ -42,6 +42,10 @@ OUTBOX_AFTER_FAILURE = 1.0
 #: doubled for each further refusal, up to RETRY_AFTER_REFUSAL: once someone invites the bot, the
 #: line and those after it (which wait their turn) follow within a minute or two.
 REFUSED_ANNOUNCEMENT_WAIT = 60.0
+#: Rejected's code for a channel whose id is another platform's (a Discord process and a Slack `C…`):
+#: that platform's process sends it, so this one leaves it alone for FOREIGN_CHANNEL_WAIT.
+FOREIGN_CHANNEL = "foreign_channel"
+FOREIGN_CHANNEL_WAIT = 3600.0
 #: A post update waits this long (and again) while the post itself is being sent.
 POST_IN_FLIGHT_WAIT = 2.0
 #: A member's announcements go once they have made no change in the channel for this long, and at
@@ -152,6 +156,7 @@ class OutboxSender:
         self._failures = 0  # rounds of the sender that failed in a row
         self.held_until = 0.0  # monotonic: the platform asked to hold off until then, for every item
         self._refusing: set[str] = set()  # channels that refused an announcement, admins told, none posted since
+        self._foreign: set[str] = set()  # other platforms' channels, said once in the log
         self._wake_at: float | None = None  # monotonic: when the sender is to go round again
 
     def wake(self) -> None:
@@ -281,6 +286,12 @@ class OutboxSender:
             error, wait = e, float(min(2**item.attempts, 300))
             self.held_until = time.monotonic() + wait
         except Rejected as e:
+            if e.code == FOREIGN_CHANNEL:  # never this process's to send: one line, no admins told, no retry
+                outbox.postpone(self.store, *batch, at=time.time() + FOREIGN_CHANNEL_WAIT, why=str(e))
+                if channel not in self._foreign:
+                    self._foreign.add(channel)
+                    log.warning("could not %s: %s", what, e)
+                return
             if announcement is None:  # the post is gone or cannot be edited: trying again will not help
                 log.warning("could not %s: %s", what, e)
                 outbox.done(self.store, item)

@@ -14,6 +14,7 @@ included, names it. With the tokens of several platforms set, one process serves
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
@@ -78,6 +79,14 @@ def chosen(environ: Mapping[str, str]) -> Adapter:
 def of(settings: Settings) -> Adapter:
     """The platform whose settings these are."""
     return next(a for a in adapters() if type(settings) is a.settings)
+
+
+@functools.cache
+def of_channel(channel: str) -> Adapter | None:
+    """The platform whose channel IDs have `channel`'s form (Slack's C…/G…, Discord's digits), or
+    None when no platform's or several platforms' do."""
+    homes = [a for a in adapters() if a.settings.is_channel(channel)]
+    return homes[0] if len(homes) == 1 else None
 
 
 def token_set(environ: Mapping[str, str], name: str, dotenv: str | Path | None = ".env") -> bool:

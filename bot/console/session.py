@@ -34,19 +34,37 @@ def read_member(word: str) -> str | None:
     return name if re.fullmatch(r"[A-Za-z0-9._-]{1,80}", name) else None
 
 
-PLATFORM = commands.Platform(read_member, member_example="ada", forms=False)
+PLATFORM = commands.Platform(
+    read_member, member_example="ada", forms=False, in_channel="paperbot console --channel {channel}"
+)
 
 
-def _a_groups_channel(context: commands.Context) -> bool:
-    """Is the console typing in a group's channel (`--channel`), whose changes are announced there?"""
-    return groups.of_channel(context.store, context.env_group, context.where) is not None
+def _acted_on(context: commands.Context, line: str) -> groups.Group | None:
+    """The group a command typed here acted on: its channel's (`--channel`), or for a command of a
+    group typed elsewhere the only group that posts; None when no one group is it."""
+    here = groups.of_channel(context.store, context.env_group, context.where)
+    if here is not None or context.where is not None:
+        return here
+    if commands.split(line)[0] not in commands.NEEDS_GROUP:
+        return None
+    try:
+        return groups.where(context.store, context.env_group, None)
+    except groups.NoGroupHere:
+        return None
 
 
-def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout) -> int:
+def serve(
+    make_context: Callable[[], commands.Context],
+    stdin: TextIO = sys.stdin,
+    stdout: TextIO = sys.stdout,
+    platform: str | None = None,
+) -> int:
     """Read commands until EOF; print each reply, and what the channel would be told.
 
-    A command that fails says so in one line and the session goes on, as in a chat.
+    `platform` (`slack`, `discord`) is kept with a group started here: the one its channel's id
+    is of. A command that fails says so in one line and the session goes on, as in a chat.
     """
+    console = dataclasses.replace(PLATFORM, name=platform)
     if hasattr(stdin, "reconfigure"):
         stdin.reconfigure(errors="replace")  # bytes that are not UTF-8 become U+FFFD, not a crash
     interactive = stdin.isatty()
@@ -67,7 +85,7 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
         try:
             context = dataclasses.replace(
                 make_context(),
-                platform=PLATFORM,
+                platform=console,
                 lookup_wait=lookup.CONSOLE_WAIT,
                 tell=lambda member, said, told=told: told.append(f"  (to @{member}: {inline(said)})"),
             )
@@ -79,6 +97,9 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
             stdout.write("\n\n")
             stdout.flush()
             continue
+        group = _acted_on(context, line)
+        if group is not None and group.channel and context.where is None and groups.several(context.store):
+            shown = f"in #{group.channel}:\n{shown}"  # several groups: say whose this was
         stdout.write(shown + "\n")
         for line_told in told:
             stdout.write(line_told + "\n")
@@ -86,7 +107,7 @@ def serve(make_context: Callable[[], commands.Context], stdin: TextIO = sys.stdi
             said = inline(commands.announcement(answer.change))
             where = (
                 "to the channel, sent by paperbot run"
-                if context.channel or _a_groups_channel(context)
+                if group is not None and group.channel
                 else "with PAPERBOT_CHANNEL set, the channel reads"
             )
             stdout.write(f"  ({where}: {said})\n")

@@ -22,6 +22,8 @@ from bot.calendar import Week
 from bot.delivery import Delivery, Rejected, Sent
 from bot.discord import render
 from bot.discord.rest import Rest
+from bot.discord.settings import DiscordSettings
+from bot.outbox_sender import FOREIGN_CHANNEL
 from bot.replies import Reminder, WeeklyPost
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,13 @@ HISTORY_PAGES = 20
 def nonce(*parts: str) -> str:
     """A nonce (at most 25 characters) for what `parts` name: the same message, the same nonce."""
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:25]
+
+
+def discord_channel(channel: str) -> str:
+    """`channel`, if it is a Discord channel's id; else Rejected: another platform's, never sent to here."""
+    if not DiscordSettings.is_channel(channel):
+        raise Rejected(f"{channel[:40]} is not a Discord channel ID (another platform's channel)", code=FOREIGN_CHANNEL)
+    return channel
 
 
 def _stamp(message: dict) -> float:
@@ -69,6 +78,7 @@ class DiscordTransport:
 
     def post(self, channel: str, body: dict, key: str | None = None) -> dict:
         """Post `body` in `channel`; with `key`, once: Discord returns the first message for a nonce it saw."""
+        discord_channel(channel)
         if key is not None:
             body = {**body, "nonce": nonce(channel, key), "enforce_nonce": True}
         return self.rest.post(channel, body)
@@ -131,6 +141,7 @@ class DiscordTransport:
     def find_message(self, channel: str, since: float, matches) -> dict | None:
         """The bot's own message in `channel` since unix time `since` that `matches`; Rejected when
         the history since then is too long to read."""
+        discord_channel(channel)
         ours = self.bot_id()
         before = None
         for _ in range(HISTORY_PAGES):

@@ -14,7 +14,7 @@ from bot.announce import Announcement
 from bot.calendar import Week
 from bot.delivery import Rejected
 from bot.slack import blocks
-from bot.slack.client import call
+from bot.slack.client import call, slack_channel
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class SlackPoster:
         transport = self.bot.transport
         call(
             transport.client.chat_postMessage,
-            channel=announcement.channel,
+            channel=slack_channel(announcement.channel),
             metadata=marked,
             **message(self.bot, announcement),
         )

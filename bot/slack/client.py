@@ -31,6 +31,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 from slack_sdk.webhook import WebhookClient
 
 from bot.delivery import Delivery, RateLimited, Rejected, Sent, Uncertain, Unreachable
+from bot.outbox_sender import FOREIGN_CHANNEL
 from bot.replies import Reminder, WeeklyPost
 from bot.slack import blocks
 
@@ -132,6 +133,14 @@ def _classify(exc: Exception) -> Exception:
 NETWORK_ERRORS = (SlackApiError, urllib.error.URLError, OSError, http.client.HTTPException)
 
 
+def slack_channel(channel: str) -> str:
+    """`channel`, unless it is another platform's (a Discord id is digits, a Slack one never is):
+    Rejected, never sent to here."""
+    if channel.isdigit():
+        raise Rejected(f"{channel[:40]} is not a Slack channel ID (another platform's channel)", code=FOREIGN_CHANNEL)
+    return channel
+
+
 def call(fn, /, **kwargs) -> Any:
     """A Web API call whose failure is Rejected or Uncertain, never a raw exception."""
     try:
@@ -161,6 +170,7 @@ class SlackTransport:
         raise TypeError(f"cannot send {type(message).__name__}")
 
     def send(self, delivery: Delivery, message: Any) -> Sent:
+        slack_channel(delivery.dest)
         try:
             response = call(self.client.chat_postMessage, channel=delivery.dest, **self._payload(message))
         except Rejected as e:
@@ -194,6 +204,7 @@ class SlackTransport:
     def find_message(self, channel: str, since: float, event: str, matches) -> Sent | None:
         """Our message in `channel` since unix time `since` whose metadata is `event` with a
         payload that `matches`; raises Rejected when the history is too long to read to then."""
+        slack_channel(channel)
         ours = self.bot_id()
         cursor = None
         for _ in range(self.HISTORY_PAGES):
