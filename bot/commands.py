@@ -494,7 +494,7 @@ def cmd_add(ctx: Context, args: str) -> Answer:
     link, _, tag_text = args.strip().partition(" ")
     ref = paper_refs.parse(link)
     if ref is None:
-        return _not_a_link("add", link)
+        return _not_a_link("add", link, forms=ctx.platform.forms)
     try:
         tags = catalog.validate({"title": "-", "tags": tag_text}, new=True).tags or ()
     except catalog.InvalidPaper as e:
@@ -508,7 +508,7 @@ def cmd_add(ctx: Context, args: str) -> Answer:
     try:
         found = _lookups(ctx).fetch(ref, ctx.lookup_wait)
     except LookupFailed as failed:
-        return _lookup_failed(failed)
+        return _lookup_failed(failed, forms=False)
     fields = paper_links.fields(found, tags or paper_links.propose_tags(ctx.store, found))
     try:
         paper = add_paper(ctx, fields)
@@ -525,14 +525,22 @@ def _lookups(ctx: Context) -> Lookups:
     return ctx.lookups
 
 
-def _not_a_link(verb: str, link: str) -> Answer:
+#: How to add a paper by hand where there is no add form (the console, whose user runs paperbot).
+BY_HAND = ("put it in a file (.bib, .csv, .yaml or .json) and run ", Code("paperbot import FILE"), ".")
+
+
+def _not_a_link(verb: str, link: str, *, forms: bool = True) -> Answer:
+    if verb != "add":
+        then: tuple = (".",)
+    elif forms:
+        then = (", or the empty form: ", command_code("add"), ".")
+    else:
+        then = (", or ", *BY_HAND)
     return _notice(
         Code(link[:80]),
         " is not an arXiv id (2501.18512), an arXiv link, a DOI (10.1145/…) or a doi.org link. For example ",
         command_code(f"{verb} 2501.18512"),
-        "." if verb != "add" else ", or the empty form: ",
-        command_code("add") if verb == "add" else "",
-        "." if verb == "add" else "",
+        *then,
         ok=False,
     )
 
@@ -548,7 +556,10 @@ def _already(paper: catalog.Paper) -> Answer:
     )
 
 
-def _lookup_failed(failed: LookupFailed) -> Answer:
+def _lookup_failed(failed: LookupFailed, *, forms: bool = True) -> Answer:
+    """The look-up's failure, with the empty add form to fill in by hand, or where there are no forms how else."""
+    if not forms:
+        return _notice(str(failed), " To add it by hand, ", *BY_HAND, ok=False)
     return _notice(str(failed), ok=False, buttons=[Button("Open the empty form", "add")])
 
 
