@@ -692,7 +692,11 @@ def cmd_delete(ctx: Context, args: str) -> Answer:
 def cmd_calendar(ctx: Context, args: str) -> Answer:
     from bot import feeds
 
-    return Answer(feeds.calendar_reply(ctx.store, ctx.public_url, ctx.group.group_id, ctx.member.id, args))
+    # A platform without forms is the console, whose user runs paperbot and can write the files.
+    operator = not ctx.platform.forms
+    return Answer(
+        feeds.calendar_reply(ctx.store, ctx.public_url, ctx.group.group_id, ctx.member.id, args, operator=operator)
+    )
 
 
 def cmd_vote(ctx: Context, args: str) -> Answer:
@@ -767,8 +771,17 @@ def cmd_slides(ctx: Context, args: str) -> Answer:
         " (",
         PaperRef(talk.paper),
         "). ",
-        "Talks given: ",
-        command_code("past"),
+        *(
+            ("Talks given: ", command_code("past"))
+            if talk.meeting <= ctx.now
+            else (
+                "It shows in ",
+                command_code(f"show {talk.paper.number}" if talk.paper else "schedule"),
+                " until the talk is given, then in ",
+                command_code("past"),
+                ".",
+            )
+        ),
     )
 
 
