@@ -169,7 +169,8 @@ class _Batch:
             "vocab": [],
         }
         self.now = _now()
-        self.keys: dict[tuple[str, str], tuple[int, str]] = {}  # (column, arXiv id or DOI) -> queued paper
+        self.keys: dict[tuple[str, str], tuple[int, str]] = {}  # (column, arXiv id or DOI) -> paper
+        self.refs: dict[int, tuple[PaperInput, tuple[str | None, str | None]]] = {}  # id(row) -> (row, its keys)
         # Numbers are handed out here, so that new papers can be inserted in bulk; AUTOINCREMENT's
         # sqlite_sequence follows explicit numbers, so none is ever handed out twice.
         self.next_number = (
@@ -202,7 +203,7 @@ class _Batch:
             )
         self.next_number = number + 1
         url = paper.url or ""
-        arxiv_id, doi = paper_refs.keys_of(url, paper.doi)
+        arxiv_id, doi = self.refs_of(paper)
         for kind, key in (("arxiv_id", arxiv_id), ("doi", doi)):
             if key is not None:
                 self.keys.setdefault((kind, key), (number, slug))
@@ -212,19 +213,39 @@ class _Batch:
         )
         return number
 
+    def refs_of(self, paper: PaperInput) -> tuple[str | None, str | None]:
+        """(arXiv id, DOI) of a row's link and DOI, worked out once a row (an import reads each thrice)."""
+        found = self.refs.get(id(paper))
+        if found is None or found[0] is not paper:
+            found = self.refs[id(paper)] = (paper, paper_refs.keys_of(paper.url or "", paper.doi))
+        return found[1]
+
+    def load_keys(self, papers: list[PaperInput]) -> None:
+        """Look up, in a few queries, the stored papers that have the arXiv ids and DOIs of `papers`."""
+        wanted: dict[str, set[str]] = {"arxiv_id": set(), "doi": set()}
+        for p in papers:
+            arxiv_id, doi = self.refs_of(p)
+            for kind, key in (("arxiv_id", arxiv_id), ("doi", doi)):
+                if key is not None and (kind, key) not in self.keys:
+                    wanted[kind].add(key)
+        for kind, keys in wanted.items():
+            keys_list = list(keys)
+            for i in range(0, len(keys_list), 900):
+                part = keys_list[i : i + 900]
+                marks = ",".join("?" * len(part))
+                rows = self.db.execute(
+                    f"SELECT {kind}, number, id FROM papers WHERE {kind} IN ({marks}) ORDER BY number DESC", part
+                )
+                for key, number, slug in rows:  # the lowest number last: it is the one named
+                    self.keys[(kind, key)] = (number, slug)
+
     def known(self, arxiv_id: str | None, doi: str | None) -> tuple[tuple[int, str], str] | None:
-        """((number, id), "arXiv id" or "DOI") of the paper, stored or queued, that has this arXiv id or DOI."""
+        """((number, id), "arXiv id" or "DOI") of the paper, stored (see load_keys) or queued, that has this
+        arXiv id or DOI."""
         for kind, key, by in (("arxiv_id", arxiv_id, "arXiv id"), ("doi", doi, "DOI")):
-            if key is None:
-                continue
-            queued = self.keys.get((kind, key))
-            if queued is not None:
-                return queued, by
-            row = self.db.execute(
-                f"SELECT number, id FROM papers WHERE {kind} = ? ORDER BY number LIMIT 1", [key]
-            ).fetchone()
-            if row is not None:
-                return (row[0], row[1]), by
+            found = self.keys.get((kind, key)) if key is not None else None
+            if found is not None:
+                return found, by
         return None
 
     def tag_id(self, name: str) -> int:
@@ -370,6 +391,7 @@ _NO_CLAIMS = Claims([])
 def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts, claims: Claims) -> None:
     batch = _Batch(store.db)
     stored = batch.existing(papers)
+    batch.load_keys([p for p in papers if p.id not in stored])  # rows that may be new papers
     for paper in papers:
         try:
             number, changed = _upsert_one(batch, paper, stored, claims=claims)
@@ -512,7 +534,7 @@ def _upsert_one(
         if not paper.title:
             raise _untitled(paper, slug)
         if not always_new:  # an import: a paper the catalog has under another id is not added twice
-            twin = batch.known(*paper_refs.keys_of(paper.url or "", paper.doi))
+            twin = batch.known(*batch.refs_of(paper))
             if twin is not None:
                 (number, twin_id), by = twin
                 raise InvalidPaper("url", f"the same paper as #{number} {twin_id} (by its {by}): skipped")
