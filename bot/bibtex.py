@@ -4,8 +4,8 @@
     out.write(bibtex.entry(paper))                  # one @misc entry
 
 An entry's fields map to a paper's: title; author (`A and B`, `Last, First` turned
-round) to authors (`A, B`); year; url, else doi (as a doi.org link), else eprint
-(as an arXiv link) to the link; abstract to the summary; keywords to tags; and the
+round, `and others` as `et al.`) to authors (`A, B, et al.`); year; url, else doi
+(as a doi.org link), else eprint (as an arXiv link) to the link; abstract to the summary; keywords to tags; and the
 entry's key to the paper's id when it is one (`streaming-diloco`). Other fields
 are not read. Entries are cut from the text one at a time (brace counting), and
 each is parsed on its own by bibtexparser, so memory holds one entry, and a
@@ -183,9 +183,15 @@ def _split_names(value: str) -> list[str]:
     return [n for n in names if n.strip()]
 
 
+#: What BibTeX's `and others` (the names left out) reads as in a paper's authors, and is written back as.
+ET_AL = "et al."
+
+
 def _name(raw: str) -> str:
-    """`Lovelace, Ada` -> `Ada Lovelace`; `{Ada Lovelace, Jr}` (braced whole) stays as it is."""
+    """`Lovelace, Ada` -> `Ada Lovelace`; `{Ada Lovelace, Jr}` (braced whole) stays as it is; `others` is et al."""
     raw = raw.strip()
+    if raw == "others":
+        return ET_AL
     braced = raw.startswith("{") and raw.endswith("}") and _balanced(raw[1:-1])
     if not braced:
         parts = _top_level_commas(raw)
@@ -320,7 +326,7 @@ def entry(paper: Paper) -> str:
     authors = getattr(paper, "authors", "")
     if authors:
         names = [n.strip() for n in authors.split(", ") if n.strip()]
-        fields.append(("author", " and ".join(_author(n) for n in names)))
+        fields.append(("author", " and ".join("others" if n == ET_AL else _author(n) for n in names)))
     year = getattr(paper, "year", None)
     if year:
         fields.append(("year", str(year)))

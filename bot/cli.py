@@ -197,6 +197,7 @@ def _stop_on_signals(stop, *, unwind: bool) -> None:
 def cmd_run(args, settings: Settings) -> int:
     import threading
 
+    platforms.require_a_token(os.environ)
     served = _served(settings)
     stop = threading.Event()
     # One server on PORT holds the main thread when both platforms are served (bot/both_platforms.py).
@@ -696,7 +697,7 @@ def parser() -> argparse.ArgumentParser:
     remind.set_defaults(fn=cmd_remind)
 
     imp = verbs.add_parser(
-        "import", parents=[verbose], help="add or update papers from .yaml/.yml, .json, .jsonl or .csv files"
+        "import", parents=[verbose], help="add or update papers from .yaml/.yml, .json, .jsonl, .csv or .bib files"
     )
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.set_defaults(fn=cmd_import)

@@ -497,7 +497,7 @@ def cmd_add(ctx: Context, args: str) -> Answer:
     link, _, tag_text = args.strip().partition(" ")
     ref = paper_refs.parse(link)
     if ref is None:
-        return _not_a_link("add", link)
+        return _not_a_link("add", link, forms=ctx.platform.forms)
     try:
         tags = catalog.validate({"title": "-", "tags": tag_text}, new=True).tags or ()
     except catalog.InvalidPaper as e:
@@ -511,7 +511,7 @@ def cmd_add(ctx: Context, args: str) -> Answer:
     try:
         found = _lookups(ctx).fetch(ref, ctx.lookup_wait)
     except LookupFailed as failed:
-        return _lookup_failed(failed)
+        return _lookup_failed(failed, forms=False)
     fields = paper_links.fields(found, tags or paper_links.propose_tags(ctx.store, found))
     try:
         paper = add_paper(ctx, fields)
@@ -528,14 +528,22 @@ def _lookups(ctx: Context) -> Lookups:
     return ctx.lookups
 
 
-def _not_a_link(verb: str, link: str) -> Answer:
+#: How to add a paper by hand where there is no add form (the console, whose user runs paperbot).
+BY_HAND = ("put it in a file (.bib, .csv, .yaml or .json) and run ", Code("paperbot import FILE"), ".")
+
+
+def _not_a_link(verb: str, link: str, *, forms: bool = True) -> Answer:
+    if verb != "add":
+        then: tuple = (".",)
+    elif forms:
+        then = (", or the empty form: ", command_code("add"), ".")
+    else:
+        then = (", or ", *BY_HAND)
     return _notice(
         Code(link[:80]),
         " is not an arXiv id (2501.18512), an arXiv link, a DOI (10.1145/…) or a doi.org link. For example ",
         command_code(f"{verb} 2501.18512"),
-        "." if verb != "add" else ", or the empty form: ",
-        command_code("add") if verb == "add" else "",
-        "." if verb == "add" else "",
+        *then,
         ok=False,
     )
 
@@ -551,7 +559,10 @@ def _already(paper: catalog.Paper) -> Answer:
     )
 
 
-def _lookup_failed(failed: LookupFailed) -> Answer:
+def _lookup_failed(failed: LookupFailed, *, forms: bool = True) -> Answer:
+    """The look-up's failure, with the empty add form to fill in by hand, or where there are no forms how else."""
+    if not forms:
+        return _notice(str(failed), " To add it by hand, ", *BY_HAND, ok=False)
     return _notice(str(failed), ok=False, buttons=[Button("Open the empty form", "add")])
 
 
@@ -684,7 +695,11 @@ def cmd_delete(ctx: Context, args: str) -> Answer:
 def cmd_calendar(ctx: Context, args: str) -> Answer:
     from bot import feeds
 
-    return Answer(feeds.calendar_reply(ctx.store, ctx.public_url, ctx.group.group_id, ctx.member.id, args))
+    # A platform without forms is the console, whose user runs paperbot and can write the files.
+    operator = not ctx.platform.forms
+    return Answer(
+        feeds.calendar_reply(ctx.store, ctx.public_url, ctx.group.group_id, ctx.member.id, args, operator=operator)
+    )
 
 
 def cmd_vote(ctx: Context, args: str) -> Answer:
@@ -759,8 +774,17 @@ def cmd_slides(ctx: Context, args: str) -> Answer:
         " (",
         PaperRef(talk.paper),
         "). ",
-        "Talks given: ",
-        command_code("past"),
+        *(
+            ("Talks given: ", command_code("past"))
+            if talk.meeting <= ctx.now
+            else (
+                "It shows in ",
+                command_code(f"show {talk.paper.number}" if talk.paper else "schedule"),
+                " until the talk is given, then in ",
+                command_code("past"),
+                ".",
+            )
+        ),
     )
 
 

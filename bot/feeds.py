@@ -391,8 +391,9 @@ def renewed_reply(store: Store, public_url: str | None, group_id: int, member: s
     )
 
 
-def calendar_reply(store: Store, public_url: str | None, group_id: int, member: str, args: str):
-    """The answer to `calendar` (the member's addresses) or `calendar renew` (a new member secret)."""
+def calendar_reply(store: Store, public_url: str | None, group_id: int, member: str, args: str, *, operator=False):
+    """The answer to `calendar` (the member's addresses) or `calendar renew` (a new member secret).
+    `operator`: asked by whoever runs paperbot (the console), who can write the calendar and page as files."""
     from bot.replies import Code, Notice, command_code, text
 
     words = args.split()
@@ -400,6 +401,16 @@ def calendar_reply(store: Store, public_url: str | None, group_id: int, member: 
         return Notice(
             text("Usage: ", command_code("calendar"), " for your addresses, or ", command_code("calendar renew")),
             ok=False,
+        )
+    if not public_url and operator:
+        return Notice(
+            text(
+                "This bot does not serve calendars (PAPERBOT_PUBLIC_URL is not set). Write them as files instead: ",
+                Code("paperbot calendar > group.ics"),
+                " for the group's calendar, ",
+                Code("paperbot site DIR"),
+                " for its page.",
+            )
         )
     if not public_url:  # not the member's mistake: said as news, not as a refusal
         return Notice(

@@ -9,6 +9,7 @@ its title's slug, so importing the same file twice changes nothing.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -168,6 +169,8 @@ class _Batch:
             "vocab": [],
         }
         self.now = _now()
+        self.keys: dict[tuple[str, str], tuple[int, str]] = {}  # (column, arXiv id or DOI) -> paper
+        self.refs: dict[int, tuple[PaperInput, tuple[str | None, str | None]]] = {}  # id(row) -> (row, its keys)
         # Numbers are handed out here, so that new papers can be inserted in bulk; AUTOINCREMENT's
         # sqlite_sequence follows explicit numbers, so none is ever handed out twice.
         self.next_number = (
@@ -200,12 +203,50 @@ class _Batch:
             )
         self.next_number = number + 1
         url = paper.url or ""
-        arxiv_id, doi = paper_refs.keys_of(url, paper.doi)
+        arxiv_id, doi = self.refs_of(paper)
+        for kind, key in (("arxiv_id", arxiv_id), ("doi", doi)):
+            if key is not None:
+                self.keys.setdefault((kind, key), (number, slug))
         self.rows["papers"].append(
             (number, slug, paper.title, paper.summary or "", url, paper.authors or "", paper.year, arxiv_id, doi)
             + (self.now, self.now)
         )
         return number
+
+    def refs_of(self, paper: PaperInput) -> tuple[str | None, str | None]:
+        """(arXiv id, DOI) of a row's link and DOI, worked out once a row (an import reads each thrice)."""
+        found = self.refs.get(id(paper))
+        if found is None or found[0] is not paper:
+            found = self.refs[id(paper)] = (paper, paper_refs.keys_of(paper.url or "", paper.doi))
+        return found[1]
+
+    def load_keys(self, papers: list[PaperInput]) -> None:
+        """Look up, in a few queries, the stored papers that have the arXiv ids and DOIs of `papers`."""
+        wanted: dict[str, set[str]] = {"arxiv_id": set(), "doi": set()}
+        for p in papers:
+            arxiv_id, doi = self.refs_of(p)
+            for kind, key in (("arxiv_id", arxiv_id), ("doi", doi)):
+                if key is not None and (kind, key) not in self.keys:
+                    wanted[kind].add(key)
+        for kind, keys in wanted.items():
+            keys_list = list(keys)
+            for i in range(0, len(keys_list), 900):
+                part = keys_list[i : i + 900]
+                marks = ",".join("?" * len(part))
+                rows = self.db.execute(
+                    f"SELECT {kind}, number, id FROM papers WHERE {kind} IN ({marks}) ORDER BY number DESC", part
+                )
+                for key, number, slug in rows:  # the lowest number last: it is the one named
+                    self.keys[(kind, key)] = (number, slug)
+
+    def known(self, arxiv_id: str | None, doi: str | None) -> tuple[tuple[int, str], str] | None:
+        """((number, id), "arXiv id" or "DOI") of the paper, stored (see load_keys) or queued, that has this
+        arXiv id or DOI."""
+        for kind, key, by in (("arxiv_id", arxiv_id, "arXiv id"), ("doi", doi, "DOI")):
+            found = self.keys.get((kind, key)) if key is not None else None
+            if found is not None:
+                return found, by
+        return None
 
     def tag_id(self, name: str) -> int:
         tag_id = self.tag_ids.get(name)
@@ -350,11 +391,12 @@ _NO_CLAIMS = Claims([])
 def _upsert_chunk(store: Store, papers: list[PaperInput], counts: UpsertCounts, claims: Claims) -> None:
     batch = _Batch(store.db)
     stored = batch.existing(papers)
+    batch.load_keys([p for p in papers if p.id not in stored])  # rows that may be new papers
     for paper in papers:
         try:
             number, changed = _upsert_one(batch, paper, stored, claims=claims)
         except InvalidPaper as e:  # raised before the paper wrote anything: the rest goes on
-            counts.problems.append(f"{paper.source}: {e}" if paper.source else str(e))
+            counts.problems.append(f"{paper.source}: {e}" if paper.source and not isinstance(e, _Placed) else str(e))
             continue
         if number is None:
             counts.unchanged += 1
@@ -446,6 +488,22 @@ def _same_paper(db, title: str, base: str, claims: Claims = _NO_CLAIMS) -> tuple
     return None
 
 
+#: Where a BibTeX file's row was read: "refs.bib line 28".
+_BIB_SOURCE = re.compile(r"^(?P<path>.*\.bib) (?P<line>line \d+)$", re.IGNORECASE)
+
+
+class _Placed(InvalidPaper):
+    """A problem whose text already says where it was read."""
+
+
+def _untitled(paper: PaperInput, slug: str) -> InvalidPaper:
+    """A row with an id the catalog lacks and no title: a .bib entry is named as BibTeX names it."""
+    bib = _BIB_SOURCE.match(paper.source or "")
+    if bib:
+        return _Placed("title", f"{bib['path']}: entry {slug} ({bib['line']}) has no title: skipped")
+    return InvalidPaper("title", f"there is no paper {slug} to update, and a new paper needs a title")
+
+
 def _upsert_one(
     batch: _Batch, paper: PaperInput, stored: dict[str, tuple], always_new: bool = False, claims: Claims = _NO_CLAIMS
 ) -> tuple[int | None, str]:
@@ -474,7 +532,12 @@ def _upsert_one(
 
     if existing is None:
         if not paper.title:
-            raise InvalidPaper("title", f"there is no paper {slug} to update, and a new paper needs a title")
+            raise _untitled(paper, slug)
+        if not always_new:  # an import: a paper the catalog has under another id is not added twice
+            twin = batch.known(*batch.refs_of(paper))
+            if twin is not None:
+                (number, twin_id), by = twin
+                raise InvalidPaper("url", f"the same paper as #{number} {twin_id} (by its {by}): skipped")
         number = batch.new_paper(paper, slug)
         stored[slug] = (number, slug, paper.title, paper.summary or "", paper.url or "", paper.authors or "")
         stored[slug] += (paper.year, paper.doi)

@@ -107,6 +107,24 @@ def asked(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> lis
     return [a for a in adapters() if token_set(environ, a.token, dotenv)]
 
 
+def require_a_token(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> None:
+    """Raise SettingError (one line naming every platform's token) when no platform's token is set:
+    `run` serves the platform whose token it has, so with none the fallback's alone is not what is missing."""
+    if asked(environ, dotenv):
+        return
+    every = sorted(adapters(), key=lambda a: not a.fallback)  # the fallback (Slack) first
+    ways = ", ".join(f"{a.name}'s at {_where(a)}" if _where(a) else a.name for a in every)
+    none = "neither is" if len(every) == 2 else "none is"
+    raise SettingError(
+        " or ".join(a.token for a in every), f"{none} set: run needs one, and serves that platform ({ways})"
+    )
+
+
+def _where(adapter: Adapter) -> str:
+    """Where the platform shows its token (its settings module's WHERE), or ''."""
+    return getattr(importlib.import_module(adapter.settings.__module__), "WHERE", {}).get(adapter.token, "")
+
+
 def served(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> list[Settings]:
     """The settings of each platform this install serves, group 1's first: one platform's, or with
     several tokens set, each one's. Raises SettingError (one line) when they do not fit together.

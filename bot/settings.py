@@ -43,7 +43,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_ARXIV_API": ("https://export.arxiv.org/api/query", "where `add` and `suggest` look arXiv ids up"),
     "PAPERBOT_CROSSREF_API": ("https://api.crossref.org", "where `add` and `suggest` look DOIs up"),
     "PAPERBOT_MEETING_MINUTES": ("60", "how long a meeting lasts, in minutes (calendar events)"),
-    "PAPERBOT_MEETING_PLACE": (None, "where the group meets, for calendar and Discord events (default: its channel)"),
+    "PAPERBOT_MEETING_PLACE": (None, "where the group meets (calendar LOCATION when set; Discord events: its channel)"),
     "PAPERBOT_PUBLIC_URL": (None, "where users reach PORT (may carry a path): run serves the calendars and page"),
 }
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import jinja2
 
@@ -42,6 +43,37 @@ _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
 )
 _ENV.filters["lang"] = lambda text: "zh" if _HAN.search(text or "") else "en"
+
+_SLIDES = (".pdf", ".pptx", ".ppt", ".key", ".odp")
+_RECORDINGS = ("youtube.com", "youtu.be", "vimeo.com", "bilibili.com")
+
+
+def link_label(url: str) -> str:
+    """A talk link's short name, by what it plainly is: slides, a recording, else the site it is on."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").removeprefix("www.").removeprefix("m.")
+    path = parts.path.lower()
+    if path.endswith(_SLIDES) or "slides" in url.lower():
+        return "slides"
+    if path.endswith((".mp4", ".webm", ".mov")) or any(host == h or host.endswith("." + h) for h in _RECORDINGS):
+        return "recording"
+    return host or "link"
+
+
+def labelled(links: list[str]) -> list[tuple[str, str]]:
+    """Each link with its label, numbered only where two links share one (slides 1, slides 2)."""
+    labels = [link_label(url) for url in links]
+    seen: dict[str, int] = {}
+    out = []
+    for url, label in zip(links, labels, strict=True):
+        if labels.count(label) > 1:
+            seen[label] = seen.get(label, 0) + 1
+            label = f"{label} {seen[label]}"
+        out.append((url, label))
+    return out
+
+
+_ENV.filters["labelled"] = labelled
 
 
 @dataclass(frozen=True)
@@ -104,13 +136,19 @@ def _by_tag(store: Store) -> list[tuple[str, int, list[Paper]]]:
         _, shelf = catalog.tagged(store, tag, 1, PER_TAG)
         shelves.append((tag, count, shelf.papers))
     untagged = store.db.execute(
-        "SELECT number FROM papers WHERE number NOT IN (SELECT paper FROM paper_tags) ORDER BY number LIMIT ?",
+        "SELECT number FROM papers WHERE number NOT IN (SELECT paper FROM paper_tags) AND archived_at IS NULL "
+        "ORDER BY number LIMIT ?",
         [PER_TAG + 1],
     ).fetchall()
     if untagged:
         found = catalog.many(store, [n for (n,) in untagged[:PER_TAG]])
         shelves.append(("untagged", len(untagged), [found[n] for (n,) in untagged[:PER_TAG] if n in found]))
     return shelves
+
+
+def _in_catalog(store: Store) -> int:
+    """How many papers the catalog lists: archived papers are left out, as lists and search leave them."""
+    return store.db.execute("SELECT count(*) FROM papers WHERE archived_at IS NULL").fetchone()[0]
 
 
 def page(
@@ -140,7 +178,7 @@ def page(
         results=results,
         static=static,
         feed_url=feed_url,
-        papers=(count := catalog.count(store)),
+        papers=(count := _in_catalog(store)),
         open_tags=count <= OPEN_TAGS_UP_TO,
     )
 

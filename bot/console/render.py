@@ -86,6 +86,12 @@ def _slot(line: SlotLine) -> str:
     return f"{day}  —  {paper}  —  @{line.presenter}{where}"
 
 
+def _talk(line: SlotLine) -> str:
+    """A talk on its paper's own card: when, who, and where when the card spans several groups."""
+    where = f"  —  in #{line.channel}" if line.channel else ""
+    return f"{when(line.meeting)}  —  @{line.presenter}{where}"
+
+
 def _votes(n: int) -> str:
     return f"{n} vote{'s' if n != 1 else ''}"
 
@@ -128,10 +134,10 @@ def _(reply: PaperCard) -> str:
     if reply.votes:
         lines.append(f"votes: {reply.votes}")
     for slot in reply.presented:
-        lines.append(f"presented: {_slot(slot)}")
+        lines.append(f"presented: {_talk(slot)}")
         lines += [f"  link: {url}" for url in reply.links.get(slot.week.key, ())]
     for slot in reply.coming:
-        lines.append(f"coming up: {_slot(slot)}")
+        lines.append(f"coming up: {_talk(slot)}")
         lines += [f"  link: {url}" for url in reply.links.get(slot.week.key, ())]
     if not reply.presented and not reply.coming:
         lines.append("nobody has presented it yet")

@@ -265,6 +265,12 @@ def _slot_line(line: SlotLine) -> str:
     return f"{day} · {paper} · {who(line.presenter)}{where}"
 
 
+def _talk_line(line: SlotLine) -> str:
+    """A talk on its paper's own card: when, who, and where when the card spans several groups."""
+    where = f" · in {_segment(ChannelRef(line.channel))}" if line.channel else ""
+    return f"**{when(line.meeting)}** · {who(line.presenter)}{where}"
+
+
 def talk_link(url: str) -> str:
     """A talk's link, by its address without the scheme; a link Discord would not draw is shown as text."""
     shown = clip(url.split("://", 1)[-1], 60)
@@ -378,7 +384,7 @@ def _(reply: PaperCard) -> dict:
 
     def with_links(lines: list[SlotLine]) -> list[str]:
         return [
-            _slot_line(s) + (f"\n{_links(reply.links[s.week.key])}" if s.week.key in reply.links else "") for s in lines
+            _talk_line(s) + (f"\n{_links(reply.links[s.week.key])}" if s.week.key in reply.links else "") for s in lines
         ]
 
     if reply.presented:

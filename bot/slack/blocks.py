@@ -250,6 +250,12 @@ def _slot_line(line: SlotLine) -> str:
     return f"{day}  ·  {paper}  ·  {who(line.presenter)}{where}"
 
 
+def _talk_line(line: SlotLine) -> str:
+    """A talk on its paper's own card: when, who, and where when the card spans several groups."""
+    where = f"  ·  in {_segment(ChannelRef(line.channel), True)}" if line.channel else ""
+    return f"*{date_token(line.meeting)}*  ·  {who(line.presenter)}{where}"
+
+
 def talk_link(url: str) -> str:
     """A talk's link (slides, a recording), shown by its address without the scheme, cut short."""
     shown = url.split("://", 1)[-1]
@@ -330,7 +336,7 @@ def _(reply: PaperCard) -> dict:
         out = []
         for s in lines:
             links = reply.links.get(s.week.key)
-            out.append(_slot_line(s) + (f"\n{_links(links)}" if links else ""))
+            out.append(_talk_line(s) + (f"\n{_links(links)}" if links else ""))
         return out
 
     if reply.presented:

@@ -149,3 +149,50 @@ def test_export_as_json_and_bibtex_carry_the_same_papers(store, tmp_path):
     listed = io.StringIO()
     papers_file.write(catalog.all_papers(store), "json", listed)
     assert len(json.loads(listed.getvalue())) == 32
+
+
+def test_an_entry_for_a_paper_the_catalog_has_under_another_key_is_skipped(tmp_path, monkeypatch, capsys):
+    (tmp_path / "list.bib").write_text(
+        "@misc{fresh-one, title = {A fresh paper}, url = {https://arxiv.org/abs/2501.00001}}\n"
+        "@misc{diloco-again,\n  title = {DiLoCo again},\n  url = {https://arxiv.org/abs/2311.08105v2}\n}\n"
+        "@misc{broken, year = {2020}}\n"
+        "@misc{doi-twin, title = {The fresh one again}, doi = {10.48550/arXiv.2501.00001}}\n",
+        encoding="utf-8",
+    )
+    assert _main(monkeypatch, tmp_path, capsys, "a.db", "init")[0] == 0
+    store = open_store(tmp_path / "a.db")
+    before = catalog.count(store)
+    store.close()
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "a.db", "import", "list.bib")
+    assert "1 added" in out and "3 skipped" in out, (out, err)
+    assert "list.bib line 2: the same paper as #32 diloco (by its arXiv id): skipped" in err, err
+    assert "list.bib: entry broken (line 6) has no title: skipped" in err, err
+    assert "list.bib line 7: the same paper as #" in err and "fresh-one (by its arXiv id)" in err, err
+    store = open_store(tmp_path / "a.db")
+    assert catalog.count(store) == before + 1
+    assert catalog.find(store, "diloco-again") is None
+
+
+def test_a_csv_row_for_a_paper_the_catalog_has_by_its_doi_is_skipped(tmp_path, monkeypatch, capsys):
+    (tmp_path / "a.csv").write_text("id,title,url\nfirst,First,https://doi.org/10.1145/3600006.3613145\n")
+    (tmp_path / "b.csv").write_text("id,title,url\nsecond,Second,https://doi.org/10.1145/3600006.3613145\n")
+    assert _main(monkeypatch, tmp_path, capsys, "a.db", "init", "--empty")[0] == 0
+    assert "1 added" in _main(monkeypatch, tmp_path, capsys, "a.db", "import", "a.csv")[1]
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "a.db", "import", "b.csv")
+    assert "0 added" in out and "1 skipped" in out, (out, err)
+    assert "b.csv line 2: the same paper as #1 first (by its DOI): skipped" in err, err
+
+
+def test_and_others_reads_as_et_al_and_is_written_back_as_others(tmp_path):
+    path = tmp_path / "list.bib"
+    path.write_text(
+        "@misc{gpipe, title = {GPipe}, author = {Huang, Yanping and Cheng, Youlong and others}}\n", encoding="utf-8"
+    )
+    (paper,) = papers_file.read(path).papers
+    assert paper.authors == "Yanping Huang, Youlong Cheng, et al."
+    stored = catalog.Paper(1, "gpipe", "GPipe", "", "", (), authors=paper.authors)
+    written = bibtex.entry(stored)
+    assert "author = {Yanping Huang and Youlong Cheng and others}" in written, written
+    again = tmp_path / "again.bib"
+    again.write_text(written, encoding="utf-8")
+    assert papers_file.read(again).papers[0].authors == paper.authors

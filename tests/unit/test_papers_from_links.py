@@ -123,7 +123,7 @@ def test_a_failed_look_up_is_one_line_and_saves_nothing(services, monkeypatch, t
     out = console(monkeypatch, tmp_path, capsys, "add 2409.12345\n")
     assert time.monotonic() - started < 11.5
     lines = [line for line in out.splitlines() if line.strip()]
-    assert lines[0] == f"✗ {said}"
+    assert lines[0].startswith(f"✗ {said}")
     assert "Traceback" not in out and len(papers(tmp_path)) == 32
 
 
@@ -132,6 +132,15 @@ def test_an_id_arxiv_does_not_have_and_a_doi_crossref_does_not_know(services, mo
     assert "✗ arXiv has no paper 2409.99999: nothing was saved." in out
     assert "✗ Crossref knows no DOI 10.1145/unknown: nothing was saved." in out
     assert len(papers(tmp_path)) == 32
+
+
+def test_the_console_offers_no_form_it_cannot_open(services, monkeypatch, tmp_path, capsys):
+    out = console(monkeypatch, tmp_path, capsys, "add 2409.99999\nadd not-a-link\n")
+    lines = [line for line in out.splitlines() if line.strip()]
+    by_hand = "put it in a file (.bib, .csv, .yaml or .json) and run `paperbot import FILE`."
+    assert lines[0] == f"✗ arXiv has no paper 2409.99999: nothing was saved. To add it by hand, {by_hand}", lines
+    assert lines[1].endswith(f"2501.18512`, or {by_hand}"), lines
+    assert "form" not in out and "→" not in out, out
 
 
 def test_a_chat_reply_waits_2_seconds_at_most(services):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from bot.calendar import Meeting
@@ -175,3 +177,17 @@ def test_the_groups_own_settings_know_no_platform():
     assert s.admins == {"ada", "U1"} and s.channel == "papers"
     assert not any(name.startswith("SLACK") for name in core.SETTINGS)
     assert set(core.SETTINGS) < set(SETTINGS)
+
+
+def test_run_with_no_token_at_all_names_both_ways_in_one_line(tmp_path, monkeypatch, capsys):
+    from bot import cli
+
+    for name in [n for n in os.environ if n.startswith(("PAPERBOT_", "SLACK_", "DISCORD_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no .env
+    monkeypatch.setenv("PAPERBOT_DB", str(tmp_path / "paperbot.db"))
+    assert cli.main(["run"]) != 0
+    err = capsys.readouterr().err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("paperbot: SLACK_BOT_TOKEN or DISCORD_TOKEN: neither is set"), line
+    assert "api.slack.com/apps" in line and "discord.com/developers/applications" in line

@@ -69,3 +69,60 @@ def test_the_static_page_shows_titles_as_text_and_sets_chinese_as_chinese(tmp_pa
 
 def test_a_talk_without_links_has_none(store):
     assert site.talk_links(store, 1, Week(2026, 50)) == []
+
+
+def _catalog_text(html: str) -> tuple[str, str]:
+    """The page's header line and its catalog section, as text."""
+    page = Reader()
+    page.feed(html)
+    text = " ".join(" ".join(page.text).split())
+    return text.split("Coming", 1)[0], text.split("The catalog by tag", 1)[1]
+
+
+def test_archived_papers_leave_the_pages_catalog_but_keep_their_talks(store):
+    from bot import catalog
+    from bot.calendar import Meeting, MeetingCalendar, PostSchedule
+
+    utc = ZoneInfo("UTC")
+    calendar = MeetingCalendar(utc, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", utc))
+    now = datetime.now(UTC)
+    tagged = catalog.by_number(store, 30)
+    assert tagged.tags, "paper 30 has a tag"
+    with store.write() as db:
+        db.execute("DELETE FROM paper_tags WHERE paper = 31")  # an untagged paper, archived too
+        db.execute(
+            "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) "
+            "VALUES (?, 'presenter', 'U2', 30, 'U2', 'now')",
+            [calendar.week_of(now).plus(-2).key],
+        )
+    before = catalog.count(store)
+    for number in (30, 31):
+        catalog.set_archived(store, catalog.by_number(store, number), True)
+    group = site.Group(1, calendar)
+    for html in (site.page(store, group, now, static=True), site.page(store, group, now)):
+        header, shelves = _catalog_text(html)
+        assert f"{before - 2} papers in the catalog" in header
+        assert "#30 " not in shelves and "#31 " not in shelves, shelves
+        assert tagged.title not in shelves and 'data-text="real' not in html.lower()
+        assert tagged.title in html, "the archived paper's past talk still shows"
+    served = site.page(store, group, now, query="ReaL")
+    assert "No paper matches" in served
+
+
+def test_talk_links_are_named_by_what_they_are():
+    assert site.labelled(
+        [
+            "https://example.org/talk.pdf",
+            "https://docs.google.com/presentation/d/x/slides",
+            "https://www.youtube.com/watch?v=abc",
+            "https://cdn.example.org/rec.mp4",
+            "https://notes.example.org/diloco",
+        ]
+    ) == [
+        ("https://example.org/talk.pdf", "slides 1"),
+        ("https://docs.google.com/presentation/d/x/slides", "slides 2"),
+        ("https://www.youtube.com/watch?v=abc", "recording 1"),
+        ("https://cdn.example.org/rec.mp4", "recording 2"),
+        ("https://notes.example.org/diloco", "notes.example.org"),
+    ]
+    assert site.labelled(["https://vimeo.com/1"]) == [("https://vimeo.com/1", "recording")]

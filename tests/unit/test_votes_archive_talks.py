@@ -107,6 +107,35 @@ def test_slides_by_the_presenter_are_attached_and_listed_by_past_and_show(store)
     assert "presented:" in card and "link: https://example.org/slides.pdf" in card
 
 
+def test_the_cards_talk_lines_do_not_repeat_its_title(store):
+    _talk_given(store)
+    say(store, "slides 7 https://example.org/slides.pdf", user="U1", when=LATER)
+    title = catalog.find(store, "7").title
+    card = say(store, "show 7", when=LATER)
+    [line] = [ln for ln in card.splitlines() if ln.startswith("presented:")]
+    assert line == "presented: Thu 03 Dec 2026 16:00 CET  —  @U1", line
+    assert card.count(title) == 1, card  # its head only
+
+
+def test_slides_for_a_coming_talk_say_where_it_shows_now(store):
+    _talk_given(store)
+    before = say(store, "slides 7 https://example.org/slides.pdf", user="U1")
+    assert before.endswith("It shows in `/paper show 7` until the talk is given, then in `/paper past`."), before
+    assert "https://example.org/slides.pdf" in say(store, "show 7")
+    after = say(store, "slides 7 https://example.org/recording", user="U1", when=LATER)
+    assert after.endswith("Talks given: `/paper past`"), after
+
+
+def test_calendar_in_the_console_points_to_the_files_paperbot_writes(store):
+    from bot.console.session import PLATFORM
+
+    reply = console.render(commands.run(_ctx(store, "console", True, platform=PLATFORM), "calendar").reply)
+    assert "`paperbot calendar > group.ics`" in reply and "`paperbot site DIR`" in reply, reply
+    assert "whoever runs it" not in reply
+    chat = say(store, "calendar")  # a member in chat: the operator is someone else
+    assert "whoever runs it can set PAPERBOT_PUBLIC_URL" in chat and "paperbot site" not in chat
+
+
 def test_slides_by_another_member_are_refused_in_one_line_and_an_admin_may(store):
     _talk_given(store)
     refused = say(store, "slides 7 https://example.org/mine.pdf", user="U2", when=LATER)
@@ -199,3 +228,22 @@ def test_a_rotation_setting_that_is_neither_catalog_nor_votes_stops_the_start(tm
     assert Settings.load({}, dotenv=None).rotation == "catalog"
     with pytest.raises(SettingError, match="PAPERBOT_ROTATION: must be catalog or votes"):
         Settings.load({"PAPERBOT_ROTATION": "random"}, dotenv=None)
+
+
+def test_the_cards_talk_lines_name_no_paper_on_slack_and_discord(store):
+    import json
+
+    from bot.discord import render as discord_render
+    from bot.slack import blocks as slack_blocks
+
+    _talk_given(store)
+    say(store, "slides 7 https://example.org/slides.pdf", user="U1", when=LATER)
+    card = commands.run(_ctx(store, "U1", when=LATER), "show 7").reply
+    title = catalog.find(store, "7").title
+    slack = json.dumps(slack_blocks.message(card)["blocks"], ensure_ascii=False)
+    [presented] = [b["text"]["text"] for b in slack_blocks.message(card)["blocks"] if "Presented" in str(b)]
+    assert title not in presented and "<@U1>" in presented and "example.org/slides.pdf" in presented, presented
+    assert slack.count("#7*") == 1, slack  # the card's head only
+    embed = discord_render.message(card)["embeds"][0]
+    [field] = [f for f in embed["fields"] if f["name"] == "Presented"]
+    assert title.split(":")[0] not in field["value"] and "U1" in field["value"], field
