@@ -254,11 +254,11 @@ def wellformed_enough(body: bytes) -> bool:
 
 def read_arxiv(body: bytes, ref: Ref) -> Found:
     """The paper in an arXiv API answer (an Atom feed of one entry); LookupFailed for an empty or broken feed."""
-    import feedparser  # here: 0.1 s to import, which every verb of the command line would pay
-
     invalid = LookupFailed("arXiv sent an answer that is not a valid feed: nothing was saved.")
     if not wellformed_enough(body):
         raise invalid
+    import feedparser  # here: 0.1 s to import, which every verb of the command line would pay
+
     # A stream, never bytes: feedparser would take bytes that name a file (b"/etc/passwd") for its path.
     feed = feedparser.parse(io.BytesIO(body), sanitize_html=False, resolve_relative_uris=False)
     malformed = feed.get("bozo") and not isinstance(
