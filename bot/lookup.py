@@ -25,6 +25,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.paper_refs import Ref, keys_of
@@ -40,8 +41,13 @@ LATER_WAIT = 10.0
 CONSOLE_WAIT = 10.0
 #: arXiv's terms ask for at most one request every 3 seconds.
 ARXIV_GAP_SECONDS = 3.0
-#: The most of an answer read: an arXiv entry or a Crossref record is a few kilobytes.
-MAX_ANSWER_BYTES = 2 << 20
+#: The most of an answer read: an arXiv entry is a few kilobytes, a Crossref record with its
+#: references a few hundred; anything larger is refused unread.
+MAX_ARXIV_BYTES = 256 << 10
+MAX_CROSSREF_BYTES = 1 << 20
+#: The most tags an arXiv answer may have: one entry has a few dozen, and feedparser's cost grows
+#: with the square of their nesting, so a cheap count before the parse keeps a hostile answer cheap.
+MAX_ARXIV_TAGS = 2000
 #: Looked-up papers kept for a while, so that the form a button opens later needs no second request.
 CACHE_SIZE = 256
 CACHE_SECONDS = 15 * 60
@@ -130,25 +136,48 @@ class Lookups:
         time.sleep(max(0.0, start - time.monotonic()))
         query = urllib.parse.urlencode({"id_list": ref.key, "max_results": 1})
         sep = "&" if "?" in self.arxiv_api else "?"
-        status, body = _get(f"{self.arxiv_api}{sep}{query}", "arXiv", deadline, wait, "application/atom+xml")
-        if status != 200:
-            raise LookupFailed(f"arXiv answered with an error (HTTP {status}): nothing was saved.")
-        return read_arxiv(body, ref)
+
+        def read(status: int, body: bytes) -> Found:
+            if status != 200:
+                raise LookupFailed(f"arXiv answered with an error (HTTP {status}): nothing was saved.")
+            return read_arxiv(body, ref)
+
+        url = f"{self.arxiv_api}{sep}{query}"
+        return _get(url, "arXiv", deadline, wait, "application/atom+xml", MAX_ARXIV_BYTES, read)
 
     # -- Crossref -------------------------------------------------------------------
 
     def _crossref(self, ref: Ref, deadline: float, wait: float) -> Found:
-        url = f"{self.crossref_api}/works/{urllib.parse.quote(ref.key, safe='/:;()._-')}"
-        status, body = _get(url, "Crossref", deadline, wait, "application/json")
-        if status == 404:
-            raise LookupFailed(f"Crossref knows no DOI {ref.key}: nothing was saved.")
-        if status != 200:
-            raise LookupFailed(f"Crossref answered with an error (HTTP {status}): nothing was saved.")
-        return read_crossref(body, ref)
+        path = works_path(ref.key)
+        if path is None:
+            raise LookupFailed(f"{ref.key} is not a DOI Crossref could know: nothing was saved.")
+
+        def read(status: int, body: bytes) -> Found:
+            if status == 404:
+                raise LookupFailed(f"Crossref knows no DOI {ref.key}: nothing was saved.")
+            if status != 200:
+                raise LookupFailed(f"Crossref answered with an error (HTTP {status}): nothing was saved.")
+            return read_crossref(body, ref)
+
+        return _get(
+            f"{self.crossref_api}{path}", "Crossref", deadline, wait, "application/json", MAX_CROSSREF_BYTES, read
+        )
 
 
-def _get(url: str, service: str, deadline: float, wait: float, accept: str) -> tuple[int, bytes]:
-    """(status, body) of a GET, or LookupFailed; never later than `deadline` (monotonic)."""
+def works_path(doi: str) -> str | None:
+    """Crossref's `/works/{doi}` for a DOI, each of its parts percent-encoded but for unreserved
+    characters, so that the request never leaves /works/; None for a DOI with a `.` or `..` part."""
+    parts = doi.split("/")
+    if any(part in (".", "..") for part in parts):
+        return None
+    return "/works/" + "/".join(urllib.parse.quote(part, safe="") for part in parts)
+
+
+def _get(
+    url: str, service: str, deadline: float, wait: float, accept: str, limit: int, read: Callable[[int, bytes], Found]
+) -> Found:
+    """`read(status, body)` of a GET's answer, or LookupFailed; never later than `deadline` (monotonic).
+    The answer is read in the request's thread too, so that a parse that runs long costs no reply."""
     result: dict = {}
 
     def run() -> None:
@@ -156,11 +185,22 @@ def _get(url: str, service: str, deadline: float, wait: float, accept: str) -> t
         try:
             # The socket's own time-out ends the thread soon after the caller stopped waiting.
             with urllib.request.urlopen(request, timeout=max(0.1, deadline - time.monotonic())) as response:
-                result["answer"] = (response.status, response.read(MAX_ANSWER_BYTES + 1))
+                status, body = response.status, response.read(limit + 1)
         except urllib.error.HTTPError as e:
-            result["answer"] = (e.code, b"")
+            status, body = e.code, b""
         except Exception as e:  # noqa: BLE001  (any failure is the look-up's one line)
             result["error"] = e
+            return
+        if len(body) > limit:
+            result["failed"] = LookupFailed(f"{service} sent more than a paper's record: nothing was saved.")
+            return
+        try:
+            result["found"] = read(status, body)
+        except LookupFailed as failed:
+            result["failed"] = failed
+        except Exception as e:  # noqa: BLE001  (an answer no reader foresaw is still one line)
+            log.warning("reading the answer of %s failed: %r", service, e)
+            result["failed"] = LookupFailed(f"{service} sent an answer that could not be read: nothing was saved.")
 
     worker = threading.Thread(target=run, name=f"lookup-{service}", daemon=True)
     worker.start()
@@ -170,10 +210,9 @@ def _get(url: str, service: str, deadline: float, wait: float, accept: str) -> t
     if "error" in result:
         log.info("look-up at %s failed: %r", service, result["error"])
         raise LookupFailed(f"{service} could not be reached ({_reason(result['error'])}): nothing was saved.")
-    status, body = result["answer"]
-    if len(body) > MAX_ANSWER_BYTES:
-        raise LookupFailed(f"{service} sent more than a paper's record: nothing was saved.")
-    return status, body
+    if "failed" in result:
+        raise result["failed"]
+    return result["found"]
 
 
 def _timed_out(error: BaseException | None) -> bool:
@@ -192,8 +231,32 @@ def _one_line(text: str) -> str:
     return " ".join((text or "").split())
 
 
+#: What arXiv never sends and a parser pays dearly for: a DOCTYPE (entities, billion laughs) or an
+#: encoding other than UTF-8 (which would hide both from the checks here).
+_DECLARATION = re.compile(r"<!\s*(?:DOCTYPE|ENTITY|ELEMENT|ATTLIST)", re.IGNORECASE)
+_ENCODING = re.compile(r"""^\ufeff?<\?xml[^>]*encoding\s*=\s*["']([^"']*)["']""")
+
+
+def wellformed_enough(body: bytes) -> bool:
+    """Whether an arXiv answer is worth parsing: UTF-8 within MAX_ARXIV_BYTES, no declarations, and
+    at most MAX_ARXIV_TAGS tags; a cheap look that bounds what feedparser can cost."""
+    if len(body) > MAX_ARXIV_BYTES:
+        return False
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    encoding = _ENCODING.match(text)
+    if encoding and encoding[1].lower().replace("_", "-") not in ("utf-8", "utf8"):
+        return False
+    return text.count("<") <= MAX_ARXIV_TAGS and not _DECLARATION.search(text)
+
+
 def read_arxiv(body: bytes, ref: Ref) -> Found:
     """The paper in an arXiv API answer (an Atom feed of one entry); LookupFailed for an empty or broken feed."""
+    invalid = LookupFailed("arXiv sent an answer that is not a valid feed: nothing was saved.")
+    if not wellformed_enough(body):
+        raise invalid
     import feedparser  # here: 0.1 s to import, which every verb of the command line would pay
 
     # A stream, never bytes: feedparser would take bytes that name a file (b"/etc/passwd") for its path.
@@ -202,7 +265,7 @@ def read_arxiv(body: bytes, ref: Ref) -> Found:
         feed.get("bozo_exception"), feedparser.CharacterEncodingOverride | feedparser.NonXMLContentType
     )
     if malformed or feed.get("version") != "atom10":
-        raise LookupFailed("arXiv sent an answer that is not a valid feed: nothing was saved.")
+        raise invalid
     entries = [e for e in feed.entries if "/api/errors" not in e.get("id", "")]
     if any("/api/errors" in e.get("id", "") for e in feed.entries):
         raise LookupFailed(f"arXiv says {ref.key} is not a valid arXiv id: nothing was saved.")
@@ -239,8 +302,11 @@ def strip_jats(abstract: str) -> str:
 
 
 def read_crossref(body: bytes, ref: Ref) -> Found:
-    """The paper in a Crossref `/works/{doi}` answer; LookupFailed when it is not one."""
+    """The paper in a Crossref `/works/{doi}` answer; LookupFailed when it is not one (too large,
+    or nested too deep for the JSON reader, too)."""
     try:
+        if len(body) > MAX_CROSSREF_BYTES:
+            raise ValueError("too large")
         data = json.loads(body)
         message = data["message"] if data.get("status") == "ok" else None
         if not isinstance(message, dict):
@@ -265,7 +331,7 @@ def read_crossref(body: bytes, ref: Ref) -> Found:
                 break
         abstract = message.get("abstract")
         summary = strip_jats(abstract) if isinstance(abstract, str) else ""
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError):
         raise LookupFailed("Crossref sent an answer that is not a paper's record: nothing was saved.") from None
     if not title:
         raise LookupFailed(f"Crossref has no title for {ref.key}: nothing was saved.")

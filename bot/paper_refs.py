@@ -68,6 +68,8 @@ def parse(text: str) -> Ref | None:
     m = _DOI.match(text) or _DOI_URL.match(text)
     if m:
         doi = _doi_key(m[1])
+        if any(part in (".", "..") for part in doi.split("/")):
+            return None  # a path's `.` or `..`, never a DOI's suffix: it would lead a look-up out of /works/
         arxiv = _ARXIV_DOI.match(doi)
         if arxiv:
             return Ref("arxiv", _arxiv_key(arxiv[1]))

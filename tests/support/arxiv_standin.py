@@ -5,14 +5,15 @@
         os.environ["PAPERBOT_ARXIV_API"] = arxiv.url
         arxiv.fault("slow", delay=2.5)             # the next answer after 2.5 s (then as usual)
         arxiv.fault("500") / ("malformed") / ("hang") / ("error_entry")
+        arxiv.fault("nested_tags", size=600_000)   # a hostile answer (see HOSTILE), about `size` bytes
         arxiv.requests                             # the query strings asked, in order
 
 Answers are shaped as arXiv's own (its API manual's Atom feed): opensearch:totalResults, one
 entry per id with id, updated, published, title, summary, author/name, arxiv:doi, link
 rel="alternate" and link title="pdf", arxiv:primary_category. An unknown id gets arXiv's empty
 feed (totalResults 0); a malformed id arXiv's error entry. Faults: "slow" (answers after `delay`
-seconds), "500", "malformed" (a cut-off feed), "hang" (answers nothing for `delay`, default 10 s).
-Standard library only.
+seconds), "500", "malformed" (a cut-off feed), "hang" (answers nothing for `delay`, default 10 s),
+and the hostile answers of HOSTILE, each about `size` bytes. Standard library only.
 """
 
 from __future__ import annotations
@@ -57,6 +58,15 @@ PAPERS: dict[str, dict] = {
 OPENSEARCH = "http://a9.com/-/spec/opensearch/1.1/"
 ARXIV = "http://arxiv.org/schemas/atom"
 SELF = "http://arxiv.org/api/query?search_query%3D%26id_list%3D"
+#: Answers a hostile server sends, costly to parse: "nested_tags" (a title of unclosed <b>),
+#: "unclosed" (<a x=' over and over, no tag ever ends), "entities" (a DOCTYPE's billion laughs;
+#: small whatever `size`), "huge" (a valid entry with a summary of `size` bytes), "deep_json"
+#: (Crossref: [[[…]]] nested `size`/2 deep).
+HOSTILE = ("nested_tags", "unclosed", "entities", "huge", "deep_json")
+_LOLS = ["lol", *(f"lol{i}" for i in range(1, 10))]
+_LAUGHS = '<!ENTITY lol "lol">' + "".join(
+    f'<!ENTITY {n} "{f"&{m};" * 10}">' for m, n in zip(_LOLS, _LOLS[1:], strict=False)
+)
 
 
 class StandinServer:
@@ -66,7 +76,7 @@ class StandinServer:
         self.requests: list[str] = []
         #: Called with each request's User-Agent (a test may set it).
         self.on_request = None
-        self._faults: list[tuple[str, float]] = []
+        self._faults: list[tuple[str, float, int]] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
         outer = self
@@ -83,7 +93,7 @@ class StandinServer:
                 with outer._lock:
                     outer.requests.append(self.path)
                     fault = outer._faults.pop(0) if outer._faults else None
-                kind, delay = fault or ("", 0.0)
+                kind, delay, size = fault or ("", 0.0, 0)
                 if kind in ("slow", "hang"):
                     outer._closing.wait(delay)
                     if kind == "hang":
@@ -91,6 +101,9 @@ class StandinServer:
                         return
                 if kind == "500":
                     self._send(500, "text/plain", b"Internal Server Error")
+                    return
+                if kind in HOSTILE:
+                    self._send(200, *outer.hostile(kind, size))
                     return
                 status, ctype, body = outer.answer(self.path, malformed=kind == "malformed")
                 self._send(status, ctype, body)
@@ -114,13 +127,18 @@ class StandinServer:
     def answer(self, path: str, *, malformed: bool) -> tuple[int, str, bytes]:
         raise NotImplementedError
 
-    def fault(self, kind: str, delay: float | None = None, times: int = 1) -> None:
+    def fault(self, kind: str, delay: float | None = None, times: int = 1, size: int = 240_000) -> None:
         """The next `times` requests get `kind`: slow (after `delay`, default 2.5 s), 500, malformed,
-        hang (nothing for `delay`, default 10 s, then the connection closes)."""
-        assert kind in ("slow", "500", "malformed", "hang"), kind
+        hang (nothing for `delay`, default 10 s, then the connection closes), or a HOSTILE answer of
+        about `size` bytes."""
+        assert kind in ("slow", "500", "malformed", "hang", *HOSTILE), kind
         wait = delay if delay is not None else (10.0 if kind == "hang" else 2.5)
         with self._lock:
-            self._faults += [(kind, wait)] * times
+            self._faults += [(kind, wait, size)] * times
+
+    def hostile(self, kind: str, size: int) -> tuple[str, bytes]:
+        """(content type, body) of a hostile answer."""
+        raise NotImplementedError
 
     def close(self) -> None:
         self._closing.set()
@@ -142,6 +160,27 @@ class ArxivStandin(StandinServer):
 
     def add(self, arxiv_id: str, **paper) -> None:
         self.papers[arxiv_id] = {"published": "2025-06-01T00:00:00Z", "summary": "", "authors": [], **paper}
+
+    def hostile(self, kind: str, size: int) -> tuple[str, bytes]:
+        paper = dict(PAPERS["2409.12345"])
+        head, decl = "", ""
+        if kind == "nested_tags":
+            head = "<b>" * (size // 3)
+        elif kind == "unclosed":
+            head = "<a x='" * (size // 6)
+        elif kind == "entities":
+            decl, head = f"<!DOCTYPE lolz [{_LAUGHS}]>", "&lol9;&lol9;&lol9;"
+        elif kind == "huge":
+            paper["summary"] = "A long summary. " * (size // 16)
+        elif kind == "deep_json":
+            return "application/json", b"[" * (size // 2) + b"]" * (size // 2)
+        feed = feed_for(["2409.12345"], {"2409.12345": paper})
+        if decl:  # after the XML declaration, as a DOCTYPE must be
+            first, rest = feed.split("\n", 1)  # on the XML declaration's line: feedparser keeps it then
+            feed = f"{first}{decl}\n{rest}"
+        if head:  # raw markup (or entities) in the title, where escape() would have quoted it
+            feed = feed.replace("<title>Pipeline", f"<title>{head}Pipeline")
+        return "application/atom+xml; charset=utf-8", feed.encode()
 
     def answer(self, path: str, *, malformed: bool) -> tuple[int, str, bytes]:
         query = parse_qs(urlsplit(path).query)

@@ -4,6 +4,7 @@
         os.environ["PAPERBOT_CROSSREF_API"] = crossref.url
         crossref.add("10.1145/1234.5678", title="…", authors=[("Ada", "Lovelace")], year=2023, abstract="<jats:p>…")
         crossref.fault("slow", delay=2.5)   # also "500", "malformed", "hang" (see arxiv_standin.StandinServer)
+        crossref.fault("deep_json", size=600_000)   # hostile: [[[…]]]; "huge": a record of `size` bytes
 
 Answers are shaped as Crossref's (its REST API documentation): {"status": "ok", "message-type":
 "work", "message": {"DOI", "title": [..], "author": [{"given", "family", "sequence"}], "issued":
@@ -38,6 +39,13 @@ class CrossrefStandin(StandinServer):
 
     def add(self, doi: str, **work) -> None:
         self.works[doi.lower()] = {"authors": [], "year": 2024, **work}
+
+    def hostile(self, kind: str, size: int) -> tuple[str, bytes]:
+        if kind == "deep_json":
+            return "application/json", b"[" * (size // 2) + b"]" * (size // 2)
+        assert kind == "huge", f"Crossref has no hostile answer {kind!r}"
+        work = {**WORKS["10.1145/3600006.3613145"], "abstract": "<jats:p>" + "A long abstract. " * (size // 17)}
+        return "application/json", json.dumps(message_for("10.1145/3600006.3613145", work)).encode()
 
     def answer(self, path: str, *, malformed: bool) -> tuple[int, str, bytes]:
         route = unquote(urlsplit(path).path)

@@ -8,7 +8,7 @@ import re
 
 from bot import commands
 from bot.delivery import Rejected, Uncertain
-from bot.replies import COMMAND, AddForm, EditForm
+from bot.replies import COMMAND, AddForm, EditForm, Notice, text
 from bot.slack import blocks
 from bot.slack.client import call
 from bot.slack.listeners import views
@@ -95,7 +95,11 @@ def open_add_form(bot, body, form: AddForm | None = None) -> dict:
 def fill_add_form(bot, user: str, channel: str | None, view_id: str, form: AddForm) -> None:
     """The open modal, filled in with what the look-up found; or, when it failed, the empty form with
     the one line saying why; or a note that the catalog has the paper already."""
-    filled = commands.fill_add_form(bot.context(user), form)
+    try:
+        filled = commands.fill_add_form(bot.context(user), form)
+    except Exception:  # the modal must never stay at "Looking up…": the empty form, saying so
+        log.exception("filling in the add form failed")
+        filled = Notice(text("The look-up failed: nothing was saved. Fill the form in by hand."), ok=False)
     if isinstance(filled, AddForm):
         view = blocks.add_form(channel, filled)
     elif filled.ok:

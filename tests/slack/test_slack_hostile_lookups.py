@@ -1,0 +1,76 @@
+"""Hostile arXiv and Crossref answers on Slack, over HTTP: the reply still comes within Slack's 3
+seconds in one line, the add form is filled in with that line, nothing is saved, no traceback."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+from arxiv_standin import ArxivStandin
+from conftest import Clock, at
+from crossref_standin import CrossrefStandin
+from test_http_door import Door
+from test_slack_commands import blocks_text, valid
+
+from bot import catalog, lookup
+
+DOI = "10.1145/3600006.3613145"
+
+
+@pytest.fixture
+def services(monkeypatch):
+    monkeypatch.setattr(lookup, "ARXIV_GAP_SECONDS", 0.0)
+    with ArxivStandin() as arxiv, CrossrefStandin() as crossref:
+        yield arxiv, crossref
+
+
+@pytest.fixture
+def h(make_harness, services):
+    arxiv, crossref = services
+    return make_harness(Clock(at("2026-12-02 10:00")), PAPERBOT_ARXIV_API=arxiv.url, PAPERBOT_CROSSREF_API=crossref.url)
+
+
+@pytest.fixture
+def door(h):
+    d = Door(h)
+    yield d
+    d.close()
+
+
+def unsaved(h) -> bool:
+    suggestions = h.bot.store.db.execute("SELECT count(*) FROM suggestions").fetchone()[0]
+    return catalog.count(h.bot.store) == 32 and suggestions == 0
+
+
+def tracebacks(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.exc_info]
+
+
+def test_a_suggestion_of_a_hostile_arxiv_answer_is_answered_within_3_seconds(h, door, services, caplog):
+    arxiv, _ = services
+    caplog.set_level(logging.INFO)
+    arxiv.fault("nested_tags", size=600_000)
+    started = time.monotonic()
+    status, reply = door.command("suggest 2409.12345", user="U1")
+    answered = time.monotonic() - started
+    assert status == 200 and answered < 3.0, (status, answered)
+    assert blocks_text(valid(reply)).endswith("arXiv sent more than a paper's record: nothing was saved.")
+    assert unsaved(h) and not tracebacks(caplog)
+
+
+def test_deep_json_from_crossref_is_one_line_and_the_add_form_says_so(h, door, services, caplog):
+    _, crossref = services
+    caplog.set_level(logging.INFO)
+    crossref.fault("deep_json", size=600_000, times=2)
+    said = "Crossref sent an answer that is not a paper's record: nothing was saved."
+    status, reply = door.command(f"suggest {DOI}", user="U1")
+    assert status == 200 and blocks_text(valid(reply)).endswith(said), blocks_text(reply)
+    status, reply = door.command(f"add {DOI}", user="UADMIN")
+    assert status == 200 and reply == {}
+    assert h.slack.wait_for(lambda s: s.calls_to("views.update"), 10), "the form stayed at 'Looking up…'"
+    [update] = h.slack.calls_to("views.update")
+    view = update.params["view"]
+    assert said in str(view["blocks"][0])
+    assert not any(b["element"].get("initial_value") for b in view["blocks"] if b["type"] == "input")
+    assert unsaved(h) and not tracebacks(caplog)
