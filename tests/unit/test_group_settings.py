@@ -103,3 +103,19 @@ def test_a_channel_with_no_group_says_how_to_start_one(store):
     assert "An admin starts one here with `/paper group start`" in run(store, "group", where="C0ELSE")
     assert run(store, "group set timezone UTC", where="C0ELSE").startswith("✗ This channel has no reading group")
     assert run(store, "group start", where=None).startswith("✗ Type `/paper group start` in the channel")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["edit 5 title Mine", "archive 5", "restore 5", "delete 5", "suggestions", "add https://arxiv.org/abs/2501.00001"],
+)
+def test_a_groups_admin_is_sent_to_the_installs_admins_for_the_catalog(store, line):
+    """The catalog is every group's: a group's own admin may not change it, and is told who may."""
+    run(store, "group start")
+    run(store, "group set admins U7")
+    before = store.db.execute("SELECT * FROM papers ORDER BY number").fetchall()
+    said = run(store, line, user="U7", admin=False)
+    assert said.startswith("✗ Only admins can ") and said.endswith(
+        "Ask one of the install's admins, who keep the catalog."
+    )
+    assert store.db.execute("SELECT * FROM papers ORDER BY number").fetchall() == before
