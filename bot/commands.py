@@ -1166,6 +1166,11 @@ def _group_set(ctx: Context, args: str) -> Answer:
             if warning
             else ()
         ),
+        *(
+            (" Note: this schedule fires more than once a week; the group posts once a week, at the first of them.",)
+            if setting == "schedule" and group.calendar.schedule.several_a_week(group.calendar.week_of(ctx.now))
+            else ()
+        ),
     )
     return Answer(reply.reply, then.change)
 

@@ -119,3 +119,17 @@ def test_a_groups_admin_is_sent_to_the_installs_admins_for_the_catalog(store, li
         "Ask one of the install's admins, who keep the catalog."
     )
     assert store.db.execute("SELECT * FROM papers ORDER BY number").fetchall() == before
+
+
+@pytest.mark.parametrize(
+    ("schedule", "several"), [("* * * * *", True), ("0 9 * * mon,thu", True), ("0 9 * * tue", False)]
+)
+def test_a_schedule_that_fires_more_than_once_a_week_is_told_it_posts_once_at_the_first(store, schedule, several):
+    """PAPERBOT_SCHEDULE takes such a crontab (the contract: the first slot of each week); so does the group,
+    and says so."""
+    run(store, "group start")
+    said = run(store, f'group set schedule "{schedule}"')
+    assert said.startswith(f"Set schedule to `{schedule}`"), said
+    note = "Note: this schedule fires more than once a week; the group posts once a week, at the first of them."
+    assert (note in said) is several, said
+    Settings.load({"PAPERBOT_SCHEDULE": schedule}, dotenv=None)  # the environment's setting takes it too
