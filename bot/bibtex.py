@@ -158,6 +158,7 @@ MONTHS = {
 }
 
 _NOT_A_VALUE = 'is not a value BibTeX reads ({...}, "..." or an @string, joined by #)'
+_DELIMITERS = re.compile(r'[{}"]')
 _NUMBER = re.compile(r"[0-9]+")
 _MACRO = re.compile(r"[^\s\"#%'(),={}0-9][^\s\"#%'(),={}]*")
 
@@ -174,18 +175,19 @@ def value(raw: str, macros: dict[str, str]) -> str:
             raise BadValue("has no value" if not out else "ends with # and no value after it")
         ch = raw[at]
         if ch in '{"':
-            depth, i = 0, at
-            while i < end:
-                c = raw[i]
+            depth, i = 0, end
+            for mark in _DELIMITERS.finditer(raw, at if ch == "{" else at + 1):  # jump from one to the next
+                c = mark[0]
                 if c == "{":
                     depth += 1
                 elif c == "}":
                     depth -= 1
                     if ch == "{" and depth == 0:
+                        i = mark.start()
                         break
-                elif c == '"' and ch == '"' and depth == 0 and i > at:
+                elif ch == '"' and depth == 0:
+                    i = mark.start()
                     break
-                i += 1
             if i == end:
                 raise BadValue(f"has a {'{' if ch == '{' else 'quote'} that is never closed")
             out.append(raw[at + 1 : i])
