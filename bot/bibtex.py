@@ -9,7 +9,9 @@ round, `and others` as `et al.`) to authors (`A, B, et al.`); year; url, else do
 entry's key to the paper's id when it is one (`streaming-diloco`). Other fields
 are not read. Entries are cut from the text one at a time (brace counting), and
 each is parsed on its own by bibtexparser, so memory holds one entry, and a
-broken entry is that entry's problem. `@string` macros apply to the entries after them.
+broken entry is that entry's problem. `@string` macros apply to the entries after them, and values
+are read as BibTeX reads them (`value`): `{...}`, `"..."`, digits and macros, joined by `#`; a field
+read that names a macro the file does not define skips its entry (BibTeX's styles define the months).
 
 bibtexparser 2 (not 1): version 1's pyparsing grammar takes about 8 ms an entry
 (a 100,000-paper file: a quarter of an hour), version 2's own splitter about 0.4 ms.
@@ -37,6 +39,10 @@ class Problem(str):
 
 class Unreadable(ValueError):
     """The file as a whole cannot be read as BibTeX."""
+
+
+class BadValue(ValueError):
+    """A value BibTeX would not read (`value`); the text says why, after the field's name."""
 
 
 # -- reading -------------------------------------------------------------------
@@ -99,9 +105,8 @@ def rows(text: TextIO) -> Iterator[tuple[str, object]]:
     """(where, row) for each entry: `line N` (its first line), and a dict of paper fields or a Problem."""
     # Imported here: bibtexparser takes a tenth of a second to import, which no other verb should wait for.
     import bibtexparser
-    from bibtexparser.library import Library
 
-    strings = Library()  # the @string macros so far: each entry is parsed into it, then taken out again
+    macros = dict(MONTHS)  # the @string macros so far (names folded to lowercase), each as its text
     for line, kind, body in _entries(text):
         where = f"line {line}"
         if isinstance(body, Problem):
@@ -110,24 +115,101 @@ def rows(text: TextIO) -> Iterator[tuple[str, object]]:
         if kind in ("comment", "preamble"):
             continue
         try:
-            parsed = bibtexparser.parse_string(body, library=strings)
+            # No middleware: values come as written (`first # " Nets"`), and `value` reads them as BibTeX does.
+            parsed = bibtexparser.parse_string(body, parse_stack=[])
         except Exception as e:  # whatever an entry holds, it is that entry's problem
             yield where, Problem(f"is not a BibTeX entry that can be read ({e.__class__.__name__})")
             continue
         entries, failed = list(parsed.entries), list(parsed.failed_blocks)
-        for block in entries + failed:
-            parsed.remove(block)
-        strings = parsed
         if kind == "string":
-            if failed:
+            if failed or not parsed.strings:
                 yield where, Problem("is an @string that cannot be read")
+                continue
+            for string in parsed.strings:
+                try:
+                    macros[string.key.lower()] = value(string.value, macros)
+                except BadValue as problem:
+                    yield where, Problem(f"@string {string.key[:40]} {problem}: skipped")
             continue
         if failed or not entries:
             error = str(getattr(failed[0], "error", "")).split(":")[0] if failed else "no fields"
             yield where, Problem(f"is not a BibTeX entry that can be read ({error[:80] or 'broken'})")
             continue
         entry = entries[0]
-        yield where, paper_fields(entry.key, {f.key: f.value for f in entry.fields})
+        fields = {}
+        try:
+            for field in entry.fields:
+                name = field.key.lower()
+                if name in _READ:  # a field not read may name a macro of a style file (`journal = jacm`)
+                    fields[name] = value(field.value, macros)
+        except BadValue as problem:
+            yield where, Problem(f"{name} {problem}: skipped")
+            continue
+        yield where, paper_fields(entry.key, fields)
+
+
+#: The fields `paper_fields` reads.
+_READ = frozenset({"title", "author", "year", "url", "doi", "eprint", "archiveprefix", "abstract", "keywords"})
+
+#: The macros BibTeX's standard styles define: the months.
+MONTHS = {
+    name[:3].lower(): name
+    for name in "January February March April May June July August September October November December".split()
+}
+
+_NOT_A_VALUE = 'is not a value BibTeX reads ({...}, "..." or an @string, joined by #)'
+_DELIMITERS = re.compile(r'[{}"]')
+_NUMBER = re.compile(r"[0-9]+")
+_MACRO = re.compile(r"[^\s\"#%'(),={}0-9][^\s\"#%'(),={}]*")
+
+
+def value(raw: str, macros: dict[str, str]) -> str:
+    """A field's or an @string's value as BibTeX reads it: `{...}`, `"..."`, digits and macro names,
+    joined by `#`. Raise BadValue (`names @string "x", which the file does not define`) otherwise."""
+    out: list[str] = []
+    at, end = 0, len(raw)
+    while True:
+        while at < end and raw[at].isspace():
+            at += 1
+        if at == end:
+            raise BadValue("has no value" if not out else "ends with # and no value after it")
+        ch = raw[at]
+        if ch in '{"':
+            depth, i = 0, end
+            for mark in _DELIMITERS.finditer(raw, at if ch == "{" else at + 1):  # jump from one to the next
+                c = mark[0]
+                if c == "{":
+                    depth += 1
+                elif c == "}":
+                    depth -= 1
+                    if ch == "{" and depth == 0:
+                        i = mark.start()
+                        break
+                elif ch == '"' and depth == 0:
+                    i = mark.start()
+                    break
+            if i == end:
+                raise BadValue(f"has a {'{' if ch == '{' else 'quote'} that is never closed")
+            out.append(raw[at + 1 : i])
+            at = i + 1
+        else:
+            m = _NUMBER.match(raw, at) or _MACRO.match(raw, at)
+            if m is None:
+                raise BadValue(_NOT_A_VALUE)
+            word = m[0]
+            if not word[0].isdigit():
+                if word.lower() not in macros:
+                    raise BadValue(f'names @string "{word[:40]}", which the file does not define')
+                word = macros[word.lower()]
+            out.append(word)
+            at = m.end()
+        while at < end and raw[at].isspace():
+            at += 1
+        if at == end:
+            return "".join(out)
+        if raw[at] != "#":
+            raise BadValue(_NOT_A_VALUE)
+        at += 1
 
 
 def paper_fields(key: str, entry: dict) -> dict:
@@ -140,9 +222,10 @@ def paper_fields(key: str, entry: dict) -> dict:
         row["title"] = from_tex(fields["title"])
     if "author" in fields:
         row["authors"] = ", ".join(_name(n) for n in _split_names(fields["author"]) if _name(n))
-    year = re.search(r"\b(\d{4})\b", fields.get("year", ""))
-    if year:
-        row["year"] = year[1]
+    year = from_tex(fields.get("year", "")).strip()
+    if year:  # its four digits (`2020a`, `{2020}`); else as written, which validate refuses as in other formats
+        four = re.search(r"(?<!\d)(\d{4})(?!\d)", year)
+        row["year"] = four[1] if four else year[:40]
     link = _verbatim(fields.get("url", ""))
     doi = _verbatim(fields.get("doi", ""))
     eprint = _verbatim(fields.get("eprint", ""))

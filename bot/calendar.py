@@ -216,6 +216,18 @@ class PostSchedule:
         fire = self._wall.get_next_fire_time(None, start)
         return None if fire is None or fire >= start + timedelta(days=7) else fire
 
+    def several_a_week(self, week: Week, weeks: int = 5) -> bool:
+        """Does the crontab fire more than once in `week` or one of the `weeks` after it (`* * * * *`)? The
+        group still posts once a week, at the first (see `slot`), which a person setting it should hear."""
+        for _ in range(weeks + 1):
+            first = self._wall_slot(week)
+            if first is not None:
+                again = self._wall.get_next_fire_time(first, first + timedelta(seconds=1))
+                if again is not None and again < datetime.combine(week.monday, time(0), tzinfo=UTC) + timedelta(7):
+                    return True
+            week = week.plus(1)
+        return False
+
     def default_meeting(self) -> Meeting:
         """The post's own weekday and time, for groups that set no PAPERBOT_MEETING."""
         week = Week.containing(datetime.now(self.tz), self.tz)

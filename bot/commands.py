@@ -486,8 +486,7 @@ def cmd_skip(ctx: Context, args: str) -> Answer:
 
 
 def _require_adder(ctx: Context) -> None:
-    if not ctx.member.is_admin():
-        raise signups.AdminOnly("Only admins can add papers. Ask one of the group's admins.")
+    signups.require_admin(ctx.member, "add papers", catalog=True)
 
 
 def cmd_add(ctx: Context, args: str) -> Answer:
@@ -634,7 +633,7 @@ def _already_suggested(s: suggestions.Suggestion) -> Answer:
 
 
 def cmd_suggestions(ctx: Context, args: str) -> Answer:
-    signups.require_admin(ctx.member, "see and decide suggestions")
+    signups.require_admin(ctx.member, "see and decide suggestions", catalog=True)
     parts = args.split()
     if not parts:
         shown, total = suggestions.waiting(ctx.store)
@@ -680,7 +679,7 @@ def cmd_suggestions(ctx: Context, args: str) -> Answer:
 
 
 def cmd_delete(ctx: Context, args: str) -> Answer:
-    signups.require_admin(ctx.member, "delete papers")
+    signups.require_admin(ctx.member, "delete papers", catalog=True)
     if not args.strip():
         return _usage("delete")
     paper = signups.find_paper(ctx.store, args.strip())
@@ -730,7 +729,7 @@ def cmd_restore(ctx: Context, args: str) -> Answer:
 
 
 def _archive(ctx: Context, args: str, archive: bool) -> Answer:
-    signups.require_admin(ctx.member, "archive papers" if archive else "restore papers")
+    signups.require_admin(ctx.member, "archive papers" if archive else "restore papers", catalog=True)
     if not args.strip() or len(args.split()) != 1:
         return _usage("archive" if archive else "restore")
     paper = signups.find_paper(ctx.store, args.strip())
@@ -801,7 +800,7 @@ EDIT_FIELDS = {
 
 
 def cmd_edit(ctx: Context, args: str) -> Answer:
-    signups.require_admin(ctx.member, "edit papers")
+    signups.require_admin(ctx.member, "edit papers", catalog=True)
     ref, _, rest = args.strip().partition(" ")
     if not ref:
         return _usage("edit")
@@ -836,7 +835,7 @@ def cmd_edit(ctx: Context, args: str) -> Answer:
 def edit_paper(ctx: Context, number: int, fields: dict, *, whole_form: bool = True) -> catalog.Paper:
     """Save an edit of paper `number` (the edit form, or one field): admins only. Raises Refusal, or
     InvalidPaper naming the bad field. `whole_form`: a field left empty is cleared (the form shows them all)."""
-    signups.require_admin(ctx.member, "edit papers")
+    signups.require_admin(ctx.member, "edit papers", catalog=True)
     paper = catalog.by_number(ctx.store, number)
     if paper is None:
         raise Refusal(f"There is no paper #{number} any more: nothing was saved.")
@@ -1165,6 +1164,11 @@ def _group_set(ctx: Context, args: str) -> Answer:
         *(
             (" Note: the meeting comes before the post in the week, so a post announces a meeting that is over.",)
             if warning
+            else ()
+        ),
+        *(
+            (" Note: this schedule fires more than once a week; the group posts once a week, at the first of them.",)
+            if setting == "schedule" and group.calendar.schedule.several_a_week(group.calendar.week_of(ctx.now))
             else ()
         ),
     )

@@ -117,8 +117,9 @@ def _etag(body: bytes) -> str:
     return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
-def _not_modified(environ, etag: str, modified: datetime) -> bool:
-    """RFC 9110 13.1: If-None-Match wins over If-Modified-Since."""
+def _not_modified(environ, etag: str, modified: datetime, now: datetime) -> bool:
+    """RFC 9110 13.1: If-None-Match wins over If-Modified-Since; a date later than `now` is ignored
+    (13.1.3), since it would make every later change look old."""
     match = environ.get("HTTP_IF_NONE_MATCH")
     if match is not None:
         tags = [t.strip().removeprefix("W/") for t in match.split(",")]
@@ -131,6 +132,8 @@ def _not_modified(environ, etag: str, modified: datetime) -> bool:
             return False
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
+        if when > now:
+            return False
         return modified.replace(microsecond=0) <= when
     return False
 
@@ -189,7 +192,7 @@ class Feeds:
         ]
         if content_type.startswith("text/html"):
             headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"))
-        if _not_modified(environ, etag, modified):
+        if _not_modified(environ, etag, modified, self.clock()):
             start_response("304 Not Modified", headers)
             return [b""]
         headers += [("Content-Type", content_type), ("Content-Length", str(len(body)))]

@@ -205,9 +205,12 @@ def _made(change: Change, then: OnChange) -> Change:
     return change
 
 
-def require_admin(member: Member, what: str) -> None:
+def require_admin(member: Member, what: str, *, catalog: bool = False) -> None:
+    """`catalog`: a change to the catalog, which every group shares, so only the install's admins make it
+    (a group's admins act in their group only), and the refusal sends the member to them."""
     if not member.is_admin():
-        raise AdminOnly(f"Only admins can {what}. Ask one of the group's admins.")
+        who = "the install's admins, who keep the catalog" if catalog else "the group's admins"
+        raise AdminOnly(f"Only admins can {what}. Ask one of {who}.")
 
 
 def _book(

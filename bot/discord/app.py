@@ -140,7 +140,10 @@ class DiscordBot:
         if kind == door.COMMAND:
             if interaction["data"].get("name") != "paper":
                 return self._private(Notice(text("I only know ", Code("/paper"), "."), ok=False))
-            line, weekly = definition.line_of(interaction["data"]), False
+            try:
+                line, weekly = definition.line_of(interaction["data"]), False
+            except definition.UnknownSubcommand as e:
+                return self._private(Notice(e.said, ok=False))
         elif kind == door.COMPONENT:
             which, line = render.command_of(interaction["data"]["custom_id"])
             if line is None:

@@ -11,6 +11,7 @@ invite_url(app_id)                   # the invite with the permissions the bot n
 from __future__ import annotations
 
 from bot import commands
+from bot.replies import Code, text
 
 STRING, USER = 3, 6
 SUBCOMMAND, SUBCOMMAND_GROUP = 1, 2
@@ -174,8 +175,22 @@ def _first(options) -> dict:
     return options[0] if isinstance(options, list) and options and isinstance(options[0], dict) else {}
 
 
+class UnknownSubcommand(ValueError):
+    """`/paper group nuke`: a subcommand its group does not have (a stale or forged command); the text
+    names the ones it has."""
+
+    def __init__(self, group: str, name: str, known):
+        super().__init__(f"/paper {group} has no subcommand {name[:30]}; it has {', '.join(known)}")
+        listed: list = []
+        for i, k in enumerate(known):
+            listed += [", " if i else "", Code(k)]
+        #: What the member is told, in one line.
+        self.said = text(Code(f"/paper {group}"), " has no ", Code(name[:30]), "; its subcommands are ", *listed, ".")
+
+
 def line_of(data: dict) -> str:
-    """The core's command text for a `/paper` interaction's data."""
+    """The core's command text for a `/paper` interaction's data; UnknownSubcommand for a subcommand
+    group's subcommand that it does not have."""
     sub = _first(data.get("options"))
     if not sub:
         return "help"
@@ -183,12 +198,17 @@ def line_of(data: dict) -> str:
     if sub.get("type") == SUBCOMMAND_GROUP and verb == "manage":
         inner = _first(sub.get("options"))
         verb = str(inner.get("name", ""))
-        if verb not in MANAGE:
+        if not verb:
             return "help"
+        if verb not in MANAGE:
+            raise UnknownSubcommand("manage", verb, MANAGE)
         sub = inner
     elif sub.get("type") == SUBCOMMAND_GROUP:
         inner = _first(sub.get("options"))
-        text, _, options = GROUP_SUBCOMMANDS.get(str(inner.get("name", "show")), GROUP_SUBCOMMANDS["show"])
+        name = str(inner.get("name") or "show")
+        if name not in GROUP_SUBCOMMANDS:
+            raise UnknownSubcommand(verb, name, GROUP_SUBCOMMANDS)
+        text, _, options = GROUP_SUBCOMMANDS[name]
         given = _given(inner)
         values = [" ".join(str(given[o[0]]).split()) for o in options if given.get(o[0]) not in (None, "")]
         return " ".join([text, *values])

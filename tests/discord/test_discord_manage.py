@@ -143,3 +143,21 @@ def test_help_and_hints_on_discord_name_the_subcommands_discord_has(make_bot, di
     respond(bot, discord, manage("archive", ADMIN, paper="7"))
     refused = respond(bot, discord, slash("vote", MEMBER, paper="7"))["data"]["content"]
     assert "`/paper manage restore 7`" in refused
+
+
+@pytest.mark.parametrize(("group", "known"), [("group", "`show`, `start`"), ("manage", "`edit`, `archive`")])
+def test_an_unknown_subcommand_of_a_group_is_refused_in_one_line_naming_the_ones_it_has(
+    make_bot,  # noqa: F811
+    discord,  # noqa: F811
+    group,
+    known,
+):
+    interaction = slash("help", ADMIN)
+    interaction["data"]["options"] = [{"name": group, "type": 2, "options": [{"name": "nuke", "type": 1}]}]
+    bot = make_bot()
+    before = catalog.count(bot.store)
+    refused = respond(bot, discord, interaction)
+    said = refused["data"]["content"]
+    assert refused["type"] == 4 and "\n" not in said, said
+    assert f"/paper {group}" in said and "nuke" in said and known in said, said
+    assert catalog.count(bot.store) == before

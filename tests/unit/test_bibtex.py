@@ -112,7 +112,8 @@ def test_a_bad_entry_is_skipped_and_the_rest_imported(tmp_path, monkeypatch, cap
     )
     assert _main(monkeypatch, tmp_path, capsys, "a.db", "init", "--empty")[0] == 0
     code, out, err = _main(monkeypatch, tmp_path, capsys, "a.db", "import", "list.bib")
-    assert "3 added" in out and "2 skipped" in out, (out, err)
+    assert "2 added" in out and "3 skipped" in out, (out, err)
+    assert "list.bib line 2: year must be a year like 2025" in err, err  # 12345 is no year: said, not dropped
     assert "line 3" in out + err and "line 4" in out + err
 
 
@@ -196,3 +197,41 @@ def test_and_others_reads_as_et_al_and_is_written_back_as_others(tmp_path):
     again = tmp_path / "again.bib"
     again.write_text(written, encoding="utf-8")
     assert papers_file.read(again).papers[0].authors == paper.authors
+
+
+MACROS = """@string{first = "Deep"}
+@string{full = first # " Learning"}
+@misc{chain, title = full, url = {https://example.org/m}}
+@misc{joined, title = first # " Nets", url = {https://example.org/p}}
+@misc{quoted, title = "Deep" # { Nets} # " " # 2, month = jan, journal = jacm, url = {https://example.org/q}}
+@misc{undefined, title = nosuchmacro, url = {https://example.org/u}}
+@misc{huge-year, title = {Huge}, year = {99999999999999999999}}
+@string{broken = nothing # "x"}
+"""
+
+
+def test_string_macros_and_hash_joins_are_read_as_bibtex_reads_them(tmp_path, monkeypatch, capsys):
+    (tmp_path / "x.bib").write_text(MACROS, encoding="utf-8")
+    assert _main(monkeypatch, tmp_path, capsys, "a.db", "init", "--empty")[0] == 0
+    code, out, err = _main(monkeypatch, tmp_path, capsys, "a.db", "import", "x.bib")
+    assert "3 added" in out and "3 skipped" in out, (out, err)
+    store = open_store(tmp_path / "a.db")
+    titles = {p.id: p.title for p in catalog.all_papers(store)}
+    assert titles == {"chain": "Deep Learning", "joined": "Deep Nets", "quoted": "Deep Nets 2"}, titles
+    assert 'x.bib line 6: title names @string "nosuchmacro", which the file does not define: skipped\n' in err, err
+    assert "x.bib line 7: year must be a year like 2025" in err, err
+    assert 'x.bib line 8: @string broken names @string "nothing", which the file does not define: skipped\n' in err
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ('"a" #', "ends with # and no value after it"),
+        ("{a", "has a { that is never closed"),
+        ("a b", 'names @string "a", which the file does not define'),
+        ('"a" "b"', "is not a value BibTeX reads"),
+    ],
+)
+def test_a_value_bibtex_would_not_read_is_refused_naming_why(raw, problem):
+    with pytest.raises(bibtex.BadValue, match=problem):
+        bibtex.value(raw, {})

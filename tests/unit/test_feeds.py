@@ -80,6 +80,18 @@ def test_a_feed_fetched_again_with_its_etag_is_304_until_the_week_changes(served
     assert status == 200 and changed["ETag"] != etag and b"SEQUENCE:1" in body3 and b"U3" in body3
 
 
+def test_an_if_modified_since_in_the_future_is_ignored(served):
+    """RFC 9110 13.1.3: a date later than the server's clock is no reason for a 304."""
+    served.do("assign U2 5 2027-03-04")
+    feed = served.urls()["group"]
+    assert served.get(feed)[0] == 200
+    future = "Fri, 01 Jan 9999 00:00:00 GMT"
+    assert served.get(feed, If_Modified_Since=future)[0] == 200
+    served.do("unassign 2027-03-04")
+    status, _, body = served.get(feed, If_Modified_Since=future)
+    assert status == 200 and b"U2" not in body
+
+
 def test_a_wrong_or_old_secret_is_a_404_that_says_nothing_of_which_part_was_wrong(served):
     urls = served.urls("U1")
     assert served.get(urls["member"])[0] == 200 and served.get(urls["page"])[0] == 200

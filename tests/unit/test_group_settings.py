@@ -103,3 +103,33 @@ def test_a_channel_with_no_group_says_how_to_start_one(store):
     assert "An admin starts one here with `/paper group start`" in run(store, "group", where="C0ELSE")
     assert run(store, "group set timezone UTC", where="C0ELSE").startswith("✗ This channel has no reading group")
     assert run(store, "group start", where=None).startswith("✗ Type `/paper group start` in the channel")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["edit 5 title Mine", "archive 5", "restore 5", "delete 5", "suggestions", "add https://arxiv.org/abs/2501.00001"],
+)
+def test_a_groups_admin_is_sent_to_the_installs_admins_for_the_catalog(store, line):
+    """The catalog is every group's: a group's own admin may not change it, and is told who may."""
+    run(store, "group start")
+    run(store, "group set admins U7")
+    before = store.db.execute("SELECT * FROM papers ORDER BY number").fetchall()
+    said = run(store, line, user="U7", admin=False)
+    assert said.startswith("✗ Only admins can ") and said.endswith(
+        "Ask one of the install's admins, who keep the catalog."
+    )
+    assert store.db.execute("SELECT * FROM papers ORDER BY number").fetchall() == before
+
+
+@pytest.mark.parametrize(
+    ("schedule", "several"), [("* * * * *", True), ("0 9 * * mon,thu", True), ("0 9 * * tue", False)]
+)
+def test_a_schedule_that_fires_more_than_once_a_week_is_told_it_posts_once_at_the_first(store, schedule, several):
+    """PAPERBOT_SCHEDULE takes such a crontab (the contract: the first slot of each week); so does the group,
+    and says so."""
+    run(store, "group start")
+    said = run(store, f'group set schedule "{schedule}"')
+    assert said.startswith(f"Set schedule to `{schedule}`"), said
+    note = "Note: this schedule fires more than once a week; the group posts once a week, at the first of them."
+    assert (note in said) is several, said
+    Settings.load({"PAPERBOT_SCHEDULE": schedule}, dotenv=None)  # the environment's setting takes it too
