@@ -4,6 +4,7 @@ routes on one PORT, and each group's weekly post through its own platform's stan
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from datetime import time as dtime
@@ -106,6 +107,9 @@ def test_one_run_serves_slack_and_discord_and_posts_each_group_on_its_own(procs,
     code, seconds = server.proc.terminate_and_wait(timeout=15)
     assert code == 0 and seconds < 10, (code, seconds, server.proc.log())
     assert "Traceback" not in server.proc.log()
+    # As if the group had been started before this week's slot, which a group started today missed.
+    with sqlite3.connect(tmp_path / "paperbot.db") as db:
+        db.execute("UPDATE groups SET started_at = '2026-01-01T00:00:00+00:00' WHERE channel = ?", [DISCORD_CHANNEL])
     server = start_both(procs, tmp_path, slack, discord, free_port())
     until(lambda: len(discord_posts(discord, DISCORD_CHANNEL)) == 1, "no weekly post in Discord's channel", server)
     status, reply, _ = server.command("tags")
