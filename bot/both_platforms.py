@@ -20,7 +20,7 @@ from typing import Any
 
 from bot import feeds, groups, http_door, outbox, scheduler
 from bot.calendar import Week
-from bot.http_door import Refused, refuse
+from bot.http_door import Refused, StartError, refuse
 from bot.outbox_sender import OutboxSender
 from bot.settings import Settings, check_focus_tag
 from bot.store import Store
@@ -29,10 +29,6 @@ log = logging.getLogger(__name__)
 
 #: A stop sends what is due for this long, then leaves what hangs to the next start.
 STOP_SECONDS = 5.0
-
-
-class StartError(RuntimeError):
-    """`run` cannot start; str() is the one line to show."""
 
 
 class ChannelPoster:

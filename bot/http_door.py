@@ -5,7 +5,8 @@
     arrival(environ)                         # when the request had come in whole (monotonic)
 
 The platform's own check (an HMAC, an Ed25519 signature) lives in the platform's folder and records
-each verified signature here; what the bot answers to a refused request is `refuse`.
+each verified signature here; what the bot answers to a refused request is `refuse`. A server
+that cannot start raises `StartError`, the same for every platform.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ THREADS = 8
 MAX_BODY = 2 * 1024 * 1024
 #: What the channel stamps on each request; a client's own header of that name is overwritten.
 ARRIVED = "X_PAPERBOT_ARRIVED"
+
+
+class StartError(RuntimeError):
+    """A platform's `run` cannot start (a refused token, a port taken); str() is the one line to show."""
 
 
 class ReplayWindow:

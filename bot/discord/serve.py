@@ -19,7 +19,7 @@ from bot.discord import definition, rest
 from bot.discord.app import DiscordBot
 from bot.discord.door import DiscordDoor
 from bot.discord.gateway import Gateway
-from bot.http_door import Refused, arrival, refuse
+from bot.http_door import Refused, StartError, arrival, refuse
 from bot.settings import check_focus_tag
 from bot.store import Store
 
@@ -27,10 +27,6 @@ log = logging.getLogger(__name__)
 
 INTERACTIONS_PATH = "/discord/interactions"
 STOP_SECONDS = 5.0
-
-
-class StartError(RuntimeError):
-    """`run` cannot start; str() is the one line to show."""
 
 
 def require_settings(settings) -> None:

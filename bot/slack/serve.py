@@ -20,7 +20,7 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot import feeds, http_door, outbox, scheduler
 from bot.delivery import Rejected
-from bot.http_door import Refused, arrival, refuse
+from bot.http_door import Refused, StartError, arrival, refuse
 from bot.settings import Settings, check_focus_tag
 from bot.slack.app import SlackBot, arrived_at, build_app
 from bot.slack.client import call
@@ -96,10 +96,6 @@ def http_server(app: App, port: int, signing_secret: str, host: str = "0.0.0.0",
     if calendars is not None:
         application = feeds.around(application, calendars)
     return http_door.http_server(application, port, host, **door)
-
-
-class StartError(RuntimeError):
-    """`run` cannot start; str() is the one line to show."""
 
 
 def require_settings(settings: Settings) -> None:
