@@ -334,11 +334,24 @@ def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
         if platform_app is not None:
             return platform_app(environ, start_response)
         if environ.get("PATH_INFO") == "/healthz":
-            start_response("200 OK", [("Content-Type", "text/plain")])
-            return [b"ok\n"]
+            from bot.http_door import healthz
+
+            return healthz(start_response)
         return feeds(environ, start_response)  # its 404
 
     return application
+
+
+def beside_connection(calendars: Feeds | None, port: int, logger: logging.Logger) -> Callable[[], None] | None:
+    """The calendars and the group's page on `port`, in a thread beside a platform's connection (Socket
+    Mode, the Gateway) that holds the main thread: the function that stops them, None with no calendars."""
+    from bot import http_door
+
+    if calendars is None:
+        return None
+    stop = http_door.serve_beside(http_door.listen(around(None, calendars), port))
+    logger.info("serving the calendars and the group's page on http://0.0.0.0:%s", port)
+    return stop
 
 
 def names_of(settings) -> Callable[[str], str | None] | None:
