@@ -60,10 +60,6 @@ def read_slots(db, sql: str, params: Iterable) -> list[Slot]:
     return [_as_slot(r) for r in db.execute(sql, list(params))]
 
 
-def _papers_for(store: Store, slots: Iterable[Slot]) -> dict[int, Paper]:
-    return catalog.many(store, {s.paper for s in slots if s.paper is not None})
-
-
 def line_for(
     store: Store, group: MeetingCalendar, week: Week, slot: Slot | None = None, papers: dict | None = None
 ) -> SlotLine:
