@@ -380,9 +380,24 @@ def serve(settings, store: Store, ask=None) -> Feeds | None:
 # -- `/paper calendar` ---------------------------------------------------------
 
 
+def _address_lines(found: dict[str, str], *, calendar: str = "", talks: str = "") -> tuple:
+    """The group's page, the group's calendar and the member's own talks (`urls`), one line each, the
+    last without its line break; `calendar` and `talks` add a note to their line's label."""
+    from bot.replies import Code
+
+    return (
+        "The group's page: ",
+        Code(found["page"]),
+        f"\nThe group's calendar{calendar}: ",
+        Code(found["group"]),
+        f"\nYour own talks{talks}: ",
+        Code(found["member"]),
+    )
+
+
 def renewed_reply(store: Store, public_url: str | None, group_id: int, member: str):
     """The answer to `group set calendar-secret new`: the group's new addresses, and the member's own."""
-    from bot.replies import Code, Notice, command_code, text
+    from bot.replies import Notice, command_code, text
 
     if not public_url:
         return Notice(
@@ -391,15 +406,10 @@ def renewed_reply(store: Store, public_url: str | None, group_id: int, member: s
                 "can set PAPERBOT_PUBLIC_URL to serve them."
             )
         )
-    found = urls(store, public_url, group_id, member)
     return Notice(
         text(
-            "The group's calendar and page have new addresses; the old ones no longer answer.\nThe group's page: ",
-            Code(found["page"]),
-            "\nThe group's calendar: ",
-            Code(found["group"]),
-            "\nYour own talks (unchanged): ",
-            Code(found["member"]),
+            "The group's calendar and page have new addresses; the old ones no longer answer.\n",
+            *_address_lines(urls(store, public_url, group_id, member), talks=" (unchanged)"),
             "\nMembers get the new ones with ",
             command_code("calendar"),
             ".",
@@ -444,12 +454,7 @@ def calendar_reply(store: Store, public_url: str | None, group_id: int, member: 
     return Notice(
         text(
             renewed,
-            "The group's page: ",
-            Code(found["page"]),
-            "\nThe group's calendar (subscribe to it in your calendar program): ",
-            Code(found["group"]),
-            "\nYour own talks: ",
-            Code(found["member"]),
+            *_address_lines(found, calendar=" (subscribe to it in your calendar program)"),
             "\nKeep them to yourself; ",
             command_code("calendar renew"),
             " gives your own calendar a new address.",
