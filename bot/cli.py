@@ -110,14 +110,21 @@ def _say_new_database(path: Path, papers: int) -> None:
     print(line, file=sys.stderr)
 
 
+#: Every platform's settings as load_settings last read them, group 1's first: `run` reads them once.
+_loaded: list[Settings] = []
+
+
 def load_settings(environ) -> Settings:
     """The settings of the platform this install serves (bot/platforms.py: the one its token names);
     with both platforms' tokens set, those of group 1's platform (PAPERBOT_CHANNEL's)."""
-    return platforms.home(environ)
+    _loaded[:] = platforms.served(environ)
+    return _loaded[0]
 
 
 def _served(settings: Settings) -> list[Settings]:
     """Each platform's settings, group 1's (`settings`) first: more than one when both tokens are set."""
+    if _loaded and _loaded[0] is settings:  # load_settings read them all already
+        return list(_loaded)
     if len(platforms.asked(os.environ)) < 2:
         return [settings]
     return platforms.served(os.environ)
