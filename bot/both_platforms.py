@@ -22,17 +22,13 @@ from bot import feeds, groups, http_door, outbox, scheduler
 from bot.calendar import Week
 from bot.http_door import Refused, refuse
 from bot.outbox_sender import OutboxSender
-from bot.settings import Settings, check_focus_tag
+from bot.settings import Settings
 from bot.store import Store
 
 log = logging.getLogger(__name__)
 
 #: A stop sends what is due for this long, then leaves what hangs to the next start.
 STOP_SECONDS = 5.0
-
-
-class StartError(RuntimeError):
-    """`run` cannot start; str() is the one line to show."""
 
 
 class ChannelPoster:
@@ -73,8 +69,7 @@ def application(parts: Sequence[Any], calendars) -> Callable:
     def platforms_app(environ, start_response):
         path = environ.get("PATH_INFO") or ""
         if path == "/healthz":
-            start_response("200 OK", [("Content-Type", "text/plain")])
-            return [b"ok\n"]
+            return http_door.healthz(start_response)
         if path in routes:
             return routes[path](environ, start_response)
         return refuse(environ, start_response, Refused(404, "no such route"))
@@ -88,13 +83,7 @@ def run(parts: Sequence[Any], settings: Settings, store: Store, stop: threading.
     `settings` are group 1's platform's (the first part's). Each part's start (its token checked,
     `/paper` registered) and connection come before the port is taken and the scheduler starts:
     a `run` that cannot start ends without having posted anything."""
-    check_focus_tag(settings, store)
-    for problem in (
-        settings.group.meeting_before_post(settings.now()),
-        settings.group.weeks_without_post(settings.now()),
-    ):
-        if problem:
-            log.warning(problem)
+    http_door.warn_of_schedule(settings, store, log)
     home = parts[0]
     env = groups.from_settings(settings)
     # One sender for the install's outbox, each line through its channel's platform; either bot wakes it.
@@ -127,10 +116,7 @@ def run(parts: Sequence[Any], settings: Settings, store: Store, stop: threading.
         jobs = scheduler.create(checks, settings)
         for part in parts:
             part.add_jobs(jobs, home=part is home)
-        try:
-            server = http_door.http_server(application(parts, feeds.serve(settings, store)), settings.port)
-        except OSError as e:
-            raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
+        server = http_door.listen(application(parts, feeds.serve(settings, store)), settings.port)
         for part in parts:
             if not part.connect():
                 log.info("stopped before connecting")

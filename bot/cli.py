@@ -110,14 +110,21 @@ def _say_new_database(path: Path, papers: int) -> None:
     print(line, file=sys.stderr)
 
 
+#: Every platform's settings as load_settings last read them, group 1's first: `run` reads them once.
+_loaded: list[Settings] = []
+
+
 def load_settings(environ) -> Settings:
     """The settings of the platform this install serves (bot/platforms.py: the one its token names);
     with both platforms' tokens set, those of group 1's platform (PAPERBOT_CHANNEL's)."""
-    return platforms.home(environ)
+    _loaded[:] = platforms.served(environ)
+    return _loaded[0]
 
 
 def _served(settings: Settings) -> list[Settings]:
     """Each platform's settings, group 1's (`settings`) first: more than one when both tokens are set."""
+    if _loaded and _loaded[0] is settings:  # load_settings read them all already
+        return list(_loaded)
     if len(platforms.asked(os.environ)) < 2:
         return [settings]
     return platforms.served(os.environ)
@@ -204,21 +211,18 @@ def cmd_run(args, settings: Settings) -> int:
     _stop_on_signals(stop, unwind=len(served) > 1 or not settings.socket_mode)  # before the slow imports below
     if len(served) > 1:
         return _run_both(args, served, stop)
+    from bot.http_door import StartError
+
     adapter = platforms.of(settings)
     serve = adapter.serve()
     try:
         serve.require_settings(settings)
-    except serve.StartError as e:
+    except StartError as e:
         raise Failure(str(e)) from None
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" on every burst
-    if not args.verbose:
-        logging.getLogger().setLevel(logging.INFO)  # a server logs what it does
-        for name in adapter.quiet_loggers:  # every failed try; paperbot says failures in its own words
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+    _server_logging(args, [adapter])
     try:
         code = serve.run(settings, _store(settings), stop)
-    except serve.StartError as e:
+    except StartError as e:
         raise Failure(str(e)) from None
     _exit_past_hung_calls(code)
     return code
@@ -227,29 +231,34 @@ def cmd_run(args, settings: Settings) -> int:
 def _run_both(args, served: list[Settings], stop) -> int:
     """`run` with both platforms' tokens: each one's part in one process (bot/both_platforms.py)."""
     from bot import both_platforms
+    from bot.http_door import StartError
 
     adapters = [platforms.of(s) for s in served]
     serves = [a.serve() for a in adapters]
-    errors = (both_platforms.StartError, *(serve.StartError for serve in serves))
     try:
         for serve, settings in zip(serves, served, strict=True):
             serve.require_settings(settings)
-    except errors as e:
+    except StartError as e:
         raise Failure(str(e)) from None
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)
-    logging.getLogger("waitress.queue").setLevel(logging.ERROR)
-    if not args.verbose:
-        logging.getLogger().setLevel(logging.INFO)
-        for name in (n for a in adapters for n in a.quiet_loggers):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+    _server_logging(args, adapters)
     store = _store(served[0])
     try:
         parts = [serve.Part(settings, store, stop) for serve, settings in zip(serves, served, strict=True)]
         code = both_platforms.run(parts, served[0], store, stop)
-    except errors as e:
+    except StartError as e:
         raise Failure(str(e)) from None
     _exit_past_hung_calls(code)
     return code
+
+
+def _server_logging(args, adapters) -> None:
+    """A server logs what it does, without its libraries' chatter (unless `--verbose` asks for all)."""
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # it logs every 30-second check
+    logging.getLogger("waitress.queue").setLevel(logging.ERROR)  # "task queue depth" on every burst
+    if not args.verbose:
+        logging.getLogger().setLevel(logging.INFO)
+        for name in (n for a in adapters for n in a.quiet_loggers):  # every failed try; paperbot says failures itself
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:

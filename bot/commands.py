@@ -1058,13 +1058,13 @@ def _group_start(ctx: Context) -> Answer:
         raise signups.AdminOnly("Only the install's admins can start a group. Ask one of them.")
     if ctx.where is None:
         return _notice("Type ", command_code("group start"), " in the channel that the group meets in.", ok=False)
+    # The channel's announcement is queued inside groups.start's write, before it says how it went.
     stopped = groups.of_channel(ctx.store, ctx.env_group, ctx.where) is not None
     said = "Resumed the reading group" if stopped else "Started a reading group"
     then = _Announcing(ctx, lambda g: (f"📚 {said} in this channel. ", *_next(g, ctx.now)))
     group, how = groups.start(ctx.store, ctx.env_group, ctx.where, ctx.platform.name, ctx.member.id, then, at=ctx.now)
     if how == "running":
         return _notice("This channel is a reading group already: ", command_code("group"), " shows its settings.")
-    said = "Started a reading group" if how == "started" else "Resumed the reading group"
     reply = _notice(
         f"{said} in ",
         ChannelRef(group.channel or ""),

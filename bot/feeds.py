@@ -334,11 +334,24 @@ def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
         if platform_app is not None:
             return platform_app(environ, start_response)
         if environ.get("PATH_INFO") == "/healthz":
-            start_response("200 OK", [("Content-Type", "text/plain")])
-            return [b"ok\n"]
+            from bot.http_door import healthz
+
+            return healthz(start_response)
         return feeds(environ, start_response)  # its 404
 
     return application
+
+
+def beside_connection(calendars: Feeds | None, port: int, logger: logging.Logger) -> Callable[[], None] | None:
+    """The calendars and the group's page on `port`, in a thread beside a platform's connection (Socket
+    Mode, the Gateway) that holds the main thread: the function that stops them, None with no calendars."""
+    from bot import http_door
+
+    if calendars is None:
+        return None
+    stop = http_door.serve_beside(http_door.listen(around(None, calendars), port))
+    logger.info("serving the calendars and the group's page on http://0.0.0.0:%s", port)
+    return stop
 
 
 def names_of(settings) -> Callable[[str], str | None] | None:
@@ -367,9 +380,24 @@ def serve(settings, store: Store, ask=None) -> Feeds | None:
 # -- `/paper calendar` ---------------------------------------------------------
 
 
+def _address_lines(found: dict[str, str], *, calendar: str = "", talks: str = "") -> tuple:
+    """The group's page, the group's calendar and the member's own talks (`urls`), one line each, the
+    last without its line break; `calendar` and `talks` add a note to their line's label."""
+    from bot.replies import Code
+
+    return (
+        "The group's page: ",
+        Code(found["page"]),
+        f"\nThe group's calendar{calendar}: ",
+        Code(found["group"]),
+        f"\nYour own talks{talks}: ",
+        Code(found["member"]),
+    )
+
+
 def renewed_reply(store: Store, public_url: str | None, group_id: int, member: str):
     """The answer to `group set calendar-secret new`: the group's new addresses, and the member's own."""
-    from bot.replies import Code, Notice, command_code, text
+    from bot.replies import Notice, command_code, text
 
     if not public_url:
         return Notice(
@@ -378,15 +406,10 @@ def renewed_reply(store: Store, public_url: str | None, group_id: int, member: s
                 "can set PAPERBOT_PUBLIC_URL to serve them."
             )
         )
-    found = urls(store, public_url, group_id, member)
     return Notice(
         text(
-            "The group's calendar and page have new addresses; the old ones no longer answer.\nThe group's page: ",
-            Code(found["page"]),
-            "\nThe group's calendar: ",
-            Code(found["group"]),
-            "\nYour own talks (unchanged): ",
-            Code(found["member"]),
+            "The group's calendar and page have new addresses; the old ones no longer answer.\n",
+            *_address_lines(urls(store, public_url, group_id, member), talks=" (unchanged)"),
             "\nMembers get the new ones with ",
             command_code("calendar"),
             ".",
@@ -431,12 +454,7 @@ def calendar_reply(store: Store, public_url: str | None, group_id: int, member: 
     return Notice(
         text(
             renewed,
-            "The group's page: ",
-            Code(found["page"]),
-            "\nThe group's calendar (subscribe to it in your calendar program): ",
-            Code(found["group"]),
-            "\nYour own talks: ",
-            Code(found["member"]),
+            *_address_lines(found, calendar=" (subscribe to it in your calendar program)"),
             "\nKeep them to yourself; ",
             command_code("calendar renew"),
             " gives your own calendar a new address.",

@@ -5,7 +5,9 @@
     arrival(environ)                         # when the request had come in whole (monotonic)
 
 The platform's own check (an HMAC, an Ed25519 signature) lives in the platform's folder and records
-each verified signature here; what the bot answers to a refused request is `refuse`.
+each verified signature here; what the bot answers to a refused request is `refuse`. A server
+that cannot start raises `StartError`, the same for every platform; `listen` (http_server, its
+port refused as a StartError), `healthz` and `warn_of_schedule` are every platform's start-up.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ THREADS = 8
 MAX_BODY = 2 * 1024 * 1024
 #: What the channel stamps on each request; a client's own header of that name is overwritten.
 ARRIVED = "X_PAPERBOT_ARRIVED"
+
+
+class StartError(RuntimeError):
+    """A platform's `run` cannot start (a refused token, a port taken); str() is the one line to show."""
 
 
 class ReplayWindow:
@@ -247,6 +253,34 @@ def http_server(
         if hasattr(listening, "channel_class"):
             listening.channel_class = channel
     return server
+
+
+def listen(application: Callable, port: int, host: str = "0.0.0.0", **limits):
+    """http_server's server for `application`; StartError (one line naming PORT) when the port cannot be had."""
+    try:
+        return http_server(application, port, host, **limits)
+    except OSError as e:
+        raise StartError(f"PORT: cannot listen on port {port} ({e.strerror or e})") from None
+
+
+def healthz(start_response) -> list[bytes]:
+    """The answer at /healthz: the process is up and serving."""
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"ok\n"]
+
+
+def warn_of_schedule(settings, store, logger: logging.Logger) -> None:
+    """Before a server starts: the focus tag checked, and a schedule the operator may not mean (a
+    meeting before its post, weeks without one) said as a warning on `logger`, not refused."""
+    from bot.settings import check_focus_tag
+
+    check_focus_tag(settings, store)
+    for problem in (
+        settings.group.meeting_before_post(settings.now()),
+        settings.group.weeks_without_post(settings.now()),
+    ):
+        if problem:
+            logger.warning(problem)
 
 
 def serve_beside(server, name: str = "feeds-http") -> Callable[[], None]:

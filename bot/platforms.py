@@ -41,7 +41,8 @@ class Adapter:
     wanted: Callable[[Mapping[str, str]], bool]
     #: Exactly-once sending for `post-week` and `remind` (a `delivery.Transport`).
     transport: Callable[[Any], Any]
-    #: The module that serves it: `require_settings(settings)`, `run(settings, store, stop)`, `StartError`.
+    #: The module that serves it: `require_settings(settings)`, `run(settings, store, stop)`,
+    #: raising bot.http_door.StartError.
     serve: Callable[[], ModuleType]
     #: Loggers of its client libraries that log every failed try: paperbot says failures in its own words.
     quiet_loggers: tuple[str, ...] = ()

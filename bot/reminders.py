@@ -38,11 +38,6 @@ def key(week: Week, group_id: int) -> str:
 KEY_SQL = "CASE s.group_id WHEN 1 THEN s.week ELSE s.week || '/' || s.group_id END"
 
 
-def due(store: Store, group: MeetingCalendar, now: datetime) -> list[Reminder]:
-    """Reminders whose time has come and whose meeting has not started, not yet sent."""
-    return [r for _, r in due_in(store, [group], now)]
-
-
 def due_in(store: Store, calendars: list[MeetingCalendar], now: datetime) -> list[tuple[MeetingCalendar, Reminder]]:
     """The reminders due in each group of `calendars`, with one query for them all."""
     if not calendars:

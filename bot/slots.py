@@ -1,7 +1,7 @@
 """The schedule as it stands: which week has which slot, read for lists, cards and posts.
 
-    slots.schedule(store, group, now)        # the coming weeks, as SlotLines
-    slots.mine(store, group, now, "U1")      # a member's coming and past slots
+    slots.schedule(store, group, now)           # the coming weeks, as SlotLines
+    slots.mine_in(store, calendars, now, "U1")  # a member's coming and past slots, in every group
 
 A week has at most one slot: a presenter with their paper, or a skip (no meeting).
 Changing the schedule is signups.py's job; this module only reads it.
@@ -60,10 +60,6 @@ def read_slots(db, sql: str, params: Iterable) -> list[Slot]:
     return [_as_slot(r) for r in db.execute(sql, list(params))]
 
 
-def _papers_for(store: Store, slots: Iterable[Slot]) -> dict[int, Paper]:
-    return catalog.many(store, {s.paper for s in slots if s.paper is not None})
-
-
 def line_for(
     store: Store, group: MeetingCalendar, week: Week, slot: Slot | None = None, papers: dict | None = None
 ) -> SlotLine:
@@ -76,11 +72,6 @@ def line_for(
         return SlotLine(week, meeting, "skipped")
     paper = papers.get(slot.paper) if papers is not None else catalog.by_number(store, slot.paper)
     return SlotLine(week, meeting, "presenter", paper, slot.presenter)
-
-
-def _lines(store: Store, group: MeetingCalendar, slots: list[Slot]) -> list[SlotLine]:
-    papers = _papers_for(store, slots)
-    return [line_for(store, group, s.week, s, papers) for s in slots]
 
 
 def first_week_ahead(group: MeetingCalendar, now: datetime) -> Week:
@@ -173,19 +164,6 @@ def schedule(store: Store, group: MeetingCalendar, now: datetime) -> list[SlotLi
     while lines and lines[-1].state in ("skipped", "booked"):  # nothing listed after them
         lines.pop()
     return lines
-
-
-def mine(store: Store, group: MeetingCalendar, now: datetime, member: str) -> tuple[list[SlotLine], list[SlotLine]]:
-    """A member's upcoming and past slots (past: most recent first)."""
-    slots = read_slots(
-        store.db,
-        f"SELECT {SLOT_COLUMNS} FROM slots WHERE presenter = ? AND group_id = ? ORDER BY week",
-        [member, group.group_id],
-    )
-    lines = _lines(store, group, slots)
-    upcoming = [line for line in lines if line.meeting > now]
-    past = [line for line in reversed(lines) if line.meeting <= now]
-    return upcoming, past
 
 
 def history(store: Store, group: MeetingCalendar, paper: Paper) -> list[SlotLine]:

@@ -30,7 +30,7 @@ from bot.discord.rest import Rest
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
 from bot.http_door import Refused
 from bot.outbox_sender import OutboxSender
-from bot.replies import AddForm, Code, EditForm, Mention, Notice, PaperRef, text
+from bot.replies import AddForm, Code, EditForm, Mention, Notice, PaperRef, command_code, text
 from bot.signups import Change, Member, Refusal
 from bot.store import Busy, Store
 
@@ -58,6 +58,21 @@ def read_member(word: str) -> str | None:
 
 
 PLATFORM = Platform(read_member, member_example="123456789012345678", tags_page=render.TAGS_PAGE, name="discord")
+
+
+def _saved(save: Callable[[], catalog.Paper], done: str, again: str) -> Notice:
+    """The paper `save()` added or saved from a submitted form, `done` ("Added", "Saved"); or why
+    not, in one line naming the command (`again`) that opens the form again."""
+    try:
+        paper = save()
+    except Refusal as refusal:
+        return Notice(refusal.text, ok=False)
+    except Busy:
+        return Notice(text(commands.BUSY), ok=False)
+    except InvalidPaper as e:
+        why = text(str(e), f" Nothing was {done.lower()}: ", command_code(again), " opens the form again.")
+        return Notice(why, ok=False)
+    return Notice(text(done, " ", PaperRef(paper), " (", Code(paper.id), ")."))
 
 
 class DiscordBot:
@@ -235,34 +250,13 @@ class DiscordBot:
             log.warning("could not answer an interaction: %s", e)
 
     def _submitted(self, ctx: Context, data: dict) -> Notice:
-        """The add (or edit) form, filled in: the paper added, or why not, in one line."""
+        """The add (or edit) form, filled in: the paper added (or saved), or why not, in one line."""
         number = render.edited_number(data.get("custom_id"))
         if number is not None:
-            return self._edited(ctx, number, data)
+            return _saved(lambda: commands.edit_paper(ctx, number, render.form_values(data)), "Saved", f"edit {number}")
         if data.get("custom_id") != render.ADD_FORM:
             return Notice(text("That form is not paperbot's any more. Try the command again."), ok=False)
-        try:
-            paper = commands.add_paper(ctx, render.form_values(data))
-        except Refusal as refusal:
-            return Notice(refusal.text, ok=False)
-        except Busy:
-            return Notice(text(commands.BUSY), ok=False)
-        except InvalidPaper as e:
-            return Notice(text(str(e), " Nothing was added: ", Code("/paper add"), " opens the form again."), ok=False)
-        return Notice(text("Added ", PaperRef(paper), " (", Code(paper.id), ")."))
-
-    def _edited(self, ctx: Context, number: int, data: dict) -> Notice:
-        """The edit form, saved: the paper as it is now, or why not, in one line."""
-        try:
-            paper = commands.edit_paper(ctx, number, render.form_values(data))
-        except Refusal as refusal:
-            return Notice(refusal.text, ok=False)
-        except Busy:
-            return Notice(text(commands.BUSY), ok=False)
-        except InvalidPaper as e:
-            again = Code(f"/paper edit {number}")
-            return Notice(text(str(e), " Nothing was saved: ", again, " opens the form again."), ok=False)
-        return Notice(text("Saved ", PaperRef(paper), " (", Code(paper.id), ")."))
+        return _saved(lambda: commands.add_paper(ctx, render.form_values(data)), "Added", "add")
 
     def _when_ready(self, token: str, future: Future) -> None:
         try:

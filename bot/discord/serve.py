@@ -19,18 +19,13 @@ from bot.discord import definition, rest
 from bot.discord.app import DiscordBot
 from bot.discord.door import DiscordDoor
 from bot.discord.gateway import Gateway
-from bot.http_door import Refused, arrival, refuse
-from bot.settings import check_focus_tag
+from bot.http_door import Refused, StartError, arrival, refuse
 from bot.store import Store
 
 log = logging.getLogger(__name__)
 
 INTERACTIONS_PATH = "/discord/interactions"
 STOP_SECONDS = 5.0
-
-
-class StartError(RuntimeError):
-    """`run` cannot start; str() is the one line to show."""
 
 
 def require_settings(settings) -> None:
@@ -43,8 +38,7 @@ def wsgi(bot: DiscordBot, public_key: str):
     def application(environ, start_response):
         path = environ.get("PATH_INFO")
         if path == "/healthz":
-            start_response("200 OK", [("Content-Type", "text/plain")])
-            return [b"ok\n"]
+            return http_door.healthz(start_response)
         if path != INTERACTIONS_PATH:
             return refuse(environ, start_response, Refused(404, "no such route"))
         if environ.get("REQUEST_METHOD") != "POST":
@@ -81,9 +75,17 @@ def add_events_check(jobs, store: Store, bot: DiscordBot, settings, *, env_on_di
 
 
 def register(bot: DiscordBot, settings) -> None:
-    """Who the application is, then `/paper` by bulk overwrite (in DISCORD_GUILD, else globally)."""
-    bot.app_id = bot.rest.application(timeout=10)["id"]
-    bot.rest.register(bot.app_id, definition.definition(), settings.guild or None, timeout=10)
+    """Who the application is, then `/paper` by bulk overwrite (in DISCORD_GUILD, else globally);
+    StartError, in one line, when Discord refuses or does not answer."""
+    try:
+        bot.app_id = bot.rest.application(timeout=10)["id"]
+        bot.rest.register(bot.app_id, definition.definition(), settings.guild or None, timeout=10)
+    except Rejected as e:
+        if e.code in ("0", "401"):
+            raise StartError(f"DISCORD_TOKEN: Discord refused it ({e})") from None
+        raise StartError(f"cannot start: Discord refused registering /paper at {settings.api_url} ({e})") from None
+    except Uncertain as e:
+        raise StartError(f"cannot start: Discord did not answer at {settings.api_url} ({e})") from None
     where = f"in server {settings.guild}" if settings.guild else "globally (it may take up to an hour to show)"
     log.info("registered /paper %s; invite the bot with %s", where, definition.invite_url(bot.app_id))
 
@@ -124,24 +126,11 @@ def serve_gateway(bot: DiscordBot, settings, stop: threading.Event, jobs) -> Non
 
 
 def run(settings, store: Store, stop: threading.Event) -> int:
-    check_focus_tag(settings, store)
-    for problem in (
-        settings.group.meeting_before_post(settings.now()),
-        settings.group.weeks_without_post(settings.now()),
-    ):
-        if problem:
-            log.warning(problem)
+    http_door.warn_of_schedule(settings, store, log)
     bot = DiscordBot(settings, store)
     jobs = checks = stop_feeds = None
     try:
-        try:
-            register(bot, settings)
-        except Rejected as e:
-            if e.code in ("0", "401"):
-                raise StartError(f"DISCORD_TOKEN: Discord refused it ({e})") from None
-            raise StartError(f"cannot start: Discord refused registering /paper at {settings.api_url} ({e})") from None
-        except Uncertain as e:
-            raise StartError(f"cannot start: Discord did not answer at {settings.api_url} ({e})") from None
+        register(bot, settings)
         outbox.due_now(store)
         checks = scheduler.ScheduledChecks(
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
@@ -151,22 +140,13 @@ def run(settings, store: Store, stop: threading.Event) -> int:
             add_events_check(jobs, store, bot, settings)
         calendars = feeds.serve(settings, store)
         if not settings.public_key:
-            if calendars is not None:  # the calendars and the page on PORT, beside the Gateway
-                try:
-                    beside = http_door.http_server(feeds.around(None, calendars), settings.port)
-                except OSError as e:
-                    raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
-                stop_feeds = http_door.serve_beside(beside)
-                log.info("serving the calendars and the group's page on http://0.0.0.0:%s", settings.port)
+            stop_feeds = feeds.beside_connection(calendars, settings.port, log)
             serve_gateway(bot, settings, stop, jobs)
             return 0
         application = wsgi(bot, settings.public_key)
         if calendars is not None:
             application = feeds.around(application, calendars)
-        try:
-            server = http_door.http_server(application, settings.port)
-        except OSError as e:
-            raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
+        server = http_door.listen(application, settings.port)
         jobs.start()
         bot.later(bot.check_channel)
         log.info(
@@ -217,14 +197,7 @@ class Part:
     def start(self) -> bool:
         """Register `/paper`; StartError when Discord refuses."""
         settings = self.settings
-        try:
-            register(self.bot, settings)
-        except Rejected as e:
-            if e.code in ("0", "401"):
-                raise StartError(f"DISCORD_TOKEN: Discord refused it ({e})") from None
-            raise StartError(f"cannot start: Discord refused registering /paper at {settings.api_url} ({e})") from None
-        except Uncertain as e:
-            raise StartError(f"cannot start: Discord did not answer at {settings.api_url} ({e})") from None
+        register(self.bot, settings)
         if settings.public_key:
             self.routes = {INTERACTIONS_PATH: wsgi(self.bot, settings.public_key)}
         return not self.stop.is_set()

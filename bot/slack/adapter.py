@@ -16,11 +16,9 @@ def _transport(settings: SlackSettings):
 
 def _member_names(settings: SlackSettings):
     """users.info: the member's display name, else their full name (scope users:read)."""
-    from slack_sdk import WebClient
+    from bot.slack.client import call, make_client
 
-    from bot.slack.client import call
-
-    client = WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=5, retry_handlers=[])
+    client = make_client(settings, retries=False, timeout=5)  # a page waits for it: no retries, a short wait
 
     def ask(member: str) -> str | None:
         user = call(client.users_info, user=member)["user"]

@@ -69,9 +69,9 @@ def _hiccups() -> list:
     ]
 
 
-def make_client(settings, *, retries: bool = True) -> WebClient:
+def make_client(settings, *, retries: bool = True, timeout: float = TIMEOUT) -> WebClient:
     handlers = _hiccups() if retries else []
-    return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=TIMEOUT, retry_handlers=handlers)
+    return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=timeout, retry_handlers=handlers)
 
 
 def _answer_retries() -> list:

@@ -20,8 +20,8 @@ from slack_bolt.adapter.wsgi import SlackRequestHandler
 
 from bot import feeds, http_door, outbox, scheduler
 from bot.delivery import Rejected
-from bot.http_door import Refused, arrival, refuse
-from bot.settings import Settings, check_focus_tag
+from bot.http_door import Refused, StartError, arrival, refuse
+from bot.settings import Settings
 from bot.slack.app import SlackBot, arrived_at, build_app
 from bot.slack.client import call
 from bot.slack.door import SlackDoor
@@ -47,8 +47,7 @@ def wsgi(app: App, signing_secret: str) -> Callable:
 
     def application(environ, start_response):
         if environ.get("PATH_INFO") == "/healthz":
-            start_response("200 OK", [("Content-Type", "text/plain")])
-            return [b"ok\n"]
+            return http_door.healthz(start_response)
         if environ.get("PATH_INFO") != EVENTS_PATH:
             return refuse(environ, start_response, Refused(404, "no such route"))
         try:
@@ -91,15 +90,12 @@ def _without_traceback(record: logging.LogRecord) -> bool:
 def http_server(app: App, port: int, signing_secret: str, host: str = "0.0.0.0", *, calendars=None, **door):
     """A waitress server for the app (call .run() to serve, .close() to stop), with the door's
     slow-connection defence (http_door.http_server: `door` passes its limits), and the calendars
-    and the group's page beside Slack's route when `calendars` (feeds.Feeds) is given."""
+    and the group's page beside Slack's route when `calendars` (feeds.Feeds) is given; StartError
+    when the port cannot be had."""
     application = wsgi(app, signing_secret)
     if calendars is not None:
         application = feeds.around(application, calendars)
-    return http_door.http_server(application, port, host, **door)
-
-
-class StartError(RuntimeError):
-    """`run` cannot start; str() is the one line to show."""
+    return http_door.listen(application, port, host, **door)
 
 
 def require_settings(settings: Settings) -> None:
@@ -114,13 +110,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
     The caller has checked the settings (require_settings). The scheduler starts only once
     Slack can reach the bot: a `run` that cannot listen or connect ends without having posted anything.
     """
-    check_focus_tag(settings, store)
-    for problem in (
-        settings.group.meeting_before_post(settings.now()),
-        settings.group.weeks_without_post(settings.now()),
-    ):
-        if problem:
-            log.warning(problem)  # a choice the operator may mean, so said, not refused
+    http_door.warn_of_schedule(settings, store, log)  # a choice the operator may mean, so said, not refused
     bot = SlackBot(settings, store)
     jobs = checks = stop_feeds = None
     try:
@@ -151,13 +141,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         if settings.socket_mode:
             if stop.is_set():  # a signal during start-up: no connection, no post
                 return 0
-            if calendars is not None:  # the calendars and the page on PORT, beside the connection
-                try:
-                    server = http_door.http_server(feeds.around(None, calendars), settings.port)
-                except OSError as e:
-                    raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
-                stop_feeds = http_door.serve_beside(server)
-                log.info("serving the calendars and the group's page on http://0.0.0.0:%s", settings.port)
+            stop_feeds = feeds.beside_connection(calendars, settings.port, log)
             handler = _AnsweringHandler(app, settings.app_token)
             try:
                 if not _connect(handler, stop):
@@ -179,10 +163,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
                 if stop_feeds is not None:
                     stop_feeds()
         else:
-            try:
-                server = http_server(app, settings.port, settings.signing_secret or "", calendars=calendars)
-            except OSError as e:
-                raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
+            server = http_server(app, settings.port, settings.signing_secret or "", calendars=calendars)
             jobs.start()
             bot.later(bot.check_channel)
             log.info(

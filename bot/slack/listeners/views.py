@@ -7,7 +7,7 @@ import logging
 from bot import commands
 from bot.catalog import InvalidPaper
 from bot.delivery import Rejected, Uncertain
-from bot.replies import Code, Notice, PaperRef, text
+from bot.replies import COMMAND, Code, Notice, PaperRef, text
 from bot.signups import Refusal
 from bot.slack import blocks
 from bot.slack.blocks import plain
@@ -77,7 +77,7 @@ def open_edit_form(bot, body, paper) -> dict:
         log.warning("views.open of the edit form failed: %s", e)
         return {
             "response_type": "ephemeral",
-            "text": f"I couldn't open the form just now. Please try `/paper edit {paper.number}` again.",
+            "text": f"I couldn't open the form just now. Please try `{COMMAND} edit {paper.number}` again.",
         }
     return {}
 
