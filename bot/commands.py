@@ -742,7 +742,7 @@ def _archive(ctx: Context, args: str, archive: bool) -> Answer:
     if not archive and not changed:
         return _notice(PaperRef(paper), " is not archived: it is in the lists already.")
     if archive:
-        booked = [s for s in slots.history(ctx.store, ctx.group, paper) if s.meeting > ctx.now]
+        booked = [s for s in slots.history_in(ctx.store, _calendars(ctx), paper) if s.meeting > ctx.now]
         kept = f" Its {len(booked)} booked talk{'s stay' if len(booked) != 1 else ' stays'} booked." if booked else ""
         return _notice(
             "Archived ",
