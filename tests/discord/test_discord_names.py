@@ -51,3 +51,9 @@ def test_without_a_server_the_users_own_name(store, discord, tmp_path):
 
 def test_a_user_discord_does_not_know_is_a_member_never_an_id(store, discord, tmp_path):
     assert member_names.display_name(store, STRANGER, ask(discord, tmp_path)) == member_names.UNKNOWN
+
+
+def test_a_server_that_fails_to_answer_is_not_asked_a_second_time(store, discord, tmp_path):
+    discord.fail_next("member", 500)
+    assert member_names.display_name(store, NICKED, ask(discord, tmp_path)) == member_names.UNKNOWN
+    assert [c.route for c in discord.calls] == ["member"]  # not the user's name instead, a second call
