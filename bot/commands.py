@@ -671,7 +671,7 @@ def cmd_suggestions(ctx: Context, args: str) -> Answer:
         told = text("Your suggestion “", s.title, "” was accepted: it is ", PaperRef(paper), " in the catalog.")
         said = text("Accepted suggestion ", str(number), ": ", PaperRef(paper), " is in the catalog. ")
     else:
-        told = text("Your suggestion “", s.title, "” was declined by the group's admins.")
+        told = text("Your suggestion “", s.title, "” was declined by the admins.")
         said = text(f"Declined suggestion {number} (“", s.title, "”). ")
     if ctx.tell is not None:
         ctx.tell(s.suggested_by, told)
