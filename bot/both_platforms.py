@@ -82,6 +82,13 @@ def application(parts: Sequence[Any], calendars) -> Callable:
     return platforms_app if calendars is None else feeds.around(platforms_app, calendars)
 
 
+def calendars(parts: Sequence[Any], settings: Settings, store: Store) -> feeds.Feeds | None:
+    """The groups' calendars and pages, each member named by their own platform's look-up."""
+    if not settings.public_url:
+        return None
+    return feeds.serve(settings, store, ask=feeds.names_of(*(part.settings for part in parts)))
+
+
 def run(parts: Sequence[Any], settings: Settings, store: Store, stop: threading.Event) -> int:
     """Serve every part until SystemExit unwinds waitress (cli.cmd_run's signals).
 
@@ -128,7 +135,7 @@ def run(parts: Sequence[Any], settings: Settings, store: Store, stop: threading.
         for part in parts:
             part.add_jobs(jobs, home=part is home)
         try:
-            server = http_door.http_server(application(parts, feeds.serve(settings, store)), settings.port)
+            server = http_door.http_server(application(parts, calendars(parts, settings, store)), settings.port)
         except OSError as e:
             raise StartError(f"PORT: cannot listen on port {settings.port} ({e.strerror or e})") from None
         for part in parts:
