@@ -128,6 +128,7 @@ def run(parts: Sequence[Any], settings: Settings, store: Store, stop: threading.
             transports={p.name: p.transport for p in parts},
             home=home.name,
             tell_admins=home.bot.tell_admins,
+            admins_of={p.name: p.bot.tell_admins for p in parts},
             stop=stop,
             outbox=sender.wake,
         )
