@@ -77,6 +77,13 @@ def application(parts: Sequence[Any], calendars) -> Callable:
     return platforms_app if calendars is None else feeds.around(platforms_app, calendars)
 
 
+def calendars(parts: Sequence[Any], settings: Settings, store: Store) -> feeds.Feeds | None:
+    """The groups' calendars and pages, each member named by their own platform's look-up."""
+    if not settings.public_url:
+        return None
+    return feeds.serve(settings, store, ask=feeds.names_of(*(part.settings for part in parts)))
+
+
 def run(parts: Sequence[Any], settings: Settings, store: Store, stop: threading.Event) -> int:
     """Serve every part until SystemExit unwinds waitress (cli.cmd_run's signals).
 
@@ -110,13 +117,14 @@ def run(parts: Sequence[Any], settings: Settings, store: Store, stop: threading.
             transports={p.name: p.transport for p in parts},
             home=home.name,
             tell_admins=home.bot.tell_admins,
+            admins_of={p.name: p.bot.tell_admins for p in parts},
             stop=stop,
             outbox=sender.wake,
         )
         jobs = scheduler.create(checks, settings)
         for part in parts:
             part.add_jobs(jobs, home=part is home)
-        server = http_door.listen(application(parts, feeds.serve(settings, store)), settings.port)
+        server = http_door.listen(application(parts, calendars(parts, settings, store)), settings.port)
         for part in parts:
             if not part.connect():
                 log.info("stopped before connecting")

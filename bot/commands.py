@@ -594,7 +594,8 @@ def add_paper(ctx: Context, fields: dict) -> catalog.Paper:
     return catalog.add(ctx.store, paper)
 
 
-def cmd_suggest(ctx: Context, args: str) -> Answer:
+def _suggestion_checked(ctx: Context, args: str) -> Answer | paper_refs.Ref:
+    """What `suggest` answers without a look-up (usage, not a link, known already), else the paper's reference."""
     link = args.strip()
     if not link or " " in link:
         return _usage("suggest")
@@ -608,6 +609,29 @@ def cmd_suggest(ctx: Context, args: str) -> Answer:
     waiting = suggestions.same(ctx.store, arxiv_id=keys[0], doi=keys[1])
     if waiting is not None:
         return _already_suggested(waiting)
+    return ref
+
+
+def to_look_up(ctx: Context, line: str) -> str | None:
+    """The link of a `suggest` line whose answer waits for a look-up (arXiv, Crossref): an adapter whose
+    reply cannot wait that long acknowledges it at once, then answers `run(ctx, line)` afterwards.
+    None for any other line, answered by `run` at once."""
+    verb, args = split(line)
+    command = BY_NAME.get(verb)
+    if command is None or command.name != "suggest" or not ctx.member.id.strip():
+        return None
+    try:
+        checked = _suggestion_checked(ctx, args)
+    except (Refusal, Busy, DiskFull):
+        return None  # `run` says so
+    return None if isinstance(checked, Answer) else args.strip()
+
+
+def cmd_suggest(ctx: Context, args: str) -> Answer:
+    checked = _suggestion_checked(ctx, args)
+    if isinstance(checked, Answer):
+        return checked
+    ref = checked
     try:
         found = _lookups(ctx).fetch(ref, ctx.lookup_wait)
     except LookupFailed as failed:
@@ -671,7 +695,7 @@ def cmd_suggestions(ctx: Context, args: str) -> Answer:
         told = text("Your suggestion “", s.title, "” was accepted: it is ", PaperRef(paper), " in the catalog.")
         said = text("Accepted suggestion ", str(number), ": ", PaperRef(paper), " is in the catalog. ")
     else:
-        told = text("Your suggestion “", s.title, "” was declined by the group's admins.")
+        told = text("Your suggestion “", s.title, "” was declined by the admins.")
         said = text(f"Declined suggestion {number} (“", s.title, "”). ")
     if ctx.tell is not None:
         ctx.tell(s.suggested_by, told)
@@ -742,7 +766,7 @@ def _archive(ctx: Context, args: str, archive: bool) -> Answer:
     if not archive and not changed:
         return _notice(PaperRef(paper), " is not archived: it is in the lists already.")
     if archive:
-        booked = [s for s in slots.history(ctx.store, ctx.group, paper) if s.meeting > ctx.now]
+        booked = [s for s in slots.history_in(ctx.store, _calendars(ctx), paper) if s.meeting > ctx.now]
         kept = f" Its {len(booked)} booked talk{'s stay' if len(booked) != 1 else ' stays'} booked." if booked else ""
         return _notice(
             "Archived ",

@@ -354,15 +354,26 @@ def beside_connection(calendars: Feeds | None, port: int, logger: logging.Logger
     return stop
 
 
-def names_of(settings) -> Callable[[str], str | None] | None:
-    """The platform's look-up of members' names, when its token is set; else names as typed."""
+def names_of(*settings) -> Callable[[str], str | None]:
+    """The look-up of members' names for pages and calendars, from each served platform's settings:
+    its own look-up, asked only for members whose ids have its form (a failing one leaves the others
+    asked); a platform without its token gives names as typed (the console's)."""
     from bot import member_names, platforms
+    from bot.settings import SettingError
 
-    adapter = platforms.of(settings)
-    token = settings._values().get(adapter.token) if hasattr(settings, "_values") else None
-    if adapter.member_names is None or not token:
-        return member_names.as_typed
-    return adapter.member_names(settings)
+    asks = []
+    for each in settings:
+        adapter = platforms.of(each)
+        try:
+            each.require(adapter.token)
+        except SettingError:
+            asks.append((adapter.settings.is_member, member_names.as_typed))
+            continue
+        ask = adapter.member_names(each) if adapter.member_names is not None else member_names.as_typed
+        asks.append((adapter.settings.is_member, ask))
+    if len(asks) == 1:  # one platform: every member is its own
+        return asks[0][1]
+    return member_names.ByPlatform(asks)
 
 
 def serve(settings, store: Store, ask=None) -> Feeds | None:

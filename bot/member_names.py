@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from bot.store import Store
 
@@ -31,6 +31,22 @@ _failed_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # ask -> wh
 UNKNOWN = "a member"
 
 
+class ByPlatform:
+    """Several platforms' look-ups, each asked only for the members whose ids have its form
+    (`is_member`): each is quiet on its own after it fails, the others still asked."""
+
+    def __init__(self, asks: Sequence[tuple[Callable[[str], bool], Ask]]):
+        self.asks = list(asks)
+
+    def of(self, member: str) -> Ask | None:
+        """The look-up of the platform whose ids have `member`'s form; None when no platform's do."""
+        return next((ask for is_member, ask in self.asks if is_member(member)), None)
+
+    def __call__(self, member: str) -> str | None:
+        ask = self.of(member)
+        return ask(member) if ask is not None else None
+
+
 def as_typed(member: str) -> str:
     """The console's look-up: a member there is the name the operator typed."""
     return member
@@ -39,6 +55,8 @@ def as_typed(member: str) -> str:
 def display_name(store: Store, member: str, ask: Ask | None, clock: Callable[[], float] = time.time) -> str:
     """`member`'s name: the kept one while fresh, else asked (and kept); the kept one, however old,
     when the platform cannot be asked."""
+    if isinstance(ask, ByPlatform):  # each platform's failures quiet its own look-up only
+        ask = ask.of(member)
     row = store.db.execute("SELECT name, asked_at FROM member_names WHERE member = ?", [member]).fetchone()
     if row is not None and (ask is None or clock() - row[1] < FRESH_SECONDS):
         return row[0]

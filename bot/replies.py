@@ -127,6 +127,8 @@ class SlotLine:
     archived: bool = False
     #: The group's channel, when the line is one of several groups' (`mine`, `show`).
     channel: str | None = None
+    #: The group's id, when the line is one of several groups' (`mine`, `show`).
+    group_id: int | None = None
 
 
 def by_month(lines: list[SlotLine]) -> Iterator[tuple[str | None, SlotLine]]:
@@ -159,8 +161,12 @@ class PaperCard:
     note: Text = ()
     votes: int = 0
     archived: bool = False
-    #: The links (slides, recordings, notes) of the paper's talks, by week key.
-    links: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The links (slides, recordings, notes) of the paper's talks, by (group id, week key).
+    links: dict[tuple[int, str], tuple[str, ...]] = field(default_factory=dict)
+
+    def links_of(self, line: SlotLine) -> tuple[str, ...]:
+        """The links of the talk of `line` (one of `presented` or `coming`)."""
+        return self.links.get((line.group_id, line.week.key), ()) if line.group_id is not None else ()
 
 
 @dataclass(frozen=True)

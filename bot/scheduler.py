@@ -58,12 +58,14 @@ class ScheduledChecks:
         outbox: Callable[[], None] = lambda: None,
         transports: Mapping[str, Transport] | None = None,
         home: str | None = None,
+        admins_of: Mapping[str, Callable[[str], None]] | None = None,
     ):
         """`stop`, once set, cuts short any wait between delivery attempts (the process is stopping).
 
         With `transports` (a process serving several platforms: bot/both_platforms.py), each group is
         posted and reminded through its own platform's, by the name its group row keeps (`slack`,
-        `discord`); group 1 through `home`'s."""
+        `discord`); group 1 through `home`'s. `admins_of`: each platform's tell_admins, by the same
+        names: a group's failed post is told to its own platform's admins."""
         self.store = store
         self.settings = settings
         self.group = settings.group
@@ -77,6 +79,7 @@ class ScheduledChecks:
             self.platform = None  # every group whose platform this process serves
         self.clock = clock or settings.now
         self.tell_admins = tell_admins
+        self.admins_of = dict(admins_of or {})
         self._sleep = (stop or threading.Event()).wait
         self.outbox = outbox
         self._posting = threading.Lock()
@@ -175,7 +178,7 @@ class ScheduledChecks:
         elif outcome.status == "failed":
             log.error("could not post the paper of the week %s to %s: %s", outcome.week, channel, outcome.detail)
             if outcome.result is not None and outcome.result.new_error:
-                self.tell_admins(
+                self.admins_of.get(group.platform or self.home or "", self.tell_admins)(
                     f"I couldn't post the paper of the week ({outcome.week}) to <#{channel}>: {outcome.detail}. "
                     "I'll keep trying this week."
                 )

@@ -221,7 +221,7 @@ def _lines_in(store: Store, calendars: Calendars, rows: list) -> list[SlotLine]:
         calendar, channel = calendars[gid]
         week = Week.from_key(week_key)
         line = line_for(store, calendar, week, Slot(week, kind, presenter, number), papers)
-        line.channel = channel
+        line.channel, line.group_id = channel, gid
         lines.append(line)
     return sorted(lines, key=lambda line: line.meeting)
 

@@ -24,8 +24,6 @@ from bot.replies import Code, PaperRef, SlotLine, TalkLinks, When, command_code
 from bot.signups import Member, Refusal
 from bot.store import Store
 
-#: The group a talk belongs to when its calendar names none (the environment's group is 1).
-GROUP = 1
 #: A link is at most this long, and a talk has at most this many.
 MAX_LINK = 1000
 MAX_LINKS = 10
@@ -33,11 +31,6 @@ MAX_LINKS = 10
 PAST_PAGE = 20
 
 _URL = re.compile(r"^https?://[^\s<>|\"'`]+$", re.IGNORECASE)
-
-
-def group_of(group: MeetingCalendar) -> int:
-    """The id of the group whose calendar this is (a calendar of groups carries one; else the first group)."""
-    return getattr(group, "group_id", GROUP)
 
 
 def check_url(url: str) -> str:
@@ -51,7 +44,7 @@ def check_url(url: str) -> str:
     return scheme.lower() + ":" + rest
 
 
-def links(store: Store, weeks: Iterable[Week], group_id: int = GROUP) -> dict[str, tuple[str, ...]]:
+def links(store: Store, weeks: Iterable[Week], group_id: int) -> dict[str, tuple[str, ...]]:
     """The links of each of `weeks` that has any, by week key, in the order they were added."""
     keys = [w.key for w in weeks]
     if not keys:
@@ -100,7 +93,7 @@ def attach(
     store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, url: str
 ) -> tuple[SlotLine, bool]:
     """Add a link to the talk `ref` names; (the talk, False when it had that link already). Raises Refusal."""
-    url, group_id = check_url(url), group_of(group)
+    url, group_id = check_url(url), group.group_id
     talk = _talk_of(store, group, now, ref)
     _may_change(member, talk)
     with store.write() as db:
@@ -123,7 +116,7 @@ def detach(store: Store, group: MeetingCalendar, now: datetime, member: Member, 
     """Remove a link from the talk `ref` names. Raises Refusal (not its presenter, no such link)."""
     talk = _talk_of(store, group, now, ref)
     _may_change(member, talk)
-    url, group_id = url.strip().strip("<>"), group_of(group)
+    url, group_id = url.strip().strip("<>"), group.group_id
     with store.write() as db:
         gone = db.execute(
             "DELETE FROM talk_links WHERE group_id = ? AND week = ? AND url = ?", [group_id, talk.week.key, url]
@@ -144,38 +137,33 @@ def past(
         store.db,
         f"SELECT {slots.SLOT_COLUMNS} FROM slots WHERE group_id = ? AND kind = 'presenter' AND week < ? "
         "ORDER BY week DESC LIMIT ? OFFSET ?",
-        [group_of(group), before.key, size + 1, (page - 1) * size],
+        [group.group_id, before.key, size + 1, (page - 1) * size],
     )
     more = len(rows) > size
     rows = rows[:size]
     papers = catalog.many(store, {s.paper for s in rows if s.paper is not None})
     lines = [slots.line_for(store, group, s.week, s, papers) for s in rows]
-    found = links(store, [s.week for s in rows], group_of(group))
+    found = links(store, [s.week for s in rows], group.group_id)
     return [TalkLinks(line, found.get(line.week.key, ())) for line in lines], more
 
 
-def of_paper(store: Store, paper: Paper, group_id: int | None = None) -> dict[str, tuple[str, ...]]:
-    """The links of every talk of `paper` (in group `group_id`; None: in every group), by week key:
-    each link is its own group's talk's, and a week two groups presented it in holds both's."""
-    sql = "SELECT group_id, week FROM slots WHERE paper = ? AND kind = 'presenter'"
-    args: list = [paper.number]
-    if group_id is not None:
-        sql += " AND group_id = ?"
-        args.append(group_id)
-    weeks: dict[int, list[Week]] = {}
-    for gid, key in store.db.execute(sql, args):
-        weeks.setdefault(gid, []).append(Week.from_key(key))
-    found: dict[str, tuple[str, ...]] = {}
-    for gid, its_weeks in sorted(weeks.items()):
-        for key, urls in links(store, its_weeks, gid).items():
-            found[key] = found.get(key, ()) + urls
+def of_paper(store: Store, paper: Paper) -> dict[tuple[int, str], tuple[str, ...]]:
+    """The links of every talk of `paper`, in every group, by (group id, week key): each link is its
+    own group's talk's, though two groups presented the paper in the same week."""
+    found: dict[tuple[int, str], tuple[str, ...]] = {}
+    for group_id, week, url in store.db.execute(
+        "SELECT l.group_id, l.week, l.url FROM talk_links l JOIN slots s ON s.group_id = l.group_id "
+        "AND s.week = l.week WHERE s.paper = ? AND s.kind = 'presenter' ORDER BY l.id",
+        [paper.number],
+    ):
+        found[(group_id, week)] = found.get((group_id, week), ()) + (url,)
     return found
 
 
 def last_week(store: Store, group: MeetingCalendar, week: Week) -> TalkLinks | None:
     """The talk of the week before `week`, when it has links (the weekly post mentions them)."""
     before = week.plus(-1)
-    found = links(store, [before], group_of(group)).get(before.key)
+    found = links(store, [before], group.group_id).get(before.key)
     if not found:
         return None
     line = slots.line_for(store, group, before)

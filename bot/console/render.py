@@ -135,10 +135,10 @@ def _(reply: PaperCard) -> str:
         lines.append(f"votes: {reply.votes}")
     for slot in reply.presented:
         lines.append(f"presented: {_talk(slot)}")
-        lines += [f"  link: {url}" for url in reply.links.get(slot.week.key, ())]
+        lines += [f"  link: {url}" for url in reply.links_of(slot)]
     for slot in reply.coming:
         lines.append(f"coming up: {_talk(slot)}")
-        lines += [f"  link: {url}" for url in reply.links.get(slot.week.key, ())]
+        lines += [f"  link: {url}" for url in reply.links_of(slot)]
     if not reply.presented and not reply.coming:
         lines.append("nobody has presented it yet")
     if reply.note:

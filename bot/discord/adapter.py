@@ -15,8 +15,13 @@ def _transport(settings: DiscordSettings):
     return DiscordTransport(Rest(settings.api_url, settings.token), settings.admins)
 
 
+#: Discord's error code for a user who is not a member of the server.
+UNKNOWN_MEMBER = "10007"
+
+
 def _member_names(settings: DiscordSettings):
     """The member's nickname in DISCORD_GUILD when there is one, else their global or user name."""
+    from bot.delivery import Rejected
     from bot.discord.rest import Rest
 
     rest = Rest(settings.api_url, settings.token, timeout=5)
@@ -27,8 +32,9 @@ def _member_names(settings: DiscordSettings):
                 found = rest.call("GET", f"/guilds/{settings.guild}/members/{member}")
                 user = found.get("user") or {}
                 return found.get("nick") or user.get("global_name") or user.get("username")
-            except Exception:  # not a member of the server (any more): their user's name
-                pass
+            except Rejected as e:  # not a member of the server (any more): their user's name
+                if e.code != UNKNOWN_MEMBER:
+                    raise
         user = rest.call("GET", f"/users/{member}")
         return user.get("global_name") or user.get("username")
 

@@ -383,9 +383,7 @@ def _(reply: PaperCard) -> dict:
         fields.insert(0, _field("by", [escape(p.byline)]))
 
     def with_links(lines: list[SlotLine]) -> list[str]:
-        return [
-            _talk_line(s) + (f"\n{_links(reply.links[s.week.key])}" if s.week.key in reply.links else "") for s in lines
-        ]
+        return [_talk_line(s) + (f"\n{_links(reply.links_of(s))}" if reply.links_of(s) else "") for s in lines]
 
     if reply.presented:
         fields.append(_field("Presented", with_links(reply.presented[-10:])))

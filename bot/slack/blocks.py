@@ -335,7 +335,7 @@ def _(reply: PaperCard) -> dict:
     def with_links(lines: list[SlotLine]) -> list[str]:
         out = []
         for s in lines:
-            links = reply.links.get(s.week.key)
+            links = reply.links_of(s)
             out.append(_talk_line(s) + (f"\n{_links(links)}" if links else ""))
         return out
 

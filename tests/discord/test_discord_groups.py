@@ -54,3 +54,39 @@ def test_a_group_started_and_set_on_discord_keeps_its_own_sign_ups(make_bot, dis
     assert bot.store.db.execute("SELECT group_id FROM slots").fetchall() == [(2,)]
     listed = content(respond(bot, discord, group("list", MEMBER, CHANNEL)))
     assert listed.startswith("2 reading groups") and f"<#{OTHER}>" in listed, listed
+
+
+def test_with_both_platforms_a_discord_groups_failed_post_is_told_to_discords_admins(make_harness, slack, tmp_path):
+    from conftest import Clock, at
+    from discord_standin import TOKEN
+
+    from bot import groups
+    from bot.discord.app import DiscordBot
+    from bot.discord.settings import DiscordSettings
+    from bot.scheduler import ScheduledChecks
+
+    clock = Clock(at("2026-12-07 10:05"))  # past both groups' posts: 09:00 in Berlin and in UTC
+    h = make_harness(clock, PAPERBOT_ADMINS="UADMIN")
+    with DiscordStandin(users={ADMIN: {}}) as discord:
+        env = {"DISCORD_TOKEN": TOKEN, "DISCORD_API_URL": discord.api_url, "PAPERBOT_ADMINS": ADMIN}
+        env["PAPERBOT_DB"] = str(tmp_path / "d.db")
+        theirs = DiscordBot(DiscordSettings.load(env, dotenv=None), h.bot.store)
+        env_group = groups.from_settings(h.bot.settings)
+        # A Discord group whose channel Discord refuses.
+        groups.start(h.bot.store, env_group, OTHER, "discord", ADMIN, at=at("2026-11-30 09:00"))
+        checks = ScheduledChecks(
+            h.bot.store,
+            h.bot.settings,
+            h.bot.transport,
+            clock=clock,
+            transports={"slack": h.bot.transport, "discord": theirs.transport},
+            home="slack",
+            tell_admins=h.bot.tell_admins,
+            admins_of={"slack": h.bot.tell_admins, "discord": theirs.tell_admins},
+        )
+        checks.check_post()
+        told = lambda d: d.dm_channel(ADMIN) and d.messages(d.dm_channel(ADMIN))  # noqa: E731
+        assert discord.wait_for(told, 10), "Discord's admin was not told"
+        [said] = told(discord)
+        assert f"<#{OTHER}>" in said["content"] and "couldn't post" in said["content"]
+    assert not slack.messages("DUADMIN")  # Slack's admins cannot open a Discord channel

@@ -3,6 +3,8 @@ server first, then the member's own name, never an id."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from discord_standin import GUILD, TOKEN, DiscordStandin
 
@@ -51,3 +53,34 @@ def test_without_a_server_the_users_own_name(store, discord, tmp_path):
 
 def test_a_user_discord_does_not_know_is_a_member_never_an_id(store, discord, tmp_path):
     assert member_names.display_name(store, STRANGER, ask(discord, tmp_path)) == member_names.UNKNOWN
+
+
+def test_a_server_that_fails_to_answer_is_not_asked_a_second_time(store, discord, tmp_path):
+    discord.fail_next("member", 500)
+    assert member_names.display_name(store, NICKED, ask(discord, tmp_path)) == member_names.UNKNOWN
+    assert [c.route for c in discord.calls] == ["member"]  # not the user's name instead, a second call
+
+
+def test_with_both_platforms_each_members_name_is_asked_of_their_own(store, discord, tmp_path):
+    from conftest import settings_for
+    from slack_standin import SlackStandin
+
+    from bot import both_platforms
+
+    users = {"U1": {"profile": {"display_name": "Ada on Slack"}}, "U2": {"profile": {"display_name": "Bo"}}}
+    with SlackStandin(users=users) as slack:
+        discord_settings = DiscordSettings.load(
+            {"DISCORD_TOKEN": TOKEN, "DISCORD_API_URL": discord.api_url, "DISCORD_GUILD": GUILD}, dotenv=None
+        )
+        slack_settings = settings_for(tmp_path, slack.api_url, PAPERBOT_PUBLIC_URL="https://example.org/")
+        parts = [SimpleNamespace(settings=slack_settings), SimpleNamespace(settings=discord_settings)]
+        names = both_platforms.calendars(parts, slack_settings, store).ask  # as `run` serves the pages
+        assert member_names.display_name(store, NICKED, names) == "Ada (reading group)"
+        assert member_names.display_name(store, "U1", names) == "Ada on Slack"
+        assert [c.params["user"] for c in slack.calls_to("users.info")] == ["U1"]  # no Discord id sent to Slack
+        # Slack fails: its members are not asked for a while, Discord's still are.
+        slack.fail_next("users.info", status=500)
+        assert member_names.display_name(store, "U2", names) == member_names.UNKNOWN
+        assert member_names.display_name(store, "U3", names) == member_names.UNKNOWN
+        assert len(slack.calls_to("users.info")) == 2
+        assert member_names.display_name(store, NAMED, names) == "Bob Barker"

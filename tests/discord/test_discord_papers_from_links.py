@@ -3,6 +3,8 @@ answered with the paper found and a button to the filled-in form; the stand-ins 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import test_discord_interactions as base
 from arxiv_standin import ArxivStandin
@@ -103,6 +105,16 @@ def test_add_of_a_paper_the_catalog_has_shows_it(make_bot, discord, arxiv):
         "Already in the catalog: [**#29**" in answer["content"] or "Already in the catalog: **#29" in answer["content"]
     )
     assert arxiv.requests == [] and catalog.count(bot.store) == 32
+
+
+def test_a_suggestion_waiting_on_a_slow_arxiv_is_deferred_and_answered_after(make_bot, discord, arxiv):
+    bot = make_bot(PAPERBOT_ARXIV_API=arxiv.url)
+    arxiv.fault("slow", delay=2.5)
+    interaction = slash("suggest", MEMBER, link="2409.12345")
+    started = time.monotonic()
+    deferred = respond(bot, discord, interaction)
+    assert deferred["type"] == 5 and deferred["data"]["flags"] == 64 and time.monotonic() - started < 3.0
+    assert discord.wait_for(lambda d: (d.original(interaction["token"]) or {}).get("content"), 10)
 
 
 def test_suggestions_accepted_and_declined_and_the_suggester_told_by_dm(make_bot, discord, arxiv):

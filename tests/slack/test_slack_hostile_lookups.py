@@ -55,7 +55,9 @@ def test_a_suggestion_of_a_hostile_arxiv_answer_is_answered_within_3_seconds(h, 
     status, reply = door.command("suggest 2409.12345", user="U1")
     answered = time.monotonic() - started
     assert status == 200 and answered < 3.0, (status, answered)
-    assert blocks_text(valid(reply)).endswith("arXiv sent more than a paper's record: nothing was saved.")
+    assert blocks_text(valid(reply)) == "Looking up 2409.12345…"
+    assert h.slack.wait_for(lambda s: s.responses, 10), "the outcome never followed"
+    assert blocks_text(h.slack.responses[0]).endswith("arXiv sent more than a paper's record: nothing was saved.")
     assert unsaved(h) and not tracebacks(caplog)
 
 
@@ -65,7 +67,9 @@ def test_deep_json_from_crossref_is_one_line_and_the_add_form_says_so(h, door, s
     crossref.fault("deep_json", size=600_000, times=2)
     said = "Crossref sent an answer that is not a paper's record: nothing was saved."
     status, reply = door.command(f"suggest {DOI}", user="U1")
-    assert status == 200 and blocks_text(valid(reply)).endswith(said), blocks_text(reply)
+    assert status == 200 and blocks_text(valid(reply)) == f"Looking up {DOI}…", blocks_text(reply)
+    assert h.slack.wait_for(lambda s: s.responses, 10), "the outcome never followed"
+    assert blocks_text(h.slack.responses[0]).endswith(said), h.slack.responses
     status, reply = door.command(f"add {DOI}", user="UADMIN")
     assert status == 200 and reply == {}
     assert h.slack.wait_for(lambda s: s.calls_to("views.update"), 10), "the form stayed at 'Looking up…'"

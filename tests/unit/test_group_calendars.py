@@ -234,3 +234,18 @@ def test_slides_in_group_b_do_not_show_in_group_as_past_or_page(install):
     b_cal = groups.by_id(install.store, groups.from_settings(install.settings), b).calendar
     assert talks.last_week(install.store, b_cal, week.plus(1)).links == ("https://b.example/slides.pdf",)
     assert talks.last_week(install.store, install.settings.group, week.plus(1)) is None
+
+
+def test_show_puts_a_talks_slides_on_its_own_groups_talk_only(install):
+    install.start_b()
+    then = install.settings.now() - timedelta(days=60)
+    install.do("assign U2 6 next", A, now=then)
+    install.do("assign U3 6 next", B, now=then)  # the same paper, the same week, in both groups
+    week = install.settings.group.week_of(then).plus(1)
+    talk_day = install.settings.group.meeting_of(week).date().isoformat()
+    assert "Added" in install.do(f"slides {talk_day} https://b.example/slides.pdf", B, user="U3")
+    shown = install.do("show 6", A, user="U9").splitlines()
+    talks_shown = [n for n, line in enumerate(shown) if line.startswith("presented:")]
+    assert len(talks_shown) == 2 and shown.count("  link: https://b.example/slides.pdf") == 1, shown
+    [linked] = [n for n in talks_shown if shown[n + 1 : n + 2] == ["  link: https://b.example/slides.pdf"]]
+    assert "U3" in shown[linked] and "U2" not in shown[linked], shown

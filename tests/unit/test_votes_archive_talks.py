@@ -84,6 +84,18 @@ def test_a_booked_talk_of_an_archived_paper_stays_booked_and_says_so(store):
     assert "coming up:" in say(store, "show 7")
 
 
+def test_archive_counts_the_booked_talks_of_every_group(store):
+    from bot import groups
+
+    assert "You're signed up" in say(store, "signup 7 2026-12-03", user="U1")
+    env = _ctx(store, channel="C0ONE").env_group
+    two, _ = groups.start(store, env, "C0TWO", None, "UADMIN", at=at("2026-11-30 09:00"))
+    there = commands.run(_ctx(store, "U2", channel="C0ONE", where=two.channel), "signup 7 2026-12-07")
+    assert "You're signed up" in console.render(there.reply)
+    archived = commands.run(_ctx(store, admin=True, channel="C0ONE"), "archive 7")
+    assert "Its 2 booked talks stay booked." in console.render(archived.reply)
+
+
 # -- slides and past ---------------------------------------------------------------
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import html
 import logging
 import re
+from dataclasses import replace
 
-from bot import commands
+from bot import commands, lookup
 from bot.delivery import Rejected, Uncertain
 from bot.replies import COMMAND, AddForm, EditForm, Notice, text
 from bot.slack import blocks
-from bot.slack.client import call
+from bot.slack.client import NETWORK_ERRORS, call, webhook
 from bot.slack.listeners import views
 
 log = logging.getLogger(__name__)
@@ -43,9 +44,15 @@ def register(app, bot) -> None:
     def on_paper(ack, body, context):
         user = body.get("user_id", "")
         line = from_slack(body.get("text", ""))
+        looking_up = None
         try:
             # users.info, the lock, views.open: 3 s
             with bot.answering(user, context.bot_user_id, body.get("channel_id")) as ctx:
+                looking_up = commands.to_look_up(ctx, line)
+                if looking_up is not None:  # a look-up may outlast the 3 s: the answer follows
+                    ack(response_type="ephemeral", **blocks.message(Notice(text(f"Looking up {looking_up}…"))))
+                    bot.later(suggest_later, bot, user, body.get("channel_id"), body.get("response_url"), line)
+                    return
                 answer = commands.run(ctx, line)
                 if isinstance(answer.reply, EditForm):
                     reply = views.open_edit_form(bot, body, answer.reply.paper)
@@ -55,7 +62,8 @@ def register(app, bot) -> None:
                     reply = {"response_type": "ephemeral", **blocks.message(answer.reply)}
         except Exception:
             log.exception("%s %r from %s failed", COMMAND, line, user)
-            ack(response_type="ephemeral", text=OOPS)
+            if looking_up is None:  # else acknowledged already
+                ack(response_type="ephemeral", text=OOPS)
             return
         ack(**reply)
         if answer.change is not None:
@@ -110,3 +118,24 @@ def fill_add_form(bot, user: str, channel: str | None, view_id: str, form: AddFo
         call(bot.answers.views_update, view_id=view_id, view=view)
     except (Rejected, Uncertain) as e:  # closed meanwhile, most likely
         log.info("could not fill in the add form %s: %s", view_id, e)
+
+
+def suggest_later(bot, user: str, where: str | None, response_url: str | None, line: str) -> None:
+    """The answer to a `suggest` acknowledged at once, once its look-up returns: privately, through
+    the command's response_url."""
+    try:
+        answer = commands.run(replace(bot.context(user, None, where), lookup_wait=lookup.LATER_WAIT), line)
+        payload = blocks.message(answer.reply)
+    except Exception:
+        log.exception("%s %r from %s failed", COMMAND, line, user)
+        payload = {"text": OOPS}
+    if not response_url:
+        log.warning("could not answer %r from %s: the command had no response_url", line, user)
+        return
+    try:
+        response = webhook(response_url).send_dict({"response_type": "ephemeral", **payload})
+    except NETWORK_ERRORS as e:
+        log.warning("could not answer %r from %s: %s", line, user, e)
+        return
+    if response.status_code != 200:
+        log.warning("could not answer %r from %s: response_url answered %s", line, user, response.status_code)
