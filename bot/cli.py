@@ -149,14 +149,11 @@ def cmd_console(args, settings: Settings) -> int:
     admin = args.user is None or args.user in settings.admins
     member = Member(user, lambda: admin)
     where = _channel_arg(args.channel)
-    # A group started here is served by the platform its channel's form names (a Slack C…, a Discord
-    # snowflake), so that a process of the other platform never posts to it.
+    # A group started here is served by the platform its channel's form names, so that a process of
+    # another platform never posts to it.
     home = platforms.of_channel(where) if where is not None else None
     if where is not None and home is None and where != settings.channel:
-        raise Failure(
-            f"--channel: {where[:40]!r} is no platform's channel ID"
-            " (a Slack one like C012ABCDEF, a Discord one of digits)"
-        )
+        raise Failure(f"--channel: {where[:40]!r} is no platform's channel ID ({platforms.id_forms('channel')})")
     env = groups.from_settings(settings)
     from bot import announce
 

@@ -84,10 +84,16 @@ def of(settings: Settings) -> Adapter:
 
 @functools.cache
 def of_channel(channel: str) -> Adapter | None:
-    """The platform whose channel IDs have `channel`'s form (Slack's C…/G…, Discord's digits), or
+    """The platform whose channel IDs have `channel`'s form (each settings class's `is_channel`), or
     None when no platform's or several platforms' do."""
     homes = [a for a in adapters() if a.settings.is_channel(channel)]
     return homes[0] if len(homes) == 1 else None
+
+
+def id_forms(kind: str, among: list[Adapter] | None = None) -> str:
+    """How each platform's `kind` ("channel" or "member") ids look, for a message: "a Slack channel ID
+    like C012ABCDEF, a Discord channel ID of digits"."""
+    return ", ".join(getattr(a.settings, f"{kind.upper()}_FORM") for a in (among or adapters()))
 
 
 def token_set(environ: Mapping[str, str], name: str, dotenv: str | Path | None = ".env") -> bool:
@@ -130,8 +136,8 @@ def served(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> li
     """The settings of each platform this install serves, group 1's first: one platform's, or with
     several tokens set, each one's. Raises SettingError (one line) when they do not fit together.
 
-    PAPERBOT_CHANNEL holds one platform's id, and its form says which (a Slack channel ID C…/G…,
-    a Discord snowflake of digits): that platform serves group 1 and its settings have it. The
+    PAPERBOT_CHANNEL holds one platform's id, and its form says which (`is_channel` of each
+    platform's settings): that platform serves group 1 and its settings have it. The
     others' settings carry the same channel unchecked, so that a change to group 1 made from them
     is announced there (through the outbox, by the channel's platform). PAPERBOT_ADMINS may mix
     ids of every platform: each platform's settings get the ids of its own form.
@@ -147,14 +153,14 @@ def served(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> li
         raise SettingError(
             "PAPERBOT_CHANNEL",
             f"is not set: with {tokens} both set, group 1's channel ID also says which platform it is on "
-            f"({forms}: a Slack channel ID like C012ABCDEF, a Discord channel ID of digits)",
+            f"({forms}: {id_forms('channel', every)})",
         )
     homes = [a for a in every if a.settings.is_channel(channel)]
     if len(homes) != 1:
         raise SettingError(
             "PAPERBOT_CHANNEL",
             f"{channel[:40]!r} is not a channel ID of exactly one platform: with {tokens} both set, its form says "
-            "which platform group 1 is on (a Slack channel ID like C012ABCDEF, a Discord channel ID of digits)",
+            f"which platform group 1 is on ({id_forms('channel', every)})",
         )
     home = homes[0]
     admins: dict[str, list[str]] = {a.name: [] for a in every}
@@ -163,7 +169,7 @@ def served(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> li
         if not owners:
             raise SettingError(
                 "PAPERBOT_ADMINS",
-                f"{admin[:40]!r} is no platform's user ID (a Slack one like U012ABCDEF, a Discord one of digits)",
+                f"{admin[:40]!r} is no platform's user ID ({id_forms('member', every)})",
             )
         admins[owners[0].name].append(admin)
     found = []

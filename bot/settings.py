@@ -171,6 +171,9 @@ class Settings:
 
     #: The names this class reads: a platform's subclass adds its own.
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
+    #: How the platform's channel and member ids look, for messages that ask for one of several platforms'.
+    CHANNEL_FORM: ClassVar[str] = "a channel ID"
+    MEMBER_FORM: ClassVar[str] = "a user ID"
 
     @classmethod
     def load(cls, environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> Settings:

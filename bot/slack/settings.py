@@ -45,6 +45,8 @@ CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]+$")
 
 @dataclass(frozen=True)
 class SlackSettings(core.Settings):
+    CHANNEL_FORM: ClassVar[str] = "a Slack channel ID like C012ABCDEF"
+    MEMBER_FORM: ClassVar[str] = "a Slack user ID like U012ABCDEF"
     bot_token: str | None = None
     app_token: str | None = None
     signing_secret: str | None = None
