@@ -35,7 +35,7 @@ _URL = re.compile(r"^https?://[^\s<>|\"'`]+$", re.IGNORECASE)
 
 def check_url(url: str) -> str:
     """The link as stored, or Refusal: http or https only, no spaces or <>|"'`, at most MAX_LINK long."""
-    url = url.strip().strip("<>")  # Slack sends a pasted link as <https://…>
+    url = url.strip().strip("<>")  # a link written between angle brackets, as in mail
     if len(url) > MAX_LINK:
         raise Refusal(f"That link is {len(url)} characters long; a link may have at most {MAX_LINK}.")
     if not _URL.match(url):

@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from bench_run import run_bench
 
 #: The benchmark builds a catalog and starts servers: about a minute, left out of the development loop.
 pytestmark = pytest.mark.slow
 
 
 def test_bench_quick_run_reports_every_figure(tmp_path):
-    out_json = tmp_path / "bench.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "bench.py"),
-            "--quick",
-            "--rounds",
-            "2",
-            "--json",
-            str(out_json),
-            "--out",
-            str(tmp_path / "work"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "| target |" in done.stdout and "targets pass" in done.stdout
-    r = json.loads(out_json.read_text(encoding="utf-8"))
+    stdout, r = run_bench("bench.py", tmp_path, "--rounds", "2", timeout=180)
+    assert "| target |" in stdout and "targets pass" in stdout
 
     assert r["import"]["seconds"] > 0 and r["import"]["total_mb"] > 0
     assert r["data"]["tags"] > 100 and r["data"]["papers"] == r["params"]["papers"]

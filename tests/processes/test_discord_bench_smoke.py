@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from bench_run import run_bench
 
 #: The benchmark builds a catalog and starts two servers: left out of the development loop.
 pytestmark = pytest.mark.slow
@@ -27,25 +21,8 @@ ROWS = {
 
 
 def test_discord_bench_quick_run_reports_every_figure(tmp_path):
-    out_json = tmp_path / "bench.json"
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "discord_bench.py"),
-            "--quick",
-            "--json",
-            str(out_json),
-            "--out",
-            str(tmp_path / "work"),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "| target |" in done.stdout and "targets pass" in done.stdout
-    r = json.loads(out_json.read_text(encoding="utf-8"))
+    stdout, r = run_bench("discord_bench.py", tmp_path, timeout=240)
+    assert "| target |" in stdout and "targets pass" in stdout
 
     assert r["papers_in_db"] >= r["params"]["papers"]
     assert set(r["rows"]) == ROWS
