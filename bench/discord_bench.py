@@ -8,7 +8,7 @@ It imports a seeded catalog (bench/synth.py) with `python -m bot import` (reused
 there), starts `python -m bot run` with DISCORD_PUBLIC_KEY against the Discord REST stand-in (in this
 process), and times signed interactions end to end (Ed25519 signing, HTTP, waitress, DiscordDoor, the
 command, the reply). The floor, measured in the same run in blocks alternating with each command's,
-is the same stack answering a fixed reply: bot.http_door's waitress server and DiscordDoor's
+is the same stack answering a fixed reply: bot.web.http_door's waitress server and DiscordDoor's
 verification before a WSGI app that answers, for each command, a fixed JSON reply of the size of
 the bot's own reply to it. Then 16 concurrent clients send a mix of commands. Every body is
 unique (a fresh interaction id) and signed with the stand-in's test key. See bench/README.md.
@@ -115,7 +115,7 @@ class Client:
 def floor_app(replies: dict[str, bytes], public_key: str):
     """DiscordDoor's verification, then the fixed reply for the subcommand (or "autocomplete")."""
     from bot.discord.door import DiscordDoor
-    from bot.http_door import Refused, refuse
+    from bot.web.http_door import Refused, refuse
 
     door = DiscordDoor(public_key)
 
@@ -136,7 +136,7 @@ def floor_app(replies: dict[str, bytes], public_key: str):
 
 
 def serve_floor(port: int, replies_path: Path) -> None:
-    from bot import http_door
+    from bot.web import http_door
 
     replies = {k: v.encode() for k, v in json.loads(replies_path.read_text(encoding="utf-8")).items()}
     server = http_door.http_server(floor_app(replies, os.environ["DISCORD_PUBLIC_KEY"]), port, host="127.0.0.1")
@@ -249,7 +249,7 @@ def profile(db: Path, sub: str, options: list[str], n: int, limit: int) -> None:
 
     from discord_standin import GUILD, PUBLIC_KEY, TOKEN, DiscordStandin, sign
 
-    from bot.catalog import open_store
+    from bot.catalog.queries import open_store
     from bot.discord.app import DiscordBot
     from bot.discord.serve import wsgi
     from bot.discord.settings import DiscordSettings

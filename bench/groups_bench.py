@@ -82,9 +82,9 @@ def make_groups(db: Path, env_channel: str, channels: list[str], schedule: str) 
     functions, without their announcements), before the bot starts."""
     from zoneinfo import ZoneInfo
 
-    from bot import groups
     from bot.calendar import MeetingCalendar, PostSchedule
-    from bot.catalog import open_store
+    from bot.catalog.queries import open_store
+    from bot.schedule import groups
 
     utc = ZoneInfo("UTC")
     post = PostSchedule(schedule, utc)

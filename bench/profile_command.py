@@ -42,7 +42,7 @@ def main() -> int:
     from slack_sdk.signature import SignatureVerifier
     from slack_standin import SlackStandin
 
-    from bot.catalog import open_store
+    from bot.catalog.queries import open_store
     from bot.settings import Settings
     from bot.slack.app import SlackBot, build_app
 

@@ -28,6 +28,8 @@ from datetime import datetime
 from pathlib import Path
 
 from bot import platforms
+from bot.console.render import render as console_text
+from bot.console.session import serve as console_serve
 from bot.settings import SettingError, Settings, check_focus_tag
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
@@ -56,8 +58,8 @@ def _parse_at(text: str | None, settings: Settings, tz=None) -> datetime:
 
 
 def _store(settings: Settings, *, writes: bool = True, seed: bool = True, quiet_when_new: bool = False):
-    from bot import catalog
-    from bot.store import BUSY_TIMEOUT_MS, DiskFull, NotADatabase
+    from bot.catalog import queries as catalog
+    from bot.store.connection import BUSY_TIMEOUT_MS, DiskFull, NotADatabase
 
     path = settings.db_path
     try:
@@ -91,7 +93,7 @@ DISK_FULL = "the disk holding the database is full: nothing was changed. Free so
 
 
 def _disk_full(error: Exception) -> bool:
-    import sqlite3  # not bot.store: `run` handles signals before the slow imports
+    import sqlite3  # not bot.store.connection: `run` handles signals before the slow imports
 
     return isinstance(error, sqlite3.Error) and getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
 
@@ -134,9 +136,9 @@ def _served(settings: Settings) -> list[Settings]:
 
 
 def cmd_console(args, settings: Settings) -> int:
-    from bot import console, groups
-    from bot.commands import Context
-    from bot.signups import Member
+    from bot.chat.commands import Context
+    from bot.schedule import groups
+    from bot.schedule.signups import Member
 
     if args.user is not None:
         args.user = args.user.removeprefix("@")  # as `assign @ada` reads it
@@ -155,13 +157,13 @@ def cmd_console(args, settings: Settings) -> int:
     if where is not None and home is None and where != settings.channel:
         raise Failure(f"--channel: {where[:40]!r} is no platform's channel ID ({platforms.id_forms('channel')})")
     env = groups.from_settings(settings)
-    from bot import announce
+    from bot.announcing import changes as announce
 
     def on_change(change):  # group 1's, in its channel (the outbox, which `run` sends); in_group: another's
         if settings.channel:
             announce.queue(store, settings.channel, change)
 
-    return console.serve(
+    return console_serve(
         lambda: Context(
             store,
             settings.group,
@@ -204,11 +206,11 @@ def cmd_run(args, settings: Settings) -> int:
     platforms.require_a_token(os.environ)
     served = _served(settings)
     stop = threading.Event()
-    # One server on PORT holds the main thread when both platforms are served (bot/both_platforms.py).
+    # One server on PORT holds the main thread when both platforms are served (bot/runtime/both_platforms.py).
     _stop_on_signals(stop, unwind=len(served) > 1 or not settings.socket_mode)  # before the slow imports below
     if len(served) > 1:
         return _run_both(args, served, stop)
-    from bot.http_door import StartError
+    from bot.web.http_door import StartError
 
     adapter = platforms.of(settings)
     serve = adapter.serve()
@@ -226,9 +228,9 @@ def cmd_run(args, settings: Settings) -> int:
 
 
 def _run_both(args, served: list[Settings], stop) -> int:
-    """`run` with both platforms' tokens: each one's part in one process (bot/both_platforms.py)."""
-    from bot import both_platforms
-    from bot.http_door import StartError
+    """`run` with both platforms' tokens: each one's part in one process (bot/runtime/both_platforms.py)."""
+    from bot.runtime import both_platforms
+    from bot.web.http_door import StartError
 
     adapters = [platforms.of(s) for s in served]
     serves = [a.serve() for a in adapters]
@@ -326,7 +328,7 @@ def _channel_arg(text: str | None) -> str | None:
 
 def _the_group(store, settings: Settings, channel: str):
     """The group of `channel` (`--channel`), or a Failure naming the groups' channels."""
-    from bot import groups
+    from bot.schedule import groups
 
     env = groups.from_settings(settings)
     group = groups.of_channel(store, env, channel)
@@ -337,7 +339,7 @@ def _the_group(store, settings: Settings, channel: str):
 
 
 def cmd_post_week(args, settings: Settings) -> int:
-    from bot import groups, weekly
+    from bot.schedule import groups, weekly
 
     channel = _channel_arg(args.channel)
     if not args.dry_run:
@@ -391,7 +393,8 @@ def cmd_post_week(args, settings: Settings) -> int:
 
 def _post_group(args, settings: Settings, store, group, at: datetime, *, several: bool, transports=None) -> str:
     """Post (or with --dry-run, print) `group`'s paper of the week; the line that says what became of it."""
-    from bot import console, delivery, slots, weekly
+    from bot.delivery import sending as delivery
+    from bot.schedule import slots, weekly
 
     if group.focus_tag and group.from_env:
         check_focus_tag(settings, store)
@@ -424,7 +427,7 @@ def _post_group(args, settings: Settings, store, group, at: datetime, *, several
                 f"{where}cannot post: the catalog has no papers"
                 + (f" tagged {group.focus_tag}" if group.focus_tag else "")
             )
-        print(console.render(post))
+        print(console_text(post))
         return f"(dry run: nothing was posted{' to ' + group.channel if group.channel else ''})"
 
     transport = transports.of(group) if transports is not None else _transport(settings)
@@ -475,7 +478,7 @@ def _post_group(args, settings: Settings, store, group, at: datetime, *, several
 
 
 def cmd_remind(args, settings: Settings) -> int:
-    from bot import groups, reminders
+    from bot.schedule import groups, reminders
 
     settings.require(platforms.of(settings).token)
     channel = _channel_arg(args.channel)
@@ -521,7 +524,8 @@ SKIPPED_SHOWN = 100
 
 
 def cmd_import(args, settings: Settings) -> int:
-    from bot import catalog, papers_file
+    from bot.catalog import files as papers_file
+    from bot.catalog import queries as catalog
 
     store = _store(settings)
     unreadable = 0
@@ -577,7 +581,7 @@ def cmd_import(args, settings: Settings) -> int:
 
 def cmd_init(args, settings: Settings) -> int:
     """Make the database: with the group's first list, or with no papers (--empty). Never an existing file."""
-    from bot.store import NotADatabase, check_file
+    from bot.store.connection import NotADatabase, check_file
 
     path = settings.db_path
     if os.path.lexists(path):
@@ -595,7 +599,7 @@ def cmd_init(args, settings: Settings) -> int:
     store = _store(settings, seed=not args.empty, quiet_when_new=True)  # init says it in its own line
     if not store.created:  # another process made it first
         raise Failure(f"PAPERBOT_DB: {path} was made by another process meanwhile; it was left as it is")
-    from bot import catalog
+    from bot.catalog import queries as catalog
 
     papers = catalog.count(store)
     print(f"Made a new database at {path.resolve()} with {papers} paper{'' if papers == 1 else 's'}.")
@@ -603,7 +607,8 @@ def cmd_init(args, settings: Settings) -> int:
 
 
 def cmd_export(args, settings: Settings) -> int:
-    from bot import catalog, papers_file
+    from bot.catalog import files as papers_file
+    from bot.catalog import queries as catalog
 
     store = _store(settings, writes=False)  # a read-only backup exports too
     papers_file.write(catalog.all_papers(store), args.format, sys.stdout)
@@ -612,7 +617,7 @@ def cmd_export(args, settings: Settings) -> int:
 
 def _group_of(settings: Settings, store, channel: str | None):
     """The group a verb's --channel names (without it, the environment's group, id 1)."""
-    from bot import feeds
+    from bot.web import feeds
 
     group = feeds.of_channel(settings, store, channel)
     if group is None:
@@ -625,7 +630,7 @@ def _group_of(settings: Settings, store, channel: str | None):
 
 
 def cmd_calendar(args, settings: Settings) -> int:
-    from bot import feeds, ical
+    from bot.web import feeds, ical
 
     store = _store(settings)
     group = _group_of(settings, store, args.channel)
@@ -643,7 +648,7 @@ def cmd_calendar(args, settings: Settings) -> int:
 
 
 def cmd_site(args, settings: Settings) -> int:
-    from bot import feeds, site
+    from bot.web import feeds, site
 
     store = _store(settings)
     group = _group_of(settings, store, args.channel)

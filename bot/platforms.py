@@ -9,7 +9,7 @@
 
 A new platform is a new package with its adapter module: no core module, `bot/cli.py`
 included, names it. With the tokens of several platforms set, one process serves them all
-(bot/both_platforms.py); PAPERBOT_CHANNEL's form says which one group 1 is on.
+(bot/runtime/both_platforms.py); PAPERBOT_CHANNEL's form says which one group 1 is on.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class Adapter:
     #: Exactly-once sending for `post-week` and `remind` (a `delivery.Transport`).
     transport: Callable[[Any], Any]
     #: The module that serves it: `require_settings(settings)`, `run(settings, store, stop)`,
-    #: raising bot.http_door.StartError.
+    #: raising bot.web.http_door.StartError.
     serve: Callable[[], ModuleType]
     #: Loggers of its client libraries that log every failed try: paperbot says failures in its own words.
     quiet_loggers: tuple[str, ...] = ()

@@ -268,7 +268,7 @@ class Settings:
 
 @functools.cache
 def _lookups(arxiv_api: str, crossref_api: str):
-    from bot.lookup import Lookups
+    from bot.intake.lookup import Lookups
 
     return Lookups(arxiv_api, crossref_api)
 
@@ -300,7 +300,7 @@ def parse_meeting(name: str, raw: str) -> Meeting:
 
 def parse_focus_tag(name: str, raw: str) -> str:
     """The tag `raw` of setting `name`, folded as tags are."""
-    from bot.catalog import fold_tag
+    from bot.catalog.papers import fold_tag
 
     focus = fold_tag(raw)
     if not focus:
@@ -329,7 +329,7 @@ def integer(name: str, raw: str, low: int, high: int) -> int:
 
 def check_focus_tag(settings: Settings, store) -> None:
     """PAPERBOT_FOCUS_TAG must name a tag that papers have, or no post could ever be made."""
-    from bot import catalog
+    from bot.catalog import queries as catalog
 
     if settings.focus_tag and settings.focus_tag not in catalog.tag_names(store):
         close = catalog.closest_tags(store, settings.focus_tag)

@@ -29,9 +29,9 @@ for _layer in ("", "support", "unit", "slack", "discord", "processes"):
 
 from slack_standin import SlackStandin  # noqa: E402
 
-from bot.catalog import open_store  # noqa: E402
+from bot.catalog.queries import open_store  # noqa: E402
 from bot.slack.settings import Settings  # noqa: E402
-from bot.store import Store  # noqa: E402
+from bot.store.connection import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "test-signing-secret"
@@ -242,7 +242,7 @@ class SlackHarness:
 def make_harness(tmp_path, slack, monkeypatch):
     """make_harness(clock, **env) -> SlackHarness on a fresh database. Its announcements are not held
     (each goes as soon as its reply has): a test of the hold sets outbox_sender's ANNOUNCE_* itself."""
-    from bot import outbox_sender
+    from bot.announcing import sender as outbox_sender
     from bot.slack.app import SlackBot, build_app
 
     monkeypatch.setattr(outbox_sender, "ANNOUNCE_QUIET", 0.0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from functools import singledispatch
 
-from bot.replies import (
+from bot.chat.replies import (
     COMMAND,
     AddForm,
     Bold,

@@ -15,9 +15,11 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
-from bot import commands, groups, lookup
+from bot.chat import commands
+from bot.chat.replies import COMMAND
 from bot.console.render import inline, render
-from bot.replies import COMMAND
+from bot.intake import lookup
+from bot.schedule import groups
 
 log = logging.getLogger(__name__)
 

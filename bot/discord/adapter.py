@@ -21,7 +21,7 @@ UNKNOWN_MEMBER = "10007"
 
 def _member_names(settings: DiscordSettings):
     """The member's nickname in DISCORD_GUILD when there is one, else their global or user name."""
-    from bot.delivery import Rejected
+    from bot.delivery.sending import Rejected
     from bot.discord.rest import Rest
 
     rest = Rest(settings.api_url, settings.token, timeout=5)

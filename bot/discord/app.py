@@ -19,20 +19,23 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime
 
-from bot import announce, catalog, commands, groups
-from bot.answer_time import Replies
-from bot.background import Background
-from bot.catalog import InvalidPaper
-from bot.commands import Context, Platform
-from bot.delivery import RateLimited, Rejected, Uncertain
+from bot.announcing import changes as announce
+from bot.announcing.sender import OutboxSender
+from bot.catalog import queries as catalog
+from bot.catalog.papers import InvalidPaper
+from bot.chat import commands
+from bot.chat.commands import Context, Platform
+from bot.chat.replies import AddForm, Code, EditForm, Mention, Notice, PaperRef, command_code, text
+from bot.delivery.answer_time import Replies
+from bot.delivery.background import Background
+from bot.delivery.sending import RateLimited, Rejected, Uncertain
 from bot.discord import definition, door, render
 from bot.discord.rest import Rest
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
-from bot.http_door import Refused
-from bot.outbox_sender import OutboxSender
-from bot.replies import AddForm, Code, EditForm, Mention, Notice, PaperRef, command_code, text
-from bot.signups import Change, Member, Refusal
-from bot.store import Busy, Store
+from bot.schedule import groups
+from bot.schedule.signups import Change, Member, Refusal
+from bot.store.connection import Busy, Store
+from bot.web.http_door import Refused
 
 log = logging.getLogger(__name__)
 

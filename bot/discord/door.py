@@ -18,7 +18,7 @@ from collections.abc import Callable
 from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
-from bot.http_door import Refused, ReplayWindow, fresh_timestamp, read_body
+from bot.web.http_door import Refused, ReplayWindow, fresh_timestamp, read_body
 
 _SIGNATURE = re.compile(r"[0-9a-fA-F]{128}")
 _SNOWFLAKE = re.compile(r"[0-9]{1,21}")

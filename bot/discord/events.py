@@ -28,12 +28,13 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from bot import feeds, groups, member_names, slots
 from bot.calendar import Week
-from bot.delivery import Rejected
+from bot.delivery.sending import Rejected
 from bot.discord.rest import Rest
-from bot.site import Group
-from bot.store import Store
+from bot.schedule import groups, slots
+from bot.store.connection import Store
+from bot.web import feeds, member_names
+from bot.web.site import Group
 
 log = logging.getLogger(__name__)
 

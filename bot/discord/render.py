@@ -1,4 +1,4 @@
-"""Discord messages for every reply: pure functions from `bot.replies` values to message bodies.
+"""Discord messages for every reply: pure functions from `bot.chat.replies` values to message bodies.
 
     render.message(Notice(text("Signed up: ", Mention("1300…"))))
     # {"content": "Signed up: <@1300…>", "allowed_mentions": {"parse": []}}
@@ -20,9 +20,8 @@ from collections import OrderedDict
 from datetime import datetime
 from functools import singledispatch
 
-from bot.discord import definition
-from bot.papers import Paper, read_byline
-from bot.replies import (
+from bot.catalog.papers import Paper, read_byline
+from bot.chat.replies import (
     COMMAND,
     AddForm,
     Bold,
@@ -50,6 +49,7 @@ from bot.replies import (
     booked,
     by_month,
 )
+from bot.discord import definition
 
 MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION = 2000, 10, 6000, 4096
 MAX_TITLE, MAX_FIELD, MAX_FOOTER = 256, 1024, 2048

@@ -33,7 +33,7 @@ import aiohttp
 import hikari
 from hikari.impl import buckets, entity_factory, special_endpoints
 
-from bot.delivery import RateLimited, Rejected, Uncertain, Unreachable
+from bot.delivery.sending import RateLimited, Rejected, Uncertain, Unreachable
 
 TIMEOUT = 20.0
 #: Rate limits hikari waits out by itself; longer ones go back to the caller as RateLimited.

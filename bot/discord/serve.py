@@ -1,7 +1,7 @@
 """`paperbot run` on Discord: register `/paper`, take interactions, run the scheduler.
 
 With DISCORD_PUBLIC_KEY set, Discord's interactions come to PORT at /discord/interactions, served
-by the neutral door's waitress server (bot.http_door) behind DiscordDoor (signature, replay,
+by the neutral door's waitress server (bot.web.http_door) behind DiscordDoor (signature, replay,
 shape). Without it, over the Gateway (bot.discord.gateway): no public URL needed.
 """
 
@@ -13,14 +13,16 @@ import logging
 import threading
 import time
 
-from bot import feeds, http_door, outbox, scheduler
-from bot.delivery import Rejected, Uncertain
+from bot.delivery import outbox
+from bot.delivery.sending import Rejected, Uncertain
 from bot.discord import definition, rest
 from bot.discord.app import DiscordBot
 from bot.discord.door import DiscordDoor
 from bot.discord.gateway import Gateway
-from bot.http_door import Refused, StartError, arrival, refuse
-from bot.store import Store
+from bot.runtime import scheduler
+from bot.store.connection import Store
+from bot.web import feeds, http_door
+from bot.web.http_door import Refused, StartError, arrival, refuse
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +182,7 @@ def run(settings, store: Store, stop: threading.Event) -> int:
 
 
 class Part:
-    """Discord's part in a process that serves several platforms (bot/both_platforms.py): its bot, its
+    """Discord's part in a process that serves several platforms (bot/runtime/both_platforms.py): its bot, its
     route (HTTP interactions) or its Gateway session; the process runs one scheduler and one server."""
 
     name = "discord"

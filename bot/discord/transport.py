@@ -1,5 +1,5 @@
 """The Discord side of exactly-once delivery: the weekly post and reminders, sent with a nonce,
-found again in the channel's history; and the outbox's announcements (see bot.outbox_sender).
+found again in the channel's history; and the outbox's announcements (see bot.announcing.sender).
 
     transport = DiscordTransport(rest, admins=settings.admins)
     delivery.deliver(store, Delivery("post", channel, "2026-W49"), build, transport)
@@ -17,14 +17,16 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from bot import announce, commands, groups, weekly
+from bot.announcing import changes as announce
+from bot.announcing.sender import FOREIGN_CHANNEL
 from bot.calendar import Week
-from bot.delivery import Delivery, Rejected, Sent
+from bot.chat import commands
+from bot.chat.replies import Reminder, WeeklyPost
+from bot.delivery.sending import Delivery, Rejected, Sent
 from bot.discord import render
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
-from bot.outbox_sender import FOREIGN_CHANNEL
-from bot.replies import Reminder, WeeklyPost
+from bot.schedule import groups, weekly
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +158,7 @@ class DiscordTransport:
 
 
 class DiscordPoster:
-    """bot.outbox_sender.Poster for Discord: announcements as one line a change, marked by a nonce
+    """bot.announcing.sender.Poster for Discord: announcements as one line a change, marked by a nonce
     from their outbox row, and found again by their text among the bot's messages."""
 
     def __init__(self, bot):

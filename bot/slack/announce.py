@@ -1,5 +1,5 @@
 """The outbox's work on Slack: announcements drawn in Block Kit (one line a change) and marked with
-their rows in message metadata, and week posts brought up to date (see bot.outbox_sender for the
+their rows in message metadata, and week posts brought up to date (see bot.announcing.sender for the
 policy).
 
     sender = OutboxSender(store, SlackPoster(bot), ...)
@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 
-from bot import announce, commands, groups, weekly
-from bot.announce import Announcement
+from bot.announcing import changes as announce
+from bot.announcing.changes import Announcement
 from bot.calendar import Week
-from bot.delivery import Rejected
+from bot.chat import commands
+from bot.delivery.sending import Rejected
+from bot.schedule import groups, weekly
 from bot.slack import blocks
 from bot.slack.client import call, slack_channel
 
@@ -47,7 +49,7 @@ def message(bot, announcement: Announcement) -> dict:
 
 
 class SlackPoster:
-    """bot.outbox_sender.Poster for Slack, on the SlackBot's clients."""
+    """bot.announcing.sender.Poster for Slack, on the SlackBot's clients."""
 
     def __init__(self, bot):
         self.bot = bot

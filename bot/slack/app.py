@@ -7,7 +7,7 @@
 clients, the admin check, and a small pool for work that happens after the
 reply (announcements, updating the weekly post, App Home), so that no reply
 waits for a second Slack call. The outbox is sent by the core's OutboxSender
-(bot.outbox_sender), with SlackPoster (bot.slack.announce) doing Slack's part.
+(bot.announcing.sender), with SlackPoster (bot.slack.announce) doing Slack's part.
 """
 
 from __future__ import annotations
@@ -23,21 +23,23 @@ from datetime import datetime
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot import announce, commands, groups
-from bot.answer_time import ANSWER_SECONDS, Replies, answer_deadline, arrived_at
-from bot.background import Background
+from bot.announcing import changes as announce
+from bot.announcing.sender import OutboxSender
 from bot.calendar import Week
-from bot.commands import Context
-from bot.delivery import Rejected, Uncertain
-from bot.outbox_sender import OutboxSender
-from bot.replies import Code, Home, Mention, Notice
-from bot.signups import Change, Member, Refusal
+from bot.chat import commands
+from bot.chat.commands import Context
+from bot.chat.replies import Code, Home, Mention, Notice
+from bot.delivery.answer_time import ANSWER_SECONDS, Replies, answer_deadline, arrived_at
+from bot.delivery.background import Background
+from bot.delivery.sending import Rejected, Uncertain
+from bot.schedule import groups
+from bot.schedule.signups import Change, Member, Refusal
 from bot.slack import blocks
 from bot.slack.announce import SlackPoster
 from bot.slack.client import SlackTransport, answer_client, call, make_client
 from bot.slack.members import PLATFORM
 from bot.slack.settings import Settings
-from bot.store import Store
+from bot.store.connection import Store
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +216,7 @@ class SlackBot:
         self.outbox.wake()
 
     def send_outbox(self) -> None:
-        """Send what the outbox has due, now, in this thread (see bot.outbox_sender)."""
+        """Send what the outbox has due, now, in this thread (see bot.announcing.sender)."""
         self.outbox.send()
 
     def refresh_post(self, week: Week) -> bool:

@@ -1,4 +1,4 @@
-"""Block Kit for every reply: pure functions from `bot.replies` values to Slack payloads.
+"""Block Kit for every reply: pure functions from `bot.chat.replies` values to Slack payloads.
 
     blocks.message(Notice(text("Signed up: ", Mention("U1"))))
     # {"text": "Signed up: <@U1>", "blocks": [{"type": "section", "text": {"type": "mrkdwn", ...}}]}
@@ -16,8 +16,8 @@ import re
 from datetime import datetime
 from functools import lru_cache, singledispatch
 
-from bot.catalog import MAX_LINK
-from bot.replies import (
+from bot.catalog.papers import MAX_LINK
+from bot.chat.replies import (
     COMMAND,
     AddForm,
     Bold,

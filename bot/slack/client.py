@@ -8,7 +8,7 @@ Every call goes to SLACK_API_URL (slack_sdk has no environment variable for
 it). The everyday client retries rate limits after Retry-After, server errors
 (500, 503) with backoff, and dropped connections. The transport's client
 retries nothing by itself: the weekly post must never be posted twice, so
-`bot.delivery` decides, after looking at the channel's history; announcements
+`bot.delivery.sending` decides, after looking at the channel's history; announcements
 and the post's updates are retried by the outbox, which waits without holding
 a thread.
 """
@@ -30,9 +30,9 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 from slack_sdk.webhook import WebhookClient
 
-from bot.delivery import Delivery, RateLimited, Rejected, Sent, Uncertain, Unreachable
-from bot.outbox_sender import FOREIGN_CHANNEL
-from bot.replies import Reminder, WeeklyPost
+from bot.announcing.sender import FOREIGN_CHANNEL
+from bot.chat.replies import Reminder, WeeklyPost
+from bot.delivery.sending import Delivery, RateLimited, Rejected, Sent, Uncertain, Unreachable
 from bot.slack import blocks
 
 log = logging.getLogger(__name__)

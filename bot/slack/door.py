@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from urllib.parse import parse_qsl
 
-from bot.http_door import Refused, ReplayWindow, fresh_timestamp, read_body
+from bot.web.http_door import Refused, ReplayWindow, fresh_timestamp, read_body
 
 _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
 

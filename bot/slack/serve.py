@@ -18,14 +18,17 @@ from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 
-from bot import feeds, http_door, outbox, scheduler
-from bot.delivery import Rejected
-from bot.http_door import Refused, StartError, arrival, refuse
+from bot.delivery import outbox
+from bot.delivery.answer_time import arrived_at
+from bot.delivery.sending import Rejected
+from bot.runtime import scheduler
 from bot.settings import Settings
-from bot.slack.app import SlackBot, arrived_at, build_app
+from bot.slack.app import SlackBot, build_app
 from bot.slack.client import call
 from bot.slack.door import SlackDoor
-from bot.store import Store
+from bot.store.connection import Store
+from bot.web import feeds, http_door
+from bot.web.http_door import Refused, StartError, arrival, refuse
 
 log = logging.getLogger(__name__)
 
@@ -300,7 +303,7 @@ def _one_line(e: Exception) -> str:
 
 
 class Part:
-    """Slack's part in a process that serves several platforms (bot/both_platforms.py): its bot, its
+    """Slack's part in a process that serves several platforms (bot/runtime/both_platforms.py): its bot, its
     route (HTTP mode) or its Socket Mode connection; the process runs one scheduler and one server."""
 
     name = "slack"

@@ -12,9 +12,11 @@ import sys
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot import announce, catalog, reminders, signups, weekly
+from bot.announcing import changes as announce
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
-from bot.delivery import Sent
+from bot.catalog import queries as catalog
+from bot.delivery.sending import Sent
+from bot.schedule import reminders, signups, weekly
 
 
 class Recorded:

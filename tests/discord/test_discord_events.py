@@ -9,15 +9,16 @@ from zoneinfo import ZoneInfo
 import pytest
 from discord_standin import GUILD, TOKEN, DiscordStandin
 
-from bot import groups, member_names, signups
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.discord import events as discord_events
 from bot.discord.events import WEEKS, MeetingEvents, discord_groups
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
+from bot.schedule import groups, signups
+from bot.schedule.signups import Member
 from bot.settings import SettingError
-from bot.signups import Member
-from bot.site import Group
+from bot.web import member_names
+from bot.web.site import Group
 
 CHANNEL = "1000000000000000003"
 SECOND = "1000000000000000004"

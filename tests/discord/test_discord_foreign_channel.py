@@ -10,8 +10,10 @@ import pytest
 from discord_standin import DiscordStandin
 from test_discord_interactions import ADMIN, CHANNEL, MEMBER, make_bot  # noqa: F401 (make_bot: fixture)
 
-from bot import announce, groups, outbox_sender
-from bot.replies import text
+from bot.announcing import changes as announce
+from bot.announcing import sender as outbox_sender
+from bot.chat.replies import text
+from bot.schedule import groups
 
 SLACK_CHANNEL = "C0SECOND"
 

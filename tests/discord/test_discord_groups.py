@@ -60,10 +60,10 @@ def test_with_both_platforms_a_discord_groups_failed_post_is_told_to_discords_ad
     from conftest import Clock, at
     from discord_standin import TOKEN
 
-    from bot import groups
     from bot.discord.app import DiscordBot
     from bot.discord.settings import DiscordSettings
-    from bot.scheduler import ScheduledChecks
+    from bot.runtime.scheduler import ScheduledChecks
+    from bot.schedule import groups
 
     clock = Clock(at("2026-12-07 10:05"))  # past both groups' posts: 09:00 in Berlin and in UTC
     h = make_harness(clock, PAPERBOT_ADMINS="UADMIN")

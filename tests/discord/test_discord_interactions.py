@@ -25,14 +25,8 @@ from discord_standin import (
     slash,
 )
 
-from bot import delivery, reminders, weekly
-from bot.catalog import Paper
-from bot.discord import render
-from bot.discord.app import DiscordBot
-from bot.discord.door import DiscordDoor
-from bot.discord.settings import DiscordSettings
-from bot.http_door import Refused
-from bot.replies import (
+from bot.catalog.papers import Paper
+from bot.chat.replies import (
     Button,
     Help,
     HelpLine,
@@ -46,7 +40,14 @@ from bot.replies import (
     WeeklyPost,
     text,
 )
-from bot.store import Store
+from bot.delivery import sending as delivery
+from bot.discord import render
+from bot.discord.app import DiscordBot
+from bot.discord.door import DiscordDoor
+from bot.discord.settings import DiscordSettings
+from bot.schedule import reminders, weekly
+from bot.store.connection import Store
+from bot.web.http_door import Refused
 
 CHANNEL = "1000000000000000003"
 ADMIN, MEMBER, SHY = "1300000000000000001", "1300000000000000002", "1300000000000000003"
@@ -62,7 +63,7 @@ def discord():
 def seeded_store(path) -> Store:
     """The database with the seed catalog, as the CLI opens it (catalog.open_store where the core
     has it, else Store, which seeded by itself)."""
-    from bot import catalog
+    from bot.catalog import queries as catalog
 
     opener = getattr(catalog, "open_store", None)
     return opener(path) if opener is not None else Store(path)
@@ -265,7 +266,7 @@ def test_a_ping_is_ponged_and_autocomplete_offers_papers_and_tags(make_bot, disc
 
 def test_autocomplete_finds_a_chinese_title(make_bot, discord, tmp_path):
     bot = make_bot()
-    from bot import catalog
+    from bot.catalog import queries as catalog
 
     catalog.add(bot.store, catalog.validate({"title": "大规模数据并行训练", "tags": ["通信"]}, new=True))
     choices = respond(bot, discord, slash("show", MEMBER, focused="paper", paper="数据并行"))["data"]["choices"]
@@ -284,7 +285,7 @@ def test_admin_commands_follow_admins_and_server_permissions(make_bot, discord):
 
 def test_a_pager_click_updates_the_message(make_bot, discord):
     bot = make_bot()
-    from bot import catalog
+    from bot.catalog import queries as catalog
 
     for i in range(45):
         catalog.add(bot.store, catalog.validate({"title": f"Bulk paper {i}", "tags": ["bulk"]}, new=True))
@@ -364,7 +365,7 @@ def test_a_rate_limited_post_waits_as_discord_asks(make_bot, discord):
 def test_add_opens_a_modal_for_admins_and_its_submission_adds_the_paper(make_bot, discord):
     from discord_standin import submit
 
-    from bot import catalog
+    from bot.catalog import queries as catalog
 
     bot = make_bot()
     refused = respond(bot, discord, slash("add", MEMBER))
@@ -412,7 +413,7 @@ def test_a_bot_cannot_be_assigned(make_bot, discord):
 def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monkeypatch):
     from discord_standin import check_commands
 
-    from bot import commands
+    from bot.chat import commands
     from bot.discord import definition
 
     extra = commands.Command("retire", "<paper>", "retire a paper", "retire 7", commands.cmd_show, admin=True)

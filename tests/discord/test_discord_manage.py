@@ -7,7 +7,8 @@ import pytest
 from discord_standin import check_commands, slash
 from test_discord_interactions import ADMIN, MEMBER, discord, make_bot, respond  # noqa: F401  (fixtures)
 
-from bot import catalog, commands
+from bot.catalog import queries as catalog
+from bot.chat import commands
 from bot.discord import definition
 
 

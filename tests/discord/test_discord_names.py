@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 from discord_standin import GUILD, TOKEN, DiscordStandin
 
-from bot import member_names
 from bot.discord.adapter import ADAPTER
 from bot.discord.settings import DiscordSettings
+from bot.web import member_names
 
 NICKED = "1000000000000000011"  # a nickname in the server
 NAMED = "1000000000000000012"  # no nickname: their global name
@@ -65,7 +65,7 @@ def test_with_both_platforms_each_members_name_is_asked_of_their_own(store, disc
     from conftest import settings_for
     from slack_standin import SlackStandin
 
-    from bot import both_platforms
+    from bot.runtime import both_platforms
 
     users = {"U1": {"profile": {"display_name": "Ada on Slack"}}, "U2": {"profile": {"display_name": "Bo"}}}
     with SlackStandin(users=users) as slack:

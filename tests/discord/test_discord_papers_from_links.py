@@ -11,7 +11,8 @@ from arxiv_standin import ArxivStandin
 from discord_standin import click, pings, slash, submit
 from test_discord_interactions import ADMIN, MEMBER, respond
 
-from bot import catalog, lookup
+from bot.catalog import queries as catalog
+from bot.intake import lookup
 
 # The Discord stand-in and the bot on a seeded database, as the adapter's own tests make them.
 discord = base.discord
@@ -150,8 +151,8 @@ def test_a_suggester_who_takes_no_dms_is_named_to_the_admins(make_bot, discord, 
 def test_long_suggestion_lists_and_looked_up_papers_fit_discords_limits():
     from discord_standin import check_message
 
+    from bot.chat.replies import AddForm, Button, SuggestionLine, SuggestionList, text
     from bot.discord import render
-    from bot.replies import AddForm, Button, SuggestionLine, SuggestionList, text
 
     long = "长" * 300 + " *bold* @everyone"
     lines = [

@@ -10,7 +10,7 @@ import time
 import pytest
 from discord_standin import APP_ID, TOKEN, DiscordStandin
 
-from bot.delivery import RateLimited, Rejected, Uncertain, Unreachable
+from bot.delivery.sending import RateLimited, Rejected, Uncertain, Unreachable
 from bot.discord.rest import Rest
 
 CHANNEL = "1000000000000000003"

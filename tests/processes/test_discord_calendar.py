@@ -12,10 +12,10 @@ import pytest
 from discord_standin import GUILD, DiscordStandin, slash
 from test_discord_processes import ADMIN, CHANNEL, MEMBER, run_bot  # noqa: F401  (run_bot is a fixture)
 
-from bot import signups
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
-from bot.catalog import open_store
-from bot.signups import Member
+from bot.catalog.queries import open_store
+from bot.schedule import signups
+from bot.schedule.signups import Member
 
 pytestmark = pytest.mark.slow
 TZ = ZoneInfo("Europe/Berlin")

@@ -10,9 +10,11 @@ import pytest
 from conftest import env_for_process, settings_for
 from test_processes import free_port, procs  # noqa: F401  (procs is a fixture)
 
-from bot import commands, feeds, groups
-from bot.catalog import open_store
-from bot.signups import Member
+from bot.catalog.queries import open_store
+from bot.chat import commands
+from bot.schedule import groups
+from bot.schedule.signups import Member
+from bot.web import feeds
 
 pytestmark = pytest.mark.slow
 

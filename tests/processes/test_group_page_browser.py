@@ -17,9 +17,9 @@ import pytest
 from conftest import ROOT, env_for_process
 from test_processes import free_port, procs  # noqa: F401  (procs is a fixture)
 
-from bot import feeds
 from bot.calendar import Week
-from bot.catalog import open_store
+from bot.catalog.queries import open_store
+from bot.web import feeds
 
 pytestmark = pytest.mark.slow
 

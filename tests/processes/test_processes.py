@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from conftest import CHANNEL, env_for_process, sign, slash_form
 
-from bot.catalog import open_store
+from bot.catalog.queries import open_store
 
 #: Real processes, each started and stopped: the development loop leaves them out (-m 'not slow').
 pytestmark = pytest.mark.slow

@@ -1,5 +1,5 @@
 """One member cannot flood the channel: a member's announcements wait until they stop clicking a
-moment, and go as one message of what stands (bot.outbox_sender.plan, bot.announce.net)."""
+moment, and go as one message of what stands (bot.announcing.sender.plan, bot.announcing.changes.net)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 from conftest import CHANNEL, Clock, at
 from slack_standin import check_message
 
-from bot import announce, outbox_sender
+from bot.announcing import changes as announce
+from bot.announcing import sender as outbox_sender
 
 W1, W2, W3 = "2026-12-14", "2026-12-21", "2026-12-28"
 
@@ -163,7 +164,7 @@ def test_net_keeps_a_lone_change_and_names_what_stands():
 
 
 def test_plan_merges_a_members_minute_keeps_a_weeks_order_and_holds_nobody_else():
-    from bot.outbox import Waiting
+    from bot.delivery.outbox import Waiting
 
     def row(id_: int, by: str, week: str, at: float, tried: bool = False, unit: tuple = ()) -> Waiting:
         return Waiting(id_, at, tried, unit, CHANNEL, by, week)
@@ -203,7 +204,7 @@ def test_a_member_who_books_thirty_weeks_in_a_minute_gets_one_message_with_every
 def test_the_weekly_post_is_updated_at_once_while_the_announcement_waits(make_harness, monkeypatch):
     from test_slack_commands import blocks_text, buttons
 
-    from bot import weekly
+    from bot.schedule import weekly
 
     clock = Clock(at("2026-12-07 09:00"))
     h = make_harness(clock)

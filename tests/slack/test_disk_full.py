@@ -17,7 +17,8 @@ import sys
 import pytest
 from conftest import at
 
-from bot import catalog, cli
+from bot import cli
+from bot.catalog import queries as catalog
 
 FULL = "disk"
 
@@ -41,7 +42,7 @@ def capped(monkeypatch):
         return conn
 
     def cap(store) -> None:
-        monkeypatch.setattr("bot.store.sqlite3.connect", connect)
+        monkeypatch.setattr("bot.store.connection.sqlite3.connect", connect)
         store.close()  # every thread opens its connection again, capped
 
     return cap

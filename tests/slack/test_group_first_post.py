@@ -12,7 +12,7 @@ from conftest import CHANNEL, Clock, at, group_settings
 from slack_standin import SlackStandin
 
 from bot import cli
-from bot.scheduler import ScheduledChecks
+from bot.runtime.scheduler import ScheduledChecks
 
 SECOND = "C0SECOND"
 ZURICH = ZoneInfo("Europe/Zurich")

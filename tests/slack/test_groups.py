@@ -11,10 +11,11 @@ import pytest
 from conftest import CHANNEL, Clock, at
 from slack_standin import SlackStandin
 
-from bot import catalog, groups, weekly
 from bot.calendar import Week
-from bot.replies import ChannelRef
-from bot.scheduler import ScheduledChecks
+from bot.catalog import queries as catalog
+from bot.chat.replies import ChannelRef
+from bot.runtime.scheduler import ScheduledChecks
+from bot.schedule import groups, weekly
 
 OTHER = "C0OTHER"
 SHANGHAI = ZoneInfo("Asia/Shanghai")

@@ -9,7 +9,7 @@ import pytest
 from conftest import CHANNEL, Clock, at
 from slack_standin import SlackStandin
 
-from bot import groups
+from bot.schedule import groups
 
 OTHER = "C0OTHER"
 MANY = 200
@@ -53,7 +53,7 @@ def test_mine_and_show_read_only_the_groups_their_lines_name(many, monkeypatch):
 def test_the_scheduler_looks_at_each_groups_slot_not_only_the_environments(make_harness, slack, request):
     """Group 1 posts on Mondays at 09:00 (Berlin); a group started in chat on Tuesdays at 10:00 (UTC).
     After a look on Monday, the scheduler is set to look again at the Tuesday slot itself."""
-    from bot.scheduler import ScheduledChecks, create
+    from bot.runtime.scheduler import ScheduledChecks, create
 
     clock = Clock(at("2026-12-03 12:00"))
     h = make_harness(clock)

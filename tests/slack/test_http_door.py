@@ -20,8 +20,8 @@ from urllib.parse import urlencode
 import pytest
 from conftest import SECRET, sign, slash_form
 
-from bot import http_door
 from bot.slack.serve import http_server
+from bot.web import http_door
 
 # -- a server in this process ----------------------------------------------------------
 

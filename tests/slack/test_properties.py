@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from slack_standin import check_message
 
-from bot import commands
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
-from bot.commands import COMMANDS, Context
-from bot.console import render
-from bot.signups import Member
+from bot.chat import commands
+from bot.chat.commands import COMMANDS, Context
+from bot.console.render import render
+from bot.schedule.signups import Member
 from bot.slack import blocks
 from bot.slack.listeners.commands import from_slack
 
@@ -61,7 +61,7 @@ lines = st.builds(
 
 @pytest.fixture(scope="module")
 def ctx_factory(tmp_path_factory):
-    from bot.catalog import open_store
+    from bot.catalog.queries import open_store
 
     store = open_store(tmp_path_factory.mktemp("props") / "paperbot.db")
     group = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))

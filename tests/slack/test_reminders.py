@@ -9,9 +9,9 @@ from conftest import TZ, at
 from slack_sdk import WebClient
 from slack_standin import check_message
 
-from bot import reminders, signups
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
-from bot.signups import Member
+from bot.schedule import reminders, signups
+from bot.schedule.signups import Member
 from bot.slack.client import SlackTransport
 
 

@@ -6,7 +6,7 @@ import re
 
 from conftest import Clock, at
 
-from bot import feeds
+from bot.web import feeds
 
 
 def test_calendar_answers_privately_with_addresses_that_are_served(make_harness):
@@ -29,7 +29,7 @@ def test_presenters_are_named_as_slack_shows_them_asked_once_a_day(tmp_path, sto
     from conftest import settings_for
     from slack_standin import SlackStandin
 
-    from bot import member_names
+    from bot.web import member_names
 
     users = {"U1": {"profile": {"display_name": "Ada L.", "real_name": "Ada Lovelace"}}, "U2": {}}
     with SlackStandin(users=users) as slack:

@@ -13,9 +13,10 @@ import pytest
 from conftest import CHANNEL, Clock, at, sign
 from slack_standin import check_message
 
-from bot import catalog, console
-from bot.catalog import PaperInput
-from bot.commands import COMMANDS
+from bot.catalog import queries as catalog
+from bot.catalog.papers import PaperInput
+from bot.chat.commands import COMMANDS
+from bot.console.render import render as console_text
 
 
 def nodes(tree) -> list[dict]:
@@ -292,7 +293,7 @@ def test_every_command_through_a_signed_request(h, command):
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c.name != "add"], ids=lambda c: c.name)
 def test_every_help_example_still_works_years_later(h, clock, command):
     """help is read long after it was written: each example, typed by an admin, is answered, not refused."""
-    from bot import commands
+    from bot.chat import commands
 
     clock.set(at("2031-03-05 10:00"))
     if command.name == "withdraw":
@@ -303,7 +304,7 @@ def test_every_help_example_still_works_years_later(h, clock, command):
         h.command("signup 29 next", user="U1")  # a talk to attach slides to
     example = command.example.replace("@ada", "@U2")  # a mention Slack completed, as the listener reads it
     answer = commands.run(h.bot.context("UADMIN"), example)
-    assert getattr(answer.reply, "ok", True), console.render(answer.reply)
+    assert getattr(answer.reply, "ok", True), console_text(answer.reply)
 
 
 def test_help_says_which_commands_are_for_admins_in_its_text_fallback_too(h):
@@ -321,7 +322,7 @@ def test_the_next_page_of_a_search_shows_the_query_as_it_was_typed(h):
 
 
 def test_a_title_that_pings_is_inert_everywhere(h):
-    from bot import reminders, weekly
+    from bot.schedule import reminders, weekly
 
     catalog.upsert(
         h.bot.store,
@@ -343,7 +344,7 @@ def test_a_title_that_pings_is_inert_everywhere(h):
 
 def test_a_paper_with_the_longest_text_and_link_fits_everywhere_slack_shows_it(h):
     """Each & of a title or url is five characters once escaped: every reply and the post must still fit."""
-    from bot import weekly
+    from bot.schedule import weekly
 
     amps = "https://x.co/?" + "&" * 237  # the most & the add form takes in a url of this length
     assert catalog.validate({"title": "A", "url": amps}, new=True).url == amps

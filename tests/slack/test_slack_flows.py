@@ -15,7 +15,8 @@ from conftest import CHANNEL, Clock, at
 from slack_standin import check_message, check_view
 from test_slack_commands import blocks_text, buttons, valid
 
-from bot import outbox_sender, weekly
+from bot.announcing import sender as outbox_sender
+from bot.schedule import weekly
 
 
 @pytest.fixture
@@ -719,7 +720,7 @@ def test_an_announcement_waits_while_replies_are_under_way_and_goes_once_they_ar
 
 
 def test_a_bot_that_is_never_quiet_still_announces_within_a_second(h, monkeypatch):
-    from bot import answer_time
+    from bot.delivery import answer_time
 
     stop = threading.Event()
 
@@ -741,7 +742,7 @@ def test_a_bot_that_is_never_quiet_still_announces_within_a_second(h, monkeypatc
 
 
 def test_a_stop_does_not_wait_for_a_quiet_moment():
-    from bot.answer_time import Replies
+    from bot.delivery.answer_time import Replies
 
     replies, stop = Replies(gap=0.02, longest=60), threading.Event()
     with replies.one():  # a reply that never ends
@@ -756,7 +757,7 @@ def test_an_announcement_is_sent_soon_after_a_round_of_the_sender_failed(h, monk
     outbox; it goes out a moment later, not at the scheduler's next 30-second check."""
     import sqlite3
 
-    from bot import outbox
+    from bot.delivery import outbox
 
     real_take, failed = outbox.take, []
 
@@ -774,8 +775,9 @@ def test_an_announcement_is_sent_soon_after_a_round_of_the_sender_failed(h, monk
 
 def test_the_outbox_keeps_what_happened_and_slack_draws_it_when_sending(h):
     """The row holds the change (no Block Kit); the line drawn from it is the same as ever."""
-    from bot import outbox, signups
-    from bot.signups import Member
+    from bot.delivery import outbox
+    from bot.schedule import signups
+    from bot.schedule.signups import Member
 
     # A sign-up whose line is not sent yet.
     signups.signup(
@@ -793,7 +795,7 @@ def test_the_outbox_keeps_what_happened_and_slack_draws_it_when_sending(h):
 
 def test_an_announcement_an_older_paperbot_queued_is_still_sent_after_an_upgrade(h):
     """Its row holds the Block Kit message it was queued with: sent as it is."""
-    from bot import outbox
+    from bot.delivery import outbox
 
     old = {"text": "📅 <@U9> will present #7 an old line", "blocks": []}
     with h.bot.store.write() as db:

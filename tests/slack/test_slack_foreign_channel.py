@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from slack_sdk import WebClient
 
-from bot.delivery import Delivery, Rejected
-from bot.outbox_sender import FOREIGN_CHANNEL
+from bot.announcing.sender import FOREIGN_CHANNEL
+from bot.delivery.sending import Delivery, Rejected
 from bot.slack.client import SlackTransport
 
 DISCORD_CHANNEL = "123456789012345678"

@@ -13,7 +13,8 @@ from crossref_standin import CrossrefStandin
 from test_http_door import Door
 from test_slack_commands import blocks_text, valid
 
-from bot import catalog, lookup
+from bot.catalog import queries as catalog
+from bot.intake import lookup
 
 DOI = "10.1145/3600006.3613145"
 

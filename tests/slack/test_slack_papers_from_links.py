@@ -10,7 +10,8 @@ from conftest import CHANNEL, Clock, at
 from test_http_door import Door
 from test_slack_commands import blocks_text, buttons, valid
 
-from bot import catalog, lookup
+from bot.catalog import queries as catalog
+from bot.intake import lookup
 
 
 @pytest.fixture
@@ -148,7 +149,7 @@ def test_a_suggestion_is_acknowledged_within_slacks_3_seconds_and_answered_after
 def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
     from slack_standin import check_message, check_view
 
-    from bot.replies import AddForm, Button, SuggestionLine, SuggestionList, text
+    from bot.chat.replies import AddForm, Button, SuggestionLine, SuggestionList, text
     from bot.slack import blocks
 
     long = "长" * 300 + " <!here> & *bold*"

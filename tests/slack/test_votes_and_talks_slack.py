@@ -7,8 +7,8 @@ import json
 from conftest import CHANNEL, Clock, at
 from slack_standin import check_message, check_view
 
-from bot import catalog
-from bot.scheduler import ScheduledChecks
+from bot.catalog import queries as catalog
+from bot.runtime.scheduler import ScheduledChecks
 
 MONDAY = "2026-12-07 09:00"
 

@@ -17,15 +17,20 @@ from conftest import CHANNEL, TZ, Clock, at
 from slack_sdk import WebClient
 from slack_standin import check_message
 
-from bot import catalog, delivery, liveness, signups, weekly
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
-from bot.catalog import PaperInput, open_store
-from bot.replies import WeeklyPost
-from bot.scheduler import ScheduledChecks
-from bot.signups import Member
+from bot.catalog import queries as catalog
+from bot.catalog.papers import PaperInput
+from bot.catalog.queries import open_store
+from bot.chat.replies import WeeklyPost
+from bot.console.render import render as console_text
+from bot.delivery import sending as delivery
+from bot.runtime.scheduler import ScheduledChecks
+from bot.schedule import signups, weekly
+from bot.schedule.signups import Member
 from bot.slack import blocks
 from bot.slack.client import SlackTransport
-from bot.store import Store
+from bot.store import liveness
+from bot.store.connection import Store
 
 
 @pytest.fixture
@@ -511,10 +516,10 @@ def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
 
 
 def test_week_names_the_focus_tag_when_no_paper_has_it_any_more(store, group):
-    from bot import commands, console
+    from bot.chat import commands
 
     ctx = commands.Context(store, group, Member("U1"), at("2026-12-07 10:00"), focus_tag="profiling")
-    reply = console.render(commands.run(ctx, "week").reply)
+    reply = console_text(commands.run(ctx, "week").reply)
     assert "No paper is tagged `profiling`" in reply and "catalog is empty" not in reply
 
 

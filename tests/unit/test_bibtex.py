@@ -7,8 +7,11 @@ import json
 
 import pytest
 
-from bot import bibtex, catalog, cli, papers_file
-from bot.catalog import open_store
+from bot import cli
+from bot.catalog import bibtex
+from bot.catalog import files as papers_file
+from bot.catalog import queries as catalog
+from bot.catalog.queries import open_store
 
 
 def _main(monkeypatch, tmp_path, capsys, db, *argv):

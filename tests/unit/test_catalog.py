@@ -10,8 +10,10 @@ from conftest import ROOT
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot import catalog, papers_file, search_terms
-from bot.catalog import PaperInput
+from bot.catalog import files as papers_file
+from bot.catalog import queries as catalog
+from bot.catalog import search_terms
+from bot.catalog.papers import PaperInput
 
 SEED_LINES = (ROOT / "data" / "papers.yaml").read_text(encoding="utf-8")
 

@@ -9,8 +9,9 @@ import sqlite3
 
 import pytest
 
-from bot import cli, groups
-from bot.catalog import open_store
+from bot import cli
+from bot.catalog.queries import open_store
+from bot.schedule import groups
 
 DISCORD_CHANNEL = "123456789012345678"
 

@@ -9,8 +9,9 @@ import sqlite3
 
 import pytest
 
-from bot import catalog, cli
-from bot.store import NotADatabase, Store
+from bot import cli
+from bot.catalog import queries as catalog
+from bot.store.connection import NotADatabase, Store
 
 VERBS = [
     ["console"],
@@ -177,7 +178,7 @@ def test_a_store_alone_knows_no_papers(tmp_path):
 
 
 def test_a_database_damaged_in_its_middle_is_refused_at_start(tmp_path):
-    from bot.catalog import PaperInput
+    from bot.catalog.papers import PaperInput
 
     path = tmp_path / "paperbot.db"
     store = catalog.open_store(path)

@@ -10,9 +10,9 @@ import jsonschema
 from conftest import ROOT
 from slack_sdk import WebClient
 
-from bot import commands
-from bot.commands import COMMANDS
-from bot.console import render
+from bot.chat import commands
+from bot.chat.commands import COMMANDS
+from bot.console.render import render
 from bot.slack.blocks import message
 from bot.slack.settings import SETTINGS
 
@@ -181,10 +181,10 @@ def test_the_readme_session_is_what_the_console_prints(tmp_path):
     from datetime import datetime
     from zoneinfo import ZoneInfo
 
-    from bot import console
-    from bot.catalog import open_store
+    from bot.catalog.queries import open_store
+    from bot.console.session import serve as console_serve
+    from bot.schedule.signups import Member
     from bot.settings import Settings
-    from bot.signups import Member
 
     block = README.split("## A session", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
     export, piped, shown = block.split("\n", 2)
@@ -196,7 +196,7 @@ def test_the_readme_session_is_what_the_console_prints(tmp_path):
 
     out = io.StringIO()
     context = lambda: commands.Context(store, settings.group, Member("console", lambda: True), now)  # noqa: E731
-    console.serve(context, io.StringIO(typed.replace("\\n", "\n")), out)
+    console_serve(context, io.StringIO(typed.replace("\\n", "\n")), out)
     assert out.getvalue().rstrip() == shown.rstrip()
 
 

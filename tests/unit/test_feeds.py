@@ -11,8 +11,9 @@ import icalendar
 import pytest
 from conftest import settings_for
 
-from bot import commands, feeds, http_door, member_names
-from bot.signups import Member
+from bot.chat import commands
+from bot.schedule.signups import Member
+from bot.web import feeds, http_door, member_names
 
 PUBLIC = "https://example.org/reading"
 
@@ -150,7 +151,7 @@ def test_the_page_searches_with_a_get_form_and_shows_a_script_title_as_text(serv
 
 def test_calendar_answers_the_members_addresses_privately(served):
     answer = served.do("calendar", "U1")
-    from bot.console import render
+    from bot.console.render import render
 
     shown = render(answer.reply)
     for path in served.urls("U1").values():

@@ -14,10 +14,13 @@ from datetime import timedelta
 import icalendar
 import pytest
 
-from bot import cli, commands, feeds, groups, http_door, member_names, talks
-from bot.catalog import open_store
-from bot.console import render
-from bot.signups import Member
+from bot import cli
+from bot.catalog.queries import open_store
+from bot.chat import commands
+from bot.console.render import render
+from bot.schedule import groups, talks
+from bot.schedule.signups import Member
+from bot.web import feeds, http_door, member_names
 
 PUBLIC = "https://example.org/reading"
 A, B = "C0GROUPA", "C0GROUPB"

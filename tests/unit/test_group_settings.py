@@ -7,10 +7,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot import commands, groups
-from bot.console import render
+from bot.chat import commands
+from bot.console.render import render
+from bot.schedule import groups
+from bot.schedule.signups import Member
 from bot.settings import SettingError, Settings
-from bot.signups import Member
 
 NOW = datetime(2026, 12, 3, 12, 0, tzinfo=ZoneInfo("UTC"))
 ENV = Settings.load({"PAPERBOT_CHANNEL": "C0ENV", "PAPERBOT_MEETING": "thu 16:00"}, dotenv=None)

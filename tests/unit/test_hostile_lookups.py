@@ -11,8 +11,10 @@ import pytest
 from arxiv_standin import ArxivStandin
 from crossref_standin import CrossrefStandin
 
-from bot import catalog, cli, lookup
-from bot.paper_refs import Ref, parse
+from bot import cli
+from bot.catalog import queries as catalog
+from bot.catalog.refs import Ref, parse
+from bot.intake import lookup
 
 NOT_A_FEED = "arXiv sent an answer that is not a valid feed: nothing was saved."
 TOO_LARGE = "arXiv sent more than a paper's record: nothing was saved."

@@ -11,9 +11,10 @@ import icalendar
 import pytest
 import vobject
 
-from bot import cli, commands
-from bot.catalog import open_store
-from bot.signups import Member
+from bot import cli
+from bot.catalog.queries import open_store
+from bot.chat import commands
+from bot.schedule.signups import Member
 
 ENV = {
     "PAPERBOT_TIMEZONE": "Europe/Berlin",

@@ -13,7 +13,7 @@ import tracemalloc
 import pytest
 import yaml
 
-from bot import papers_file
+from bot.catalog import files as papers_file
 
 FORMATS = ["yaml", "json", "jsonl", "csv"]
 
@@ -144,8 +144,8 @@ def test_a_broken_json_list_is_refused_whole_with_its_line_before_anything_is_im
 
 
 def test_paper_numbers_stay_within_one_to_99_999_999(store):
-    from bot import catalog
-    from bot.catalog import PaperInput
+    from bot.catalog import queries as catalog
+    from bot.catalog.papers import PaperInput
 
     top = PaperInput(id="top", title="The top", number=99_999_999)
     past = PaperInput(id="past", title="Past the top", number=100_000_000)  # no wish: the next number
@@ -160,8 +160,8 @@ def test_paper_numbers_stay_within_one_to_99_999_999(store):
 
 
 def test_ids_made_from_long_titles_end_after_a_whole_word(store):
-    from bot import catalog
-    from bot.catalog import PaperInput
+    from bot.catalog import queries as catalog
+    from bot.catalog.papers import PaperInput
 
     title = "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM"
     catalog.upsert(store, [PaperInput(id=None, title=title), PaperInput(id=None, title=title + ", again")])
@@ -171,14 +171,14 @@ def test_ids_made_from_long_titles_end_after_a_whole_word(store):
     ids = [p.id for p in catalog.all_papers(store)][-10:]
     assert ids[-1] == "efficient-large-scale-language-model-12"  # 39 characters: no word cut
     # The 1,000th would not fit "model": its id ends after "language", not in the middle of "model".
-    from bot.importing import _slug_prefix
+    from bot.catalog.importing import _slug_prefix
 
     assert _slug_prefix("efficient-large-scale-language-model", 1000) + "-1000" == "efficient-large-scale-language-1000"
 
 
 def test_a_paper_whose_id_an_earlier_version_cut_mid_word_is_found_again(store):
-    from bot import catalog
-    from bot.catalog import PaperInput
+    from bot.catalog import queries as catalog
+    from bot.catalog.papers import PaperInput
 
     title = "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM"
     catalog.upsert(store, [PaperInput(id="efficient-large-scale-language-model-tra", title=title)])

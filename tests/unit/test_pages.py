@@ -6,10 +6,10 @@ import dataclasses
 
 from conftest import TZ, at
 
-from bot import commands
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
-from bot.replies import PaperList
-from bot.signups import Member
+from bot.chat import commands
+from bot.chat.replies import PaperList
+from bot.schedule.signups import Member
 from bot.slack.members import PLATFORM as SLACK
 
 

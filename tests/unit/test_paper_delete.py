@@ -6,9 +6,12 @@ import io
 
 from conftest import TZ, at
 
-from bot import catalog, cli, commands, console
+from bot import cli
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
-from bot.signups import Member
+from bot.catalog import queries as catalog
+from bot.chat import commands
+from bot.console.render import render as console_text
+from bot.schedule.signups import Member
 
 
 def _ctx(store, user="UADMIN", admin=True, when="2026-12-02 10:00"):
@@ -17,7 +20,7 @@ def _ctx(store, user="UADMIN", admin=True, when="2026-12-02 10:00"):
 
 
 def _say(store, line, **kw) -> str:
-    return console.render(commands.run(_ctx(store, **kw), line).reply)
+    return console_text(commands.run(_ctx(store, **kw), line).reply)
 
 
 def test_an_admin_deletes_a_paper_nothing_refers_to(store):

@@ -8,8 +8,11 @@ import io
 import pytest
 import sqlite_utils
 
-from bot import catalog, cli, papers_file, store
-from bot.catalog import validate
+from bot import cli
+from bot.catalog import files as papers_file
+from bot.catalog import queries as catalog
+from bot.catalog.papers import validate
+from bot.store import connection as store
 
 
 def test_m009_reads_the_arxiv_id_and_doi_of_the_links_papers_already_have():

@@ -10,8 +10,10 @@ import pytest
 from arxiv_standin import ArxivStandin
 from crossref_standin import CrossrefStandin
 
-from bot import catalog, cli, lookup
-from bot.paper_refs import Ref, parse
+from bot import cli
+from bot.catalog import queries as catalog
+from bot.catalog.refs import Ref, parse
+from bot.intake import lookup
 
 
 @pytest.mark.parametrize(
@@ -224,7 +226,7 @@ def test_a_service_that_cannot_be_reached_is_one_line():
 def test_two_members_suggesting_one_paper_at_once_make_one_suggestion(tmp_path):
     import threading
 
-    from bot import suggestions
+    from bot.intake import suggestions
 
     store = catalog.open_store(tmp_path / "paperbot.db", seed=None)
     found = lookup.Found("A paper", url="https://arxiv.org/abs/2409.12345")

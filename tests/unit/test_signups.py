@@ -10,11 +10,13 @@ from conftest import TZ, at
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot import commands, console, slots
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
-from bot.commands import Context
-from bot.console import inline, render
-from bot.signups import Member
+from bot.chat import commands
+from bot.chat.commands import Context
+from bot.console.render import inline, render
+from bot.console.session import serve as console_serve
+from bot.schedule import slots
+from bot.schedule.signups import Member
 from bot.slack.members import PLATFORM as SLACK
 
 
@@ -313,12 +315,12 @@ def test_many_threads_without_a_date_each_get_their_own_week(room):
 def test_the_console_says_when_a_command_failed_and_reads_the_next(room):
     import io
 
-    from bot import console
+    from bot.console.session import serve as console_serve
 
     room.store.db.execute("PRAGMA query_only = ON")  # as when the database file became read-only
     out = io.StringIO()
     context = lambda: Context(room.store, room.group, Member("U1", lambda: False), room.now)  # noqa: E731
-    assert console.serve(context, stdin=io.StringIO("signup 7\nshow 7\n"), stdout=out) == 0
+    assert console_serve(context, stdin=io.StringIO("signup 7\nshow 7\n"), stdout=out) == 0
     said = out.getvalue()
     assert "Something went wrong on my side (OperationalError: attempt to write a readonly database)" in said
     assert "#7 " in said and "nobody has presented it yet" in said
@@ -331,7 +333,7 @@ def test_the_helps_assign_example_works_in_the_console(room):
 
     out = io.StringIO()
     context = lambda: Context(room.store, room.group, Member("console", lambda: True), room.now)  # noqa: E731
-    console.serve(context, stdin=io.StringIO("assign @ada 7 next\nassign bob 8 2026-12-17\n"), stdout=out)
+    console_serve(context, stdin=io.StringIO("assign @ada 7 next\nassign bob 8 2026-12-17\n"), stdout=out)
     said = out.getvalue()
     assert "@ada presents #7 " in said and "@bob presents #8 " in said, said
     assert [(kind, presenter) for _, kind, presenter, _ in room.slots()] == [("presenter", "ada"), ("presenter", "bob")]
@@ -347,7 +349,7 @@ def test_a_mistyped_verb_gets_did_you_mean_not_all_of_help(room, typed, meant):
 
 def test_the_console_takes_a_mention_as_the_console_writes_it_only(room):
     """The console reads @ada or ada, and a Slack mention pasted whole; anything else names the form it wants."""
-    from bot.console import read_member
+    from bot.console.session import read_member
 
     assert read_member("@ada") == read_member("ada") == "ada"
     assert read_member("<@U2|ada>") == "U2"  # a mention pasted from Slack names its member

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 from html.parser import HTMLParser
 from zoneinfo import ZoneInfo
 
-from bot import cli, site
+from bot import cli
 from bot.calendar import Week
-from bot.catalog import open_store
+from bot.catalog.queries import open_store
+from bot.web import site
 
 
 class Reader(HTMLParser):
@@ -80,8 +81,8 @@ def _catalog_text(html: str) -> tuple[str, str]:
 
 
 def test_archived_papers_leave_the_pages_catalog_but_keep_their_talks(store):
-    from bot import catalog
     from bot.calendar import Meeting, MeetingCalendar, PostSchedule
+    from bot.catalog import queries as catalog
 
     utc = ZoneInfo("UTC")
     calendar = MeetingCalendar(utc, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", utc))

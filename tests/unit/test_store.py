@@ -10,10 +10,11 @@ import time
 import pytest
 import sqlite_utils
 
-from bot import catalog, papers_file
-from bot.catalog import open_store
-from bot.search_index import MERGING_DEFERRED, SEARCH_TABLES, set_merging
-from bot.store import Store, migrations
+from bot.catalog import files as papers_file
+from bot.catalog import queries as catalog
+from bot.catalog.queries import open_store
+from bot.catalog.search_index import MERGING_DEFERRED, SEARCH_TABLES, set_merging
+from bot.store.connection import Store, migrations
 
 
 def test_an_older_database_is_migrated_and_keeps_its_data(tmp_path):
@@ -61,7 +62,7 @@ def test_ids_that_no_longer_read_back_are_renamed_and_an_export_imports_whole(tm
 
 def test_a_sent_posts_slack_ts_is_kept_as_its_message_reference(tmp_path):
     """The week's post, sent before the column was renamed, is still known: no second post."""
-    from bot import delivery
+    from bot.delivery import sending as delivery
 
     path = tmp_path / "old.db"
     db = sqlite_utils.Database(path)
@@ -182,7 +183,7 @@ def test_merging_left_off_by_a_killed_import_is_turned_back_on_at_open(tmp_path)
 
 
 def test_the_outbox_hands_an_item_to_one_sender_and_keeps_it_until_done(store):
-    from bot import outbox
+    from bot.delivery import outbox
 
     with store.write() as db:
         outbox.queue(db, [("announce", {"n": 1}), ("refresh", {"week": "2026-W50"})])
@@ -208,7 +209,7 @@ def test_the_outbox_hands_an_item_to_one_sender_and_keeps_it_until_done(store):
 
 
 def test_no_announcement_overtakes_an_earlier_one_that_waits_in_any_process(store):
-    from bot import outbox
+    from bot.delivery import outbox
 
     with store.write() as db:
         outbox.queue(db, [("announce", {"n": 1}), ("announce", {"n": 2}), ("refresh", {"week": "2026-W50"})])
@@ -224,8 +225,9 @@ def test_no_announcement_overtakes_an_earlier_one_that_waits_in_any_process(stor
 
 
 def test_a_database_another_process_keeps_locked_is_called_busy_not_broken(tmp_path, monkeypatch):
-    from bot import cli, store
+    from bot import cli
     from bot.settings import Settings
+    from bot.store import connection as store
 
     path = tmp_path / "held.db"
     open_store(path).close()
@@ -269,7 +271,7 @@ def _imports_of_bot() -> dict[str, set[str]]:
 
 def test_the_store_imports_nothing_of_the_domain_and_bot_has_no_import_circle():
     graph = _imports_of_bot()
-    assert graph["bot.store"] == set()
+    assert graph["bot.store.connection"] == set()
     done: set[str] = set()
 
     def visit(name: str, path: list[str]) -> None:

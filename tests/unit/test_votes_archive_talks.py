@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from conftest import TZ, at
 
-from bot import catalog, commands, console
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
-from bot.signups import Member
+from bot.catalog import queries as catalog
+from bot.chat import commands
+from bot.console.render import render as console_text
+from bot.schedule.signups import Member
 
 GROUP = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
 
@@ -16,7 +18,7 @@ def _ctx(store, user="UADMIN", admin=False, when="2026-12-02 10:00", **kw):
 
 
 def say(store, line, user="U1", admin=False, when="2026-12-02 10:00") -> str:
-    return console.render(commands.run(_ctx(store, user, admin, when), line).reply)
+    return console_text(commands.run(_ctx(store, user, admin, when), line).reply)
 
 
 # -- votes ---------------------------------------------------------------------
@@ -85,15 +87,15 @@ def test_a_booked_talk_of_an_archived_paper_stays_booked_and_says_so(store):
 
 
 def test_archive_counts_the_booked_talks_of_every_group(store):
-    from bot import groups
+    from bot.schedule import groups
 
     assert "You're signed up" in say(store, "signup 7 2026-12-03", user="U1")
     env = _ctx(store, channel="C0ONE").env_group
     two, _ = groups.start(store, env, "C0TWO", None, "UADMIN", at=at("2026-11-30 09:00"))
     there = commands.run(_ctx(store, "U2", channel="C0ONE", where=two.channel), "signup 7 2026-12-07")
-    assert "You're signed up" in console.render(there.reply)
+    assert "You're signed up" in console_text(there.reply)
     archived = commands.run(_ctx(store, admin=True, channel="C0ONE"), "archive 7")
-    assert "Its 2 booked talks stay booked." in console.render(archived.reply)
+    assert "Its 2 booked talks stay booked." in console_text(archived.reply)
 
 
 # -- slides and past ---------------------------------------------------------------
@@ -141,7 +143,7 @@ def test_slides_for_a_coming_talk_say_where_it_shows_now(store):
 def test_calendar_in_the_console_points_to_the_files_paperbot_writes(store):
     from bot.console.session import PLATFORM
 
-    reply = console.render(commands.run(_ctx(store, "console", True, platform=PLATFORM), "calendar").reply)
+    reply = console_text(commands.run(_ctx(store, "console", True, platform=PLATFORM), "calendar").reply)
     assert "`paperbot calendar > group.ics`" in reply and "`paperbot site DIR`" in reply, reply
     assert "whoever runs it" not in reply
     chat = say(store, "calendar")  # a member in chat: the operator is someone else

@@ -14,9 +14,9 @@ from __future__ import annotations
 import logging
 import re
 
-from bot import commands
-from bot.delivery import Rejected, Uncertain
-from bot.replies import AddForm, Notice, text
+from bot.chat import commands
+from bot.chat.replies import AddForm, Notice, text
+from bot.delivery.sending import Rejected, Uncertain
 from bot.slack import blocks
 from bot.slack.client import NETWORK_ERRORS, call, may_have_arrived, webhook
 from bot.slack.listeners.commands import OOPS, open_add_form

@@ -7,9 +7,10 @@ import logging
 import re
 from dataclasses import replace
 
-from bot import commands, lookup
-from bot.delivery import Rejected, Uncertain
-from bot.replies import COMMAND, AddForm, EditForm, Notice, text
+from bot.chat import commands
+from bot.chat.replies import COMMAND, AddForm, EditForm, Notice, text
+from bot.delivery.sending import Rejected, Uncertain
+from bot.intake import lookup
 from bot.slack import blocks
 from bot.slack.client import NETWORK_ERRORS, call, webhook
 from bot.slack.listeners import views

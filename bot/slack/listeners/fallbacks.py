@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import re
 
-from bot.commands import Answer
-from bot.replies import COMMAND, Notice, command_code, text
+from bot.chat.commands import Answer
+from bot.chat.replies import COMMAND, Notice, command_code, text
 from bot.slack.listeners import actions
 
 log = logging.getLogger(__name__)

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import logging
 
-from bot import commands
-from bot.catalog import InvalidPaper
-from bot.delivery import Rejected, Uncertain
-from bot.replies import COMMAND, Code, Notice, PaperRef, text
-from bot.signups import Refusal
+from bot.catalog.papers import InvalidPaper
+from bot.chat import commands
+from bot.chat.replies import COMMAND, Code, Notice, PaperRef, text
+from bot.delivery.sending import Rejected, Uncertain
+from bot.schedule.signups import Refusal
 from bot.slack import blocks
 from bot.slack.blocks import plain
 from bot.slack.client import call
-from bot.store import Busy, DiskFull
+from bot.store.connection import Busy, DiskFull
 
 log = logging.getLogger(__name__)
 

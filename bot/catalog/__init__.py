@@ -1,0 +1,1 @@
+"""The tagged paper catalog: papers, finding and searching them, importing, votes, files."""

@@ -1,0 +1,1 @@
+"""The `/paper` commands and the replies they answer with, for every platform."""

@@ -1,0 +1,1 @@
+"""Sending exactly once, the outbox, and the background lanes that drain it."""

@@ -1,0 +1,1 @@
+"""What `run` starts: the scheduler, and serving one or both platforms."""

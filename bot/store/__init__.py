@@ -1,0 +1,1 @@
+"""The database: connections, transactions, migrations, and which processes on it are alive."""

@@ -1,0 +1,1 @@
+"""The HTTP door, the calendar feeds and the group's page."""

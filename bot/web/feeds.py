@@ -1,0 +1,475 @@
+"""The group's calendar feed, each member's feed and the group's page, served at secret addresses.
+
+    PUBLIC/g/<group secret>/                the group's page (?q= searches the catalog)
+    PUBLIC/g/<group secret>/calendar.ics    the group's meetings
+    PUBLIC/m/<member secret>/calendar.ics   one member's own talks
+
+PUBLIC is PAPERBOT_PUBLIC_URL, which may carry a path (`https://example.org/paperbot`). The secret
+parts come from `secrets.token_urlsafe`, are kept in the database and can be renewed; a wrong or
+renewed one gets the same 404 as any unknown address, saying nothing of which part was wrong.
+Answers carry an ETag and a Last-Modified, so that calendar programs polling every few minutes
+get 304 and nothing else while the schedule stands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import secrets
+import threading
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
+from urllib.parse import parse_qs, urlsplit
+
+from bot.schedule import groups
+from bot.store.connection import Store
+from bot.web import ical, site
+from bot.web.site import Group
+
+log = logging.getLogger(__name__)
+
+SECRET_BYTES = 24  # 32 characters of token_urlsafe: not guessed
+_SECRET = r"[A-Za-z0-9_-]{16,64}"
+_ROUTE = re.compile(rf"^/(g|m)/({_SECRET})/(calendar\.ics)?$")
+
+NOT_FOUND = (
+    b"<!doctype html><html lang=en><meta charset=utf-8><meta name=viewport content='width=device-width'>"
+    b"<title>Not found</title><p>There is nothing at this address. Calendar and page addresses change when "
+    b"they are renewed: ask the bot for the current ones with <code>/paper calendar</code>.</p></html>"
+)
+
+
+# -- the secrets ---------------------------------------------------------------
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+#: Where each kind of secret is kept: its table and the column that names whose it is.
+_SECRETS = {"group": ("group_secrets", "group_id"), "member": ("member_secrets", "member")}
+
+
+def _secret(store: Store, kind: str, owner) -> str:
+    """The secret part of `owner`'s addresses (made on first use)."""
+    table, column = _SECRETS[kind]
+    row = store.db.execute(f"SELECT secret FROM {table} WHERE {column} = ?", [owner]).fetchone()
+    if row:
+        return row[0]
+    with store.write() as db:
+        db.execute(
+            f"INSERT OR IGNORE INTO {table} ({column}, secret, made_at) VALUES (?, ?, ?)",
+            [owner, secrets.token_urlsafe(SECRET_BYTES), _now()],
+        )
+        return db.execute(f"SELECT secret FROM {table} WHERE {column} = ?", [owner]).fetchone()[0]
+
+
+def _renew(store: Store, kind: str, owner, then: Callable[[], None] | None = None) -> str:
+    """A new secret for `owner`: the old addresses answer 404 from now on. `then` is called inside
+    the write (a renewal's announcement is saved with it or not at all)."""
+    table, column = _SECRETS[kind]
+    secret = secrets.token_urlsafe(SECRET_BYTES)
+    with store.write() as db:
+        db.execute(
+            f"INSERT INTO {table} ({column}, secret, made_at) VALUES (?, ?, ?) "
+            f"ON CONFLICT ({column}) DO UPDATE SET secret = excluded.secret, made_at = excluded.made_at",
+            [owner, secret, _now()],
+        )
+        if then is not None:
+            then()
+    return secret
+
+
+def group_secret(store: Store, group_id: int) -> str:
+    """The secret part of the group's page and feed addresses."""
+    return _secret(store, "group", group_id)
+
+
+def renew_group_secret(store: Store, group_id: int, then: Callable[[], None] | None = None) -> str:
+    return _renew(store, "group", group_id, then)
+
+
+def member_secret(store: Store, member: str) -> str:
+    """The secret part of `member`'s own feed address."""
+    return _secret(store, "member", member)
+
+
+def renew_member_secret(store: Store, member: str) -> str:
+    return _renew(store, "member", member)
+
+
+def urls(store: Store, public_url: str, group_id: int, member: str) -> dict[str, str]:
+    """The addresses a member is given: the group's page and feed, and their own feed."""
+    public = public_url.rstrip("/")
+    group = group_secret(store, group_id)
+    return {
+        "page": f"{public}/g/{group}/",
+        "group": f"{public}/g/{group}/calendar.ics",
+        "member": f"{public}/m/{member_secret(store, member)}/calendar.ics",
+    }
+
+
+# -- serving -------------------------------------------------------------------
+
+
+def _etag(body: bytes) -> str:
+    return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def _not_modified(environ, etag: str, modified: datetime, now: datetime) -> bool:
+    """RFC 9110 13.1: If-None-Match wins over If-Modified-Since; a date later than `now` is ignored
+    (13.1.3), since it would make every later change look old."""
+    match = environ.get("HTTP_IF_NONE_MATCH")
+    if match is not None:
+        tags = [t.strip().removeprefix("W/") for t in match.split(",")]
+        return "*" in tags or etag in tags
+    since = environ.get("HTTP_IF_MODIFIED_SINCE")
+    if since:
+        try:
+            when = parsedate_to_datetime(since)
+        except (TypeError, ValueError, IndexError):
+            return False
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        if when > now:
+            return False
+        return modified.replace(microsecond=0) <= when
+    return False
+
+
+class Feeds:
+    """The WSGI application of the feeds and the page, for `groups` (a callable: groups change)."""
+
+    def __init__(
+        self,
+        store: Store,
+        groups: Callable[[], Iterable[Group]],
+        public_url: str,
+        *,
+        ask=None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        self.store, self.groups, self.ask, self.clock = store, groups, ask, clock
+        self.prefix = urlsplit(public_url).path.rstrip("/")
+        # When each page was first drawn as it is (a page has no single time it changed).
+        self._first_seen: dict[str, tuple[str, datetime]] = {}
+        self._lock = threading.Lock()
+
+    def route(self, path: str) -> re.Match | None:
+        """The feed or page `path` asks for (with or without PAPERBOT_PUBLIC_URL's path in front)."""
+        if self.prefix and (path == self.prefix or path.startswith(self.prefix + "/")):
+            path = path[len(self.prefix) :]
+        return _ROUTE.match(path)
+
+    def __call__(self, environ, start_response):
+        match = self.route(environ.get("PATH_INFO") or "")
+        if match is None:
+            return self._not_found(environ, start_response)
+        method = environ.get("REQUEST_METHOD")
+        if method not in ("GET", "HEAD"):
+            start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), ("Content-Type", "text/plain")])
+            return [b"GET or HEAD only\n"]
+        try:
+            answer = self._answer(environ, match)
+        except Exception as e:  # never a 500 or a traceback: one line in the log
+            log.warning(
+                "could not draw %s: %s: %s", match[1] == "g" and "a group's page" or "a feed", type(e).__name__, e
+            )
+            start_response("503 Service Unavailable", [("Retry-After", "30"), ("Content-Type", "text/plain")])
+            return [b"Busy; try again in a moment.\n"]
+        if answer is None:
+            return self._not_found(environ, start_response)
+        body, content_type, modified = answer
+        etag = _etag(body)
+        headers = [
+            ("ETag", etag),
+            ("Last-Modified", format_datetime(modified.astimezone(UTC), usegmt=True)),
+            ("Cache-Control", "private, no-cache"),
+            ("Referrer-Policy", "no-referrer"),
+            ("X-Robots-Tag", "noindex"),
+            ("X-Content-Type-Options", "nosniff"),
+        ]
+        if content_type.startswith("text/html"):
+            headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"))
+        if _not_modified(environ, etag, modified, self.clock()):
+            start_response("304 Not Modified", headers)
+            return [b""]
+        headers += [("Content-Type", content_type), ("Content-Length", str(len(body)))]
+        start_response("200 OK", headers)
+        return [b""] if method == "HEAD" else [body]
+
+    def _not_found(self, environ, start_response):
+        log.info("no page at the address %s asked for", environ.get("REMOTE_ADDR"))  # never the secret
+        start_response("404 Not Found", [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")])
+        return [NOT_FOUND]
+
+    def _answer(self, environ, match: re.Match) -> tuple[bytes, str, datetime] | None:
+        kind, secret, file = match[1], match[2], match[3]
+        if kind == "m":
+            if not file:
+                return None
+            row = self.store.db.execute("SELECT member FROM member_secrets WHERE secret = ?", [secret]).fetchone()
+            if row is None:
+                return None
+            body, kind, changed = self._member_feed(row[0])
+            return body, kind, max(changed, self._seen(match[0], body))
+        row = self.store.db.execute("SELECT group_id FROM group_secrets WHERE secret = ?", [secret]).fetchone()
+        group = next((g for g in self.groups() if row is not None and g.group_id == row[0]), None)
+        if group is None:
+            return None
+        if file:
+            body, kind, changed = self._group_feed(group)
+            # The weeks shown move on with time (an old event leaves the window): a body never seen
+            # before is news even when no event in it changed.
+            return body, kind, max(changed, self._seen(match[0], body))
+        query = parse_qs(environ.get("QUERY_STRING") or "").get("q", [""])[0]
+        path = match[0]
+        html = site.page(
+            self.store,
+            group,
+            self.clock().astimezone(group.calendar.tz),
+            ask=self.ask,
+            query=query,
+            feed_url=f"{self.prefix}/g/{secret}/calendar.ics",
+        ).encode()
+        return html, "text/html; charset=utf-8", self._seen(f"{path}?{query}", html)
+
+    def _seen(self, key: str, body: bytes) -> datetime:
+        etag = _etag(body)
+        with self._lock:
+            seen = self._first_seen.get(key)
+            if seen is None or seen[0] != etag:
+                if len(self._first_seen) > 1000:
+                    self._first_seen.clear()
+                seen = self._first_seen[key] = (etag, self.clock().replace(microsecond=0))
+            return seen[1]
+
+    def _group_feed(self, group: Group) -> tuple[bytes, str, datetime]:
+        events = group_meetings(self.store, group, self.clock(), self.ask)
+        body = ical.feed(self.store, events, group.calendar.tz, group.name)
+        return body, "text/calendar; charset=utf-8", ical.last_changed(events) or _EPOCH
+
+    def _member_feed(self, member: str) -> tuple[bytes, str, datetime]:
+        events, tz = member_meetings(self.store, list(self.groups()), self.clock(), self.ask, member)
+        body = ical.feed(self.store, events, tz, "My talks")
+        return body, "text/calendar; charset=utf-8", ical.last_changed(events) or _EPOCH
+
+
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def group_meetings(store: Store, group: Group, now: datetime, ask=None, member: str | None = None):
+    return ical.meetings(
+        store,
+        group.group_id,
+        group.calendar,
+        now.astimezone(group.calendar.tz),
+        minutes=group.minutes,
+        channel=group.channel,
+        place=group.place,
+        ask=ask,
+        member=member,
+    )
+
+
+def member_meetings(store: Store, groups_: list[Group], now: datetime, ask, member: str):
+    """`member`'s talks in every one of `groups_`, and the time zone to show them in (the first group's:
+    each event is at its own group's time, written in that zone)."""
+    events = [m for g in groups_ for m in group_meetings(store, g, now, ask, member=member)]
+    return events, groups_[0].calendar.tz if groups_ else UTC
+
+
+def environment_group(settings) -> Group:
+    """The install's first group, as the environment's settings define it (group id 1)."""
+    return Group(
+        group_id=1,
+        calendar=settings.group,
+        name="Reading group",
+        channel=settings.channel,
+        minutes=settings.meeting_minutes,
+        place=settings.meeting_place,
+    )
+
+
+def page_group(settings, group: groups.Group) -> Group:
+    """What the page and the feeds need of `group`: group 1's from the environment, a chat group's
+    from its row (its own meeting length; named by its channel, to tell its calendar from others')."""
+    if group.from_env:
+        return environment_group(settings)
+    return Group(
+        group_id=group.id,
+        calendar=group.calendar,
+        name=f"Reading group in {group.channel}" if group.channel else f"Reading group {group.id}",
+        channel=group.channel,
+        minutes=group.meeting_minutes,
+    )
+
+
+def install_groups(settings, store: Store) -> list[Group]:
+    """Every group of the install, read afresh: a group started in chat is served at once."""
+    return [page_group(settings, g) for g in groups.every(store, groups.from_settings(settings))]
+
+
+def of_channel(settings, store: Store, channel: str | None) -> Group | None:
+    """The group of `channel` (None: the environment's), or None when no group has that channel."""
+    if channel is None:
+        return environment_group(settings)
+    found = groups.of_channel(store, groups.from_settings(settings), channel)
+    return page_group(settings, found) if found is not None else None
+
+
+def channels(settings, store: Store) -> list[str]:
+    """The groups' channels, the environment's first (what to name when a channel is no group's)."""
+    return [g.channel for g in groups.every(store, groups.from_settings(settings)) if g.channel]
+
+
+def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
+    """One WSGI application: the feeds' and page's addresses to `feeds`, the rest (the platform's
+    routes, /healthz) to `platform_app`; with no platform app, only /healthz besides."""
+
+    def application(environ, start_response):
+        if feeds.route(environ.get("PATH_INFO") or "") is not None:
+            return feeds(environ, start_response)
+        if platform_app is not None:
+            return platform_app(environ, start_response)
+        if environ.get("PATH_INFO") == "/healthz":
+            from bot.web.http_door import healthz
+
+            return healthz(start_response)
+        return feeds(environ, start_response)  # its 404
+
+    return application
+
+
+def beside_connection(calendars: Feeds | None, port: int, logger: logging.Logger) -> Callable[[], None] | None:
+    """The calendars and the group's page on `port`, in a thread beside a platform's connection (Socket
+    Mode, the Gateway) that holds the main thread: the function that stops them, None with no calendars."""
+    from bot.web import http_door
+
+    if calendars is None:
+        return None
+    stop = http_door.serve_beside(http_door.listen(around(None, calendars), port))
+    logger.info("serving the calendars and the group's page on http://0.0.0.0:%s", port)
+    return stop
+
+
+def names_of(*settings) -> Callable[[str], str | None]:
+    """The look-up of members' names for pages and calendars, from each served platform's settings:
+    its own look-up, asked only for members whose ids have its form (a failing one leaves the others
+    asked); a platform without its token gives names as typed (the console's)."""
+    from bot import platforms
+    from bot.settings import SettingError
+    from bot.web import member_names
+
+    asks = []
+    for each in settings:
+        adapter = platforms.of(each)
+        try:
+            each.require(adapter.token)
+        except SettingError:
+            asks.append((adapter.settings.is_member, member_names.as_typed))
+            continue
+        ask = adapter.member_names(each) if adapter.member_names is not None else member_names.as_typed
+        asks.append((adapter.settings.is_member, ask))
+    if len(asks) == 1:  # one platform: every member is its own
+        return asks[0][1]
+    return member_names.ByPlatform(asks)
+
+
+def serve(settings, store: Store, ask=None) -> Feeds | None:
+    """The feeds of the install's groups, when PAPERBOT_PUBLIC_URL says where users reach them."""
+    if not settings.public_url:
+        return None
+    return Feeds(
+        store,
+        lambda: install_groups(settings, store),
+        settings.public_url,
+        ask=ask if ask is not None else names_of(settings),
+    )
+
+
+# -- `/paper calendar` ---------------------------------------------------------
+
+
+def _address_lines(found: dict[str, str], *, calendar: str = "", talks: str = "") -> tuple:
+    """The group's page, the group's calendar and the member's own talks (`urls`), one line each, the
+    last without its line break; `calendar` and `talks` add a note to their line's label."""
+    from bot.chat.replies import Code
+
+    return (
+        "The group's page: ",
+        Code(found["page"]),
+        f"\nThe group's calendar{calendar}: ",
+        Code(found["group"]),
+        f"\nYour own talks{talks}: ",
+        Code(found["member"]),
+    )
+
+
+def renewed_reply(store: Store, public_url: str | None, group_id: int, member: str):
+    """The answer to `group set calendar-secret new`: the group's new addresses, and the member's own."""
+    from bot.chat.replies import Notice, command_code, text
+
+    if not public_url:
+        return Notice(
+            text(
+                "The group's calendar and page have a new secret. This bot does not serve them: whoever runs it "
+                "can set PAPERBOT_PUBLIC_URL to serve them."
+            )
+        )
+    return Notice(
+        text(
+            "The group's calendar and page have new addresses; the old ones no longer answer.\n",
+            *_address_lines(urls(store, public_url, group_id, member), talks=" (unchanged)"),
+            "\nMembers get the new ones with ",
+            command_code("calendar"),
+            ".",
+        )
+    )
+
+
+def calendar_reply(store: Store, public_url: str | None, group_id: int, member: str, args: str, *, operator=False):
+    """The answer to `calendar` (the member's addresses) or `calendar renew` (a new member secret).
+    `operator`: asked by whoever runs paperbot (the console), who can write the calendar and page as files."""
+    from bot.chat.replies import Code, Notice, command_code, text
+
+    words = args.split()
+    if words not in ([], ["renew"]):
+        return Notice(
+            text("Usage: ", command_code("calendar"), " for your addresses, or ", command_code("calendar renew")),
+            ok=False,
+        )
+    if not public_url and operator:
+        return Notice(
+            text(
+                "This bot does not serve calendars (PAPERBOT_PUBLIC_URL is not set). Write them as files instead: ",
+                Code("paperbot calendar > group.ics"),
+                " for the group's calendar, ",
+                Code("paperbot site DIR"),
+                " for its page.",
+            )
+        )
+    if not public_url:  # not the member's mistake: said as news, not as a refusal
+        return Notice(
+            text(
+                "This bot does not serve calendars: whoever runs it can set PAPERBOT_PUBLIC_URL to serve them. "
+                "Meanwhile ",
+                command_code("schedule"),
+                " lists the coming weeks.",
+            )
+        )
+    if words == ["renew"]:
+        renew_member_secret(store, member)
+    found = urls(store, public_url, group_id, member)
+    renewed = "Your calendar has a new address; the old one no longer answers.\n" if words else ""
+    return Notice(
+        text(
+            renewed,
+            *_address_lines(found, calendar=" (subscribe to it in your calendar program)"),
+            "\nKeep them to yourself; ",
+            command_code("calendar renew"),
+            " gives your own calendar a new address.",
+        )
+    )
