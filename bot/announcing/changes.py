@@ -20,10 +20,11 @@ from zoneinfo import ZoneInfo
 from bot.calendar import Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.chat.replies import Bold, ChannelRef, Code, Mention, SlotLine, Text, When
 from bot.delivery import outbox
 from bot.delivery.outbox import ItemKind
+from bot.rich_text import Bold, ChannelRef, Code, Mention, Text, When
 from bot.schedule import weekly
+from bot.schedule.rows import SlotLine
 from bot.schedule.signups import Change
 from bot.store.connection import Store
 

@@ -23,39 +23,30 @@ from bot.catalog import queries as catalog
 from bot.catalog import refs as paper_refs
 from bot.catalog import search_terms, votes
 from bot.catalog.queries import PAGE_SIZE
+from bot.chat import addresses
 from bot.chat.replies import (
-    COMMAND,
     AddForm,
-    Bold,
-    Button,
-    ChannelRef,
-    Code,
     EditForm,
     Help,
     HelpLine,
     Home,
-    Mention,
     Mine,
     Notice,
     PaperCard,
     PaperEntry,
     PaperList,
-    PaperRef,
     PastTalks,
     Reply,
     Schedule,
     SuggestionLine,
     SuggestionList,
     TagCounts,
-    Text,
     WeekCard,
-    When,
-    command_code,
-    text,
 )
 from bot.intake import links as paper_links
 from bot.intake import lookup, suggestions
 from bot.intake.lookup import LookupFailed, Lookups
+from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Mention, PaperRef, Text, When, command_code, text
 from bot.schedule import groups, signups, slots, talks, weekly
 from bot.schedule.signups import Change, Member, Refusal
 from bot.settings import SettingError
@@ -708,12 +699,11 @@ def cmd_delete(ctx: Context, args: str) -> Answer:
 
 
 def cmd_calendar(ctx: Context, args: str) -> Answer:
-    from bot.web import feeds
 
     # A platform without forms is the console, whose user runs paperbot and can write the files.
     operator = not ctx.platform.forms
     return Answer(
-        feeds.calendar_reply(ctx.store, ctx.public_url, ctx.group.group_id, ctx.member.id, args, operator=operator)
+        addresses.calendar_reply(ctx.store, ctx.public_url, ctx.group.group_id, ctx.member.id, args, operator=operator)
     )
 
 
@@ -1128,7 +1118,7 @@ def _renew_calendar_secret(ctx: Context, value: str) -> Answer:
         lambda g: ("🔑 The group's calendar and page have new addresses: ", command_code("calendar"), " gives them."),
     )
     feeds.renew_group_secret(ctx.store, here.id, lambda: then(here))
-    return Answer(feeds.renewed_reply(ctx.store, ctx.public_url, here.id, ctx.member.id), then.change)
+    return Answer(addresses.renewed_reply(ctx.store, ctx.public_url, here.id, ctx.member.id), then.change)
 
 
 def _group_set(ctx: Context, args: str) -> Answer:

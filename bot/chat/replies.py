@@ -3,82 +3,17 @@
     Notice(text("Signed up: ", Mention("U1"), " presents ", PaperRef(paper), " on ", When(t)))
 
 A command returns one of these; each platform's adapter draws it (a chat message, or
-plain text in the console). Text is a tuple of segments, so a renderer can
-escape what a user wrote (titles, summaries, tags) and still draw mentions,
-dates in each reader's own zone, and code spans of its own.
+plain text in the console). Their text is `bot.rich_text`; the schedule's rows are
+`bot.schedule.rows`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Literal
 
-from bot.calendar import Week
 from bot.catalog.papers import Paper
-
-#: The command people type, in every platform's help, hint and reply.
-COMMAND = "/paper"
-
-
-@dataclass(frozen=True)
-class Mention:
-    user: str
-
-
-@dataclass(frozen=True)
-class When:
-    """A moment, shown in the reader's own zone where the platform can."""
-
-    moment: datetime
-    with_time: bool = True
-
-
-@dataclass(frozen=True)
-class Code:
-    text: str
-
-
-@dataclass(frozen=True)
-class Bold:
-    text: str
-
-
-@dataclass(frozen=True)
-class PaperRef:
-    """`#7 Title`, linked when the paper has a url."""
-
-    paper: Paper
-
-
-@dataclass(frozen=True)
-class ChannelRef:
-    """A group's channel, by the platform's id: drawn as a link to it where the platform can."""
-
-    channel: str
-
-
-def command_code(words: str) -> Code:
-    """`/paper <words>` as a code span: a command to type."""
-    return Code(f"{COMMAND} {words}")
-
-
-Segment = str | Mention | When | Code | Bold | PaperRef | ChannelRef
-Text = tuple[Segment, ...]
-
-
-def text(*segments: Segment) -> Text:
-    return tuple(s for s in segments if s != "")
-
-
-@dataclass(frozen=True)
-class Button:
-    """A button runs a /paper command as the person who clicks it."""
-
-    label: str
-    command: str
-    primary: bool = False
+from bot.rich_text import Button, Text
+from bot.schedule.rows import SlotLine, TalkLinks
 
 
 @dataclass
@@ -108,50 +43,6 @@ class PaperList:
     votes: dict[int, int] = field(default_factory=dict)
 
 
-#: What a week of the schedule holds.
-SlotState = Literal["presenter", "open", "skipped", "booked"]
-
-
-@dataclass
-class SlotLine:
-    """One week of the schedule: what happens and who presents."""
-
-    week: Week
-    meeting: datetime
-    #: 'booked': `weeks` weeks with presenters, from this one, not listed one by one.
-    state: SlotState
-    paper: Paper | None = None
-    presenter: str | None = None
-    weeks: int = 1
-    #: The paper was archived after the talk was booked: the talk stands, and says so.
-    archived: bool = False
-    #: The group's channel, when the line is one of several groups' (`mine`, `show`).
-    channel: str | None = None
-    #: The group's id, when the line is one of several groups' (`mine`, `show`).
-    group_id: int | None = None
-
-
-def by_month(lines: list[SlotLine]) -> Iterator[tuple[str | None, SlotLine]]:
-    """Each line, with its month's name ("January 2027") where a new month begins: a schedule that
-    leaves weeks out still shows where each month starts."""
-    last = None
-    for line in lines:
-        month = f"{MONTHS[line.meeting.month - 1]} {line.meeting.year}"
-        yield (month if month != last else None), line
-        last = month
-
-
-MONTHS = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
-)  # fmt: skip
-
-
-def booked(line: SlotLine) -> str:
-    """What a 'booked' line says after its date."""
-    return f"{line.weeks} more week{'s' if line.weeks != 1 else ''} booked"
-
-
 @dataclass
 class PaperCard:
     paper: Paper
@@ -167,14 +58,6 @@ class PaperCard:
     def links_of(self, line: SlotLine) -> tuple[str, ...]:
         """The links of the talk of `line` (one of `presented` or `coming`)."""
         return self.links.get((line.group_id, line.week.key), ()) if line.group_id is not None else ()
-
-
-@dataclass(frozen=True)
-class TalkLinks:
-    """A talk (a week with a presenter) and its links."""
-
-    line: SlotLine
-    links: tuple[str, ...] = ()
 
 
 @dataclass
@@ -272,64 +155,6 @@ class SuggestionList:
     heading: Text
     lines: list[SuggestionLine]
     footer: Text = ()
-
-
-@dataclass
-class WeeklyPost:
-    """The paper of the week as it is posted to the group's channel."""
-
-    week: Week
-    paper: Paper
-    meeting: datetime
-    presenter: str | None
-    skipped: bool = False
-    ahead: bool = True  # the meeting was still ahead when the post was planned
-    #: (presenter, meeting) of the paper in another week, the latest: a sign-up for it could only be
-    #: refused. The presenter is None when that meeting was over when the post was planned.
-    elsewhere: tuple[str | None, datetime] | None = None
-    #: The paper was archived after its talk was booked.
-    archived: bool = False
-    #: Last week's talk, when it has links: the post mentions them.
-    last_week: TalkLinks | None = None
-
-    @property
-    def signup_button(self) -> Button | None:
-        """While nobody presents: sign up for this week's meeting, or once it has begun (with the
-        default PAPERBOT_MEETING, the post's own time) for the first open meeting still ahead. None
-        when the paper has its presenter in another week."""
-        if self.presenter or self.skipped or self.elsewhere:
-            return None
-        week = f" {self.week.monday.isoformat()}" if self.ahead else ""
-        return Button("Sign up to present", f"signup {self.paper.number}{week}", primary=True)
-
-    @property
-    def nobody(self) -> str:
-        """What the post says while nobody presents."""
-        return (
-            "Nobody presents yet: want to?"
-            if self.ahead
-            else "Nobody presents it this week: present it at a coming meeting?"
-        )
-
-    def elsewhere_note(self) -> Text:
-        """What a post that nobody presents says instead of a sign-up button when its paper has its
-        presenter in another week."""
-        if self.elsewhere is None:
-            return ()
-        presenter, meeting = self.elsewhere
-        if presenter is not None:
-            return text(Mention(presenter), " presents it on ", When(meeting), ".")
-        # No mention: a new post would ping the past presenter about a talk long given.
-        show = command_code(f"show {self.paper.number}")
-        return text("Presented on ", When(meeting, with_time=False), " (", show, ").")
-
-
-@dataclass
-class Reminder:
-    week: Week
-    paper: Paper
-    meeting: datetime
-    presenter: str
 
 
 @dataclass

@@ -12,33 +12,21 @@ from datetime import datetime
 from functools import singledispatch
 
 from bot.chat.replies import (
-    COMMAND,
     AddForm,
-    Bold,
-    Button,
-    ChannelRef,
-    Code,
     EditForm,
     Help,
-    Mention,
     Mine,
     Notice,
     PaperCard,
     PaperList,
-    PaperRef,
     PastTalks,
-    Reminder,
     Schedule,
-    SlotLine,
     SuggestionList,
     TagCounts,
-    Text,
     WeekCard,
-    WeeklyPost,
-    When,
-    booked,
-    by_month,
 )
+from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Mention, PaperRef, Text, When
+from bot.schedule.rows import Reminder, SlotLine, WeeklyPost, booked, by_month
 
 
 def when(moment: datetime, with_time: bool = True) -> str:

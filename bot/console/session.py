@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import TextIO
 
 from bot.chat import commands
-from bot.chat.replies import COMMAND
 from bot.console.render import inline, render
 from bot.intake import lookup
+from bot.rich_text import COMMAND
 from bot.schedule import groups
 
 log = logging.getLogger(__name__)

@@ -25,13 +25,14 @@ from bot.catalog import queries as catalog
 from bot.catalog.papers import InvalidPaper
 from bot.chat import commands
 from bot.chat.commands import Context, Platform
-from bot.chat.replies import AddForm, Code, EditForm, Mention, Notice, PaperRef, command_code, text
+from bot.chat.replies import AddForm, EditForm, Notice
 from bot.delivery.answer_time import Replies
 from bot.delivery.background import Background
 from bot.delivery.sending import RateLimited, Rejected, Uncertain
 from bot.discord import definition, door, render
 from bot.discord.rest import Rest
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
+from bot.rich_text import Code, Mention, PaperRef, command_code, text
 from bot.schedule import groups
 from bot.schedule.signups import Change, Member, Refusal
 from bot.store.connection import Busy, Store

@@ -11,7 +11,7 @@ invite_url(app_id)                   # the invite with the permissions the bot n
 from __future__ import annotations
 
 from bot.chat import commands
-from bot.chat.replies import Code, text
+from bot.rich_text import Code, text
 
 STRING, USER = 3, 6
 SUBCOMMAND, SUBCOMMAND_GROUP = 1, 2

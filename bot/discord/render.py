@@ -22,34 +22,22 @@ from functools import singledispatch
 
 from bot.catalog.papers import Paper, read_byline
 from bot.chat.replies import (
-    COMMAND,
     AddForm,
-    Bold,
-    Button,
-    ChannelRef,
-    Code,
     EditForm,
     Help,
-    Mention,
     Mine,
     Notice,
     PaperCard,
     PaperList,
-    PaperRef,
     PastTalks,
-    Reminder,
     Schedule,
-    SlotLine,
     SuggestionList,
     TagCounts,
-    Text,
     WeekCard,
-    WeeklyPost,
-    When,
-    booked,
-    by_month,
 )
 from bot.discord import definition
+from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Mention, PaperRef, Text, When
+from bot.schedule.rows import Reminder, SlotLine, WeeklyPost, booked, by_month
 
 MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION = 2000, 10, 6000, 4096
 MAX_TITLE, MAX_FIELD, MAX_FOOTER = 256, 1024, 2048

@@ -21,12 +21,12 @@ from bot.announcing import changes as announce
 from bot.announcing.sender import FOREIGN_CHANNEL
 from bot.calendar import Week
 from bot.chat import commands
-from bot.chat.replies import Reminder, WeeklyPost
 from bot.delivery.sending import Delivery, Rejected, Sent
 from bot.discord import render
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
 from bot.schedule import groups, weekly
+from bot.schedule.rows import Reminder, WeeklyPost
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,10 @@ from datetime import datetime
 
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
-from bot.chat.replies import Reminder
 from bot.delivery import sending as delivery
 from bot.delivery.sending import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.schedule import slots
+from bot.schedule.rows import Reminder
 from bot.store.connection import Store
 
 

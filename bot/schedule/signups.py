@@ -21,7 +21,8 @@ from typing import Literal
 from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.chat.replies import Code, Mention, PaperRef, SlotLine, Text, When, command_code, text
+from bot.rich_text import Code, Mention, PaperRef, Text, When, command_code, text
+from bot.schedule.rows import SlotLine
 from bot.schedule.slots import (
     HORIZON_WEEKS,
     SLOT_COLUMNS,

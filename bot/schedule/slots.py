@@ -16,7 +16,7 @@ from typing import Literal, NamedTuple
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.chat.replies import SlotLine
+from bot.schedule.rows import SlotLine
 from bot.store.connection import Store
 
 #: `schedule` lists this many weeks with presenters (half a year of meetings) and open weeks.

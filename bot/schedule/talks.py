@@ -20,8 +20,9 @@ from datetime import UTC, datetime
 from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.chat.replies import Code, PaperRef, SlotLine, TalkLinks, When, command_code
+from bot.rich_text import Code, PaperRef, When, command_code
 from bot.schedule import signups, slots
+from bot.schedule.rows import SlotLine, TalkLinks
 from bot.schedule.signups import Member, Refusal
 from bot.store.connection import Store
 

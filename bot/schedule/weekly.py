@@ -21,10 +21,10 @@ from typing import Literal
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.chat.replies import WeeklyPost
 from bot.delivery import sending as delivery
 from bot.delivery.sending import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.schedule import slots, talks
+from bot.schedule.rows import WeeklyPost
 from bot.store.connection import Store
 
 #: What became of a week's post: delivery's words for it ('sent', 'found', 'done', 'busy',

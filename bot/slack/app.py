@@ -28,10 +28,11 @@ from bot.announcing.sender import OutboxSender
 from bot.calendar import Week
 from bot.chat import commands
 from bot.chat.commands import Context
-from bot.chat.replies import Code, Home, Mention, Notice
+from bot.chat.replies import Home, Notice
 from bot.delivery.answer_time import ANSWER_SECONDS, Replies, answer_deadline, arrived_at
 from bot.delivery.background import Background
 from bot.delivery.sending import Rejected, Uncertain
+from bot.rich_text import Code, Mention
 from bot.schedule import groups
 from bot.schedule.signups import Change, Member, Refusal
 from bot.slack import blocks

@@ -18,35 +18,22 @@ from functools import lru_cache, singledispatch
 
 from bot.catalog.papers import MAX_LINK
 from bot.chat.replies import (
-    COMMAND,
     AddForm,
-    Bold,
-    Button,
-    ChannelRef,
-    Code,
     EditForm,
     Help,
     Home,
-    Mention,
     Mine,
     Notice,
     PaperCard,
     PaperList,
-    PaperRef,
     PastTalks,
-    Reminder,
     Schedule,
-    SlotLine,
     SuggestionList,
     TagCounts,
-    TalkLinks,
-    Text,
     WeekCard,
-    WeeklyPost,
-    When,
-    booked,
-    by_month,
 )
+from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Mention, PaperRef, Text, When
+from bot.schedule.rows import Reminder, SlotLine, TalkLinks, WeeklyPost, booked, by_month
 
 MAX_BLOCKS = 50
 #: Tags one reply lists: a few sections of them, well within MAX_BLOCKS even for 50-character tags.

@@ -31,8 +31,8 @@ from slack_sdk.http_retry.builtin_handlers import (
 from slack_sdk.webhook import WebhookClient
 
 from bot.announcing.sender import FOREIGN_CHANNEL
-from bot.chat.replies import Reminder, WeeklyPost
 from bot.delivery.sending import Delivery, RateLimited, Rejected, Sent, Uncertain, Unreachable
+from bot.schedule.rows import Reminder, WeeklyPost
 from bot.slack import blocks
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from test_discord_interactions import ADMIN, CHANNEL, MEMBER, make_bot  # noqa: 
 
 from bot.announcing import changes as announce
 from bot.announcing import sender as outbox_sender
-from bot.chat.replies import text
+from bot.rich_text import text
 from bot.schedule import groups
 
 SLACK_CHANNEL = "C0SECOND"

@@ -26,26 +26,15 @@ from discord_standin import (
 )
 
 from bot.catalog.papers import Paper
-from bot.chat.replies import (
-    Button,
-    Help,
-    HelpLine,
-    Notice,
-    PaperCard,
-    PaperList,
-    Schedule,
-    SlotLine,
-    TagCounts,
-    WeekCard,
-    WeeklyPost,
-    text,
-)
+from bot.chat.replies import Help, HelpLine, Notice, PaperCard, PaperList, Schedule, TagCounts, WeekCard
 from bot.delivery import sending as delivery
 from bot.discord import render
 from bot.discord.app import DiscordBot
 from bot.discord.door import DiscordDoor
 from bot.discord.settings import DiscordSettings
+from bot.rich_text import Button, text
 from bot.schedule import reminders, weekly
+from bot.schedule.rows import SlotLine, WeeklyPost
 from bot.store.connection import Store
 from bot.web.http_door import Refused
 

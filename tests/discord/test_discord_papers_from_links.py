@@ -151,8 +151,9 @@ def test_a_suggester_who_takes_no_dms_is_named_to_the_admins(make_bot, discord, 
 def test_long_suggestion_lists_and_looked_up_papers_fit_discords_limits():
     from discord_standin import check_message
 
-    from bot.chat.replies import AddForm, Button, SuggestionLine, SuggestionList, text
+    from bot.chat.replies import AddForm, SuggestionLine, SuggestionList
     from bot.discord import render
+    from bot.rich_text import Button, text
 
     long = "长" * 300 + " *bold* @everyone"
     lines = [

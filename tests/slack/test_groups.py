@@ -13,7 +13,7 @@ from slack_standin import SlackStandin
 
 from bot.calendar import Week
 from bot.catalog import queries as catalog
-from bot.chat.replies import ChannelRef
+from bot.rich_text import ChannelRef
 from bot.runtime.scheduler import ScheduledChecks
 from bot.schedule import groups, weekly
 

@@ -149,7 +149,8 @@ def test_a_suggestion_is_acknowledged_within_slacks_3_seconds_and_answered_after
 def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
     from slack_standin import check_message, check_view
 
-    from bot.chat.replies import AddForm, Button, SuggestionLine, SuggestionList, text
+    from bot.chat.replies import AddForm, SuggestionLine, SuggestionList
+    from bot.rich_text import Button, text
     from bot.slack import blocks
 
     long = "长" * 300 + " <!here> & *bold*"

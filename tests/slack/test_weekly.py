@@ -21,11 +21,11 @@ from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import PaperInput
 from bot.catalog.queries import open_store
-from bot.chat.replies import WeeklyPost
 from bot.console.render import render as console_text
 from bot.delivery import sending as delivery
 from bot.runtime.scheduler import ScheduledChecks
 from bot.schedule import signups, weekly
+from bot.schedule.rows import WeeklyPost
 from bot.schedule.signups import Member
 from bot.slack import blocks
 from bot.slack.client import SlackTransport

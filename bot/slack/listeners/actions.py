@@ -15,8 +15,9 @@ import logging
 import re
 
 from bot.chat import commands
-from bot.chat.replies import AddForm, Notice, text
+from bot.chat.replies import AddForm, Notice
 from bot.delivery.sending import Rejected, Uncertain
+from bot.rich_text import text
 from bot.slack import blocks
 from bot.slack.client import NETWORK_ERRORS, call, may_have_arrived, webhook
 from bot.slack.listeners.commands import OOPS, open_add_form

@@ -8,9 +8,10 @@ import re
 from dataclasses import replace
 
 from bot.chat import commands
-from bot.chat.replies import COMMAND, AddForm, EditForm, Notice, text
+from bot.chat.replies import AddForm, EditForm, Notice
 from bot.delivery.sending import Rejected, Uncertain
 from bot.intake import lookup
+from bot.rich_text import COMMAND, text
 from bot.slack import blocks
 from bot.slack.client import NETWORK_ERRORS, call, webhook
 from bot.slack.listeners import views

@@ -10,7 +10,8 @@ import logging
 import re
 
 from bot.chat.commands import Answer
-from bot.chat.replies import COMMAND, Notice, command_code, text
+from bot.chat.replies import Notice
+from bot.rich_text import COMMAND, command_code, text
 from bot.slack.listeners import actions
 
 log = logging.getLogger(__name__)

@@ -6,8 +6,9 @@ import logging
 
 from bot.catalog.papers import InvalidPaper
 from bot.chat import commands
-from bot.chat.replies import COMMAND, Code, Notice, PaperRef, text
+from bot.chat.replies import Notice
 from bot.delivery.sending import Rejected, Uncertain
+from bot.rich_text import COMMAND, Code, PaperRef, text
 from bot.schedule.signups import Refusal
 from bot.slack import blocks
 from bot.slack.blocks import plain
