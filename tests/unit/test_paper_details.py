@@ -12,12 +12,12 @@ from bot import cli
 from bot.catalog import files as papers_file
 from bot.catalog import queries as catalog
 from bot.catalog.papers import validate
-from bot.store import connection as store
+from bot.store import migrations
 
 
 def test_m009_reads_the_arxiv_id_and_doi_of_the_links_papers_already_have():
     db = sqlite_utils.Database(memory=True)
-    for m in store.migrations._migrations:
+    for m in migrations.migrations._migrations:
         if m.name == "m009_paper_details":
             break
         m.fn(db)
@@ -30,7 +30,7 @@ def test_m009_reads_the_arxiv_id_and_doi_of_the_links_papers_already_have():
     ]
     for i, url in enumerate(urls):
         db.execute("INSERT INTO papers (id, title, url, added_at, updated_at) VALUES (?, 't', ?, 1, 1)", [f"p{i}", url])
-    store.m009_paper_details(db)
+    migrations.m009_paper_details(db)
     assert db.execute("SELECT arxiv_id, doi FROM papers ORDER BY number").fetchall() == [
         ("2501.18512", None),
         ("2501.18513", None),
