@@ -89,7 +89,7 @@ def is_disk_full(error: BaseException, path: Path | None = None) -> bool:
     return room.f_bavail * room.f_frsize < NEARLY_FULL_BYTES
 
 
-def _disk_full(error: sqlite3.Error) -> DiskFull:
+def _disk_full(error: BaseException) -> DiskFull:
     full = DiskFull(f"the disk holding the database is full ({error})")
     full.sqlite_errorcode = sqlite3.SQLITE_FULL
     return full
@@ -198,7 +198,7 @@ def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -
     try:
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         answering = answer_by is not None and answer_by < deadline
-        if answering:
+        if answer_by is not None and answering:
             deadline = answer_by
             if time.monotonic() > deadline:  # the answer is late already: the platform has told the user it failed
                 raise Busy("the answer was due before the write could begin")
