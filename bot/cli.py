@@ -18,6 +18,7 @@ tokens set both, `run`, `post-week` and `remind` reaching each group through its
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import os
 import re
@@ -208,42 +209,22 @@ def cmd_run(args, settings: Settings) -> int:
     stop = threading.Event()
     # One server on PORT holds the main thread when both platforms are served (bot/runtime/both_platforms.py).
     _stop_on_signals(stop, unwind=len(served) > 1 or not settings.socket_mode)  # before the slow imports below
-    if len(served) > 1:
-        return _run_both(args, served, stop)
-    from bot.web.http_door import StartError
-
-    adapter = platforms.of(settings)
-    serve = adapter.serve()
-    try:
-        serve.require_settings(settings)
-    except StartError as e:
-        raise Failure(str(e)) from None
-    _server_logging(args, [adapter])
-    try:
-        code = serve.run(settings, _store(settings), stop)
-    except StartError as e:
-        raise Failure(str(e)) from None
-    _exit_past_hung_calls(code)
-    return code
-
-
-def _run_both(args, served: list[Settings], stop) -> int:
-    """`run` with both platforms' tokens: each one's part in one process (bot/runtime/both_platforms.py)."""
-    from bot.runtime import both_platforms
     from bot.web.http_door import StartError
 
     adapters = [platforms.of(s) for s in served]
     serves = [a.serve() for a in adapters]
     try:
-        for serve, settings in zip(serves, served, strict=True):
-            serve.require_settings(settings)
-    except StartError as e:
-        raise Failure(str(e)) from None
-    _server_logging(args, adapters)
-    store = _store(served[0])
-    try:
-        parts = [serve.Part(settings, store, stop) for serve, settings in zip(serves, served, strict=True)]
-        code = both_platforms.run(parts, served[0], store, stop)
+        for serve, each in zip(serves, served, strict=True):
+            serve.require_settings(each)
+        _server_logging(args, adapters)
+        store = _store(served[0])  # group 1's settings: `settings`
+        if len(served) == 1:
+            code = serves[0].run(served[0], store, stop)
+        else:  # each platform's part in one process
+            from bot.runtime import both_platforms
+
+            parts = [serve.Part(each, store, stop) for serve, each in zip(serves, served, strict=True)]
+            code = both_platforms.run(parts, served[0], store, stop)
     except StartError as e:
         raise Failure(str(e)) from None
     _exit_past_hung_calls(code)
@@ -292,32 +273,14 @@ def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:
         os._exit(code)
 
 
-def _transport(settings: Settings):
-    return platforms.of(settings).transport(settings)
+def _routes(store, settings: Settings):
+    """The groups `post-week` and `remind` reach and each one's transport, as `run` chooses them: with
+    both tokens set, each group through the platform it was started on (group 1 through PAPERBOT_CHANNEL's)."""
+    from bot.runtime.scheduler import Routes
+    from bot.schedule import groups
 
-
-class _Transports:
-    """Each group's platform's transport, made when first wanted: with both tokens set, a group is
-    posted and reminded through the platform it was started on (group 1 through PAPERBOT_CHANNEL's)."""
-
-    def __init__(self, settings: Settings):
-        self.served = {platforms.of(s).name.lower(): s for s in _served(settings)}
-        self.home = platforms.of(settings).name.lower()
-        self._made: dict[str, object] = {}
-
-    @property
-    def names(self) -> str | None:
-        """The platform `groups.posting` asks for: None when this process posts for every one."""
-        return None if len(self.served) > 1 else platforms.of(self.served[self.home]).name
-
-    def serves(self, group) -> bool:
-        return (group.platform or self.home) in self.served
-
-    def of(self, group):
-        name = group.platform if group.platform in self.served else self.home
-        if name not in self._made:
-            self._made[name] = _transport(self.served[name])
-        return self._made[name]
+    made = {platforms.of(s).name.lower(): functools.partial(platforms.of(s).transport, s) for s in _served(settings)}
+    return Routes(store, groups.from_settings(settings), made, platforms.of(settings).name.lower())
 
 
 def _channel_arg(text: str | None) -> str | None:
@@ -339,40 +302,31 @@ def _the_group(store, settings: Settings, channel: str):
 
 
 def cmd_post_week(args, settings: Settings) -> int:
-    from bot.schedule import groups, weekly
+    from bot.schedule import weekly
 
     channel = _channel_arg(args.channel)
     if not args.dry_run:
         settings.require(platforms.of(settings).token)
     store = _store(settings, writes=not args.dry_run)  # a dry run only reads
-    env = groups.from_settings(settings)
-    transports = _Transports(settings)
-    chat = [g for g in groups.posting(store, env, transports.names) if not g.from_env and transports.serves(g)]
+    routes = _routes(store, settings)
+    env, posting = routes.env, routes.posting()
     _parse_at(args.at, settings)  # a bad --at is refused before anything is read or posted
 
-    def at_of(group) -> datetime:  # a bare --at is each group's own wall time
-        return _parse_at(args.at, settings, group.calendar.tz)
+    def at_of(tz) -> datetime:  # a bare --at is each group's own wall time
+        return _parse_at(args.at, settings, tz)
 
     if channel is not None:
         picked = [_the_group(store, settings, channel)]
-    elif not chat:
+    elif all(g.from_env for g in posting):
         picked = [env]  # one group: as before groups, the environment's, posted when asked
     else:
-        posting = [g for g in (env, *chat) if g.posts]
-        by_zone: dict[str, list] = {}
-        for g in posting:  # groups in one zone share one moment, and one query for what is due
-            by_zone.setdefault(g.calendar.tz.key, []).append(g)
-        due: set[str] = set()
-        for zoned in by_zone.values():
-            calendars = {g.channel: g.calendar for g in zoned}
-            due.update(weekly.due(store, calendars, at_of(zoned[0]), {g.channel: g.started_at for g in zoned}))
-        picked = [g for g in posting if g.channel in due]
+        picked = routes.due(posting, at_of)
         if not picked:
             print("No group's post is due: each has its post this week, or its slot has not come.")
         if args.dry_run:  # and, one line each, why the others are not, and when they are
             for g in posting:
-                if g.channel not in due:
-                    why = weekly.not_due(store, g.channel, g.calendar, at_of(g), g.started_at)
+                if g not in picked:
+                    why = weekly.not_due(store, g.channel, g.calendar, at_of(g.calendar.tz), g.started_at)
                     print(f"{g.channel}: not due: {why}.")
         if not picked:
             return 0
@@ -382,7 +336,7 @@ def cmd_post_week(args, settings: Settings) -> int:
     for group in picked:
         try:
             several = len(picked) > 1
-            print(_post_group(args, settings, store, group, at_of(group), several=several, transports=transports))
+            print(_post_group(args, settings, routes, group, at_of(group.calendar.tz), several=several))
         except Failure as e:
             if len(picked) == 1:
                 raise
@@ -391,11 +345,12 @@ def cmd_post_week(args, settings: Settings) -> int:
     return EXIT_FAILED if failed else 0
 
 
-def _post_group(args, settings: Settings, store, group, at: datetime, *, several: bool, transports=None) -> str:
+def _post_group(args, settings: Settings, routes, group, at: datetime, *, several: bool) -> str:
     """Post (or with --dry-run, print) `group`'s paper of the week; the line that says what became of it."""
     from bot.delivery import sending as delivery
     from bot.schedule import slots, weekly
 
+    store = routes.store
     if group.focus_tag and group.from_env:
         check_focus_tag(settings, store)
     cal = group.calendar
@@ -430,8 +385,6 @@ def _post_group(args, settings: Settings, store, group, at: datetime, *, several
         print(console_text(post))
         return f"(dry run: nothing was posted{' to ' + group.channel if group.channel else ''})"
 
-    transport = transports.of(group) if transports is not None else _transport(settings)
-
     def waiting(seconds: float) -> bool:  # a post the platform did not take is tried again: say so, to a person
         if sys.stderr.isatty():  # a script or cron gets the outcome alone, in one line
             print(f"paperbot: the platform did not take the post yet; trying again in {seconds:g} s", file=sys.stderr)
@@ -444,18 +397,7 @@ def _post_group(args, settings: Settings, store, group, at: datetime, *, several
     told = False
     channel = group.channel
     while True:
-        outcome = weekly.post_week(
-            store,
-            cal,
-            transport,
-            channel,
-            at,
-            focus_tag=group.focus_tag,
-            rotation=group.rotation,
-            force=True,
-            now=now,
-            sleep=waiting,
-        )
+        outcome = routes.post(group, at, force=True, now=now, sleep=waiting)
         if outcome.status != "busy" or time.monotonic() > deadline:
             break
         if not told and sys.stderr.isatty():
@@ -478,28 +420,16 @@ def _post_group(args, settings: Settings, store, group, at: datetime, *, several
 
 
 def cmd_remind(args, settings: Settings) -> int:
-    from bot.schedule import groups, reminders
-
     settings.require(platforms.of(settings).token)
     channel = _channel_arg(args.channel)
     store = _store(settings)
     at = _parse_at(args.at, settings)
-    transports = _Transports(settings)
-    env = groups.from_settings(settings)
+    routes = _routes(store, settings)
     if channel is not None:
         picked = [_the_group(store, settings, channel)]
     else:  # the environment's group (its reminders need no channel, as before groups) and every posting group
-        mine = groups.posting(store, env, transports.names)
-        picked = [env, *(g for g in mine if not g.from_env and transports.serves(g))]
-    by_platform: dict[int, tuple[object, list]] = {}
-    for group in picked:
-        transport = transports.of(group)
-        by_platform.setdefault(id(transport), (transport, []))[1].append(group.calendar)
-    sendings = [
-        sending
-        for transport, calendars in by_platform.values()
-        for sending in reminders.send_due_in(store, calendars, transport, at, force=True)
-    ]
+        picked = [routes.env, *(g for g in routes.posting() if not g.from_env)]
+    sendings = routes.remind(picked, at, force=True)
     failed = 0
     for s in sendings:
         r = s.reminder

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.date import DateTrigger
@@ -71,13 +72,12 @@ class ScheduledChecks:
         self.settings = settings
         self.group = settings.group
         self.env = groups.from_settings(settings)
-        #: The platform this process serves: a group started on another is that platform's process's to post.
-        self.platform = platform if platform is not None else _platform_of(settings)
-        self.transport = transport
-        self.transports = dict(transports or {})
+        if transports:
+            self.routes = Routes(store, self.env, {n: _made(t) for n, t in transports.items()}, home or "")
+        else:  # the platform this process serves: a group started on another is that platform's process's
+            name = platform if platform is not None else _platform_of(settings)
+            self.routes = Routes(store, self.env, {(name or "").lower(): _made(transport)}, (name or "").lower())
         self.home = home
-        if self.transports:
-            self.platform = None  # every group whose platform this process serves
         self.clock = clock or settings.now
         self.tell_admins = tell_admins
         self.admins_of = dict(admins_of or {})
@@ -122,31 +122,17 @@ class ScheduledChecks:
         except Exception:
             log.exception("outbox check failed")
 
-    def posting_groups(self) -> list[groups.Group]:
-        """The groups that get posts and reminders now: a channel, not stopped."""
-        found = groups.posting(self.store, self.env, self.platform)
-        if self.transports:
-            found = [g for g in found if (g.platform or self.home) in self.transports]
-        return found
-
-    def transport_of(self, group: groups.Group) -> Transport:
-        """The transport of the group's platform (group 1's: this process's first)."""
-        if not self.transports:
-            return self.transport
-        return self.transports.get(group.platform or self.home or "", self.transport)
-
     def _post(self, now: datetime) -> None:
         try:
-            posting = {g.channel: g for g in self.posting_groups() if g.channel}
-            calendars = {c: g.calendar for c, g in posting.items()}
-            due = weekly.due(self.store, calendars, now, {c: g.started_at for c, g in posting.items()})
+            posting = [g for g in self.routes.posting() if g.channel]
+            due = self.routes.due(posting, lambda tz: now)
         except Exception:
             log.exception("weekly post check failed")
             return
-        for channel in due:
-            self._post_group(posting[channel], now)
+        for group in due:
+            self._post_group(group, now)
         try:
-            slot = next_slot([g.calendar for g in posting.values()], now)
+            slot = next_slot([g.calendar for g in posting], now)
             if slot is not None:
                 self.on_next_slot(slot)
         except Exception:
@@ -155,24 +141,15 @@ class ScheduledChecks:
     def _post_group(self, group: groups.Group, now: datetime) -> None:
         channel = group.channel
         try:
-            outcome = weekly.post_week(
-                self.store,
-                group.calendar,
-                self.transport_of(group),
-                channel,
-                now,
-                focus_tag=group.focus_tag,
-                rotation=group.rotation,
-                retry_now=group.id not in self._post_looked,
-                sleep=self._sleep,
-                started=group.started_at,
+            outcome = self.routes.post(
+                group, now, retry_now=group.id not in self._post_looked, sleep=self._sleep, started=group.started_at
             )
         except Exception:
             log.exception("weekly post check of %s failed", channel)
             return
         if outcome.status != "busy":  # another process was at it: the retry at once is still to come
             self._post_looked.add(group.id)
-        if outcome.status == "sent":
+        if outcome.status == "sent" and outcome.post is not None:
             log.info("posted the paper of the week %s: #%s", outcome.week, outcome.post.paper.number)
         elif outcome.status == "found":
             log.info("the post of %s was already in the channel; recorded it", outcome.week)
@@ -187,17 +164,7 @@ class ScheduledChecks:
     def _remind(self, now: datetime) -> None:
         try:
             force = not self._reminders_looked
-            by_transport: dict[int, tuple[Transport, list]] = {}
-            for g in self.posting_groups():
-                transport = self.transport_of(g)
-                by_transport.setdefault(id(transport), (transport, []))[1].append(g.calendar)
-            due = [
-                sending
-                for transport, calendars in by_transport.values()
-                for sending in reminders.send_due_in(
-                    self.store, calendars, transport, now, force=force, sleep=self._sleep
-                )
-            ]
+            due = self.routes.remind(self.routes.posting(), now, force=force, sleep=self._sleep)
             self._reminders_looked = True
             for sending in due:
                 r, result = sending.reminder, sending.result
@@ -207,6 +174,84 @@ class ScheduledChecks:
                     log.error("could not remind %s about %s: %s", r.presenter, r.week, result.detail)
         except Exception:
             log.exception("reminder check failed")
+
+
+class Routes:
+    """The groups one process posts and reminds, and the transport each goes through: the scheduler's
+    choice, and `post-week`'s and `remind`'s, so that a verb run by hand reaches the groups `run` would.
+
+    `transports` makes each served platform's transport when first wanted, by the name a group row
+    keeps (`slack`, `discord`); `home` is the platform of group 1 and of a group that keeps none
+    ('' for the core's own Settings, which serve any). With several, each group goes through its own."""
+
+    def __init__(self, store: Store, env: groups.Group, transports: Mapping[str, Callable[[], Transport]], home: str):
+        self.store, self.env, self.home = store, env, home
+        self._make = dict(transports)
+        self._made: dict[str, Transport] = {}
+        #: The platform `groups.posting` asks for: None when this process posts for every one.
+        self.platform = (home or None) if len(self._make) == 1 else None
+
+    def posting(self) -> list[groups.Group]:
+        """The groups that get posts and reminders now: a channel, not stopped, on a platform served here."""
+        found = groups.posting(self.store, self.env, self.platform)
+        if len(self._make) > 1:
+            found = [g for g in found if (g.platform or self.home) in self._make]
+        return found
+
+    def transport_of(self, group: groups.Group) -> Transport:
+        """The transport of the group's platform (group 1's: `home`'s)."""
+        name = group.platform if group.platform in self._make else self.home
+        if name not in self._made:
+            self._made[name] = self._make[name]()
+        return self._made[name]
+
+    def due(self, posting: list[groups.Group], at: Callable[[ZoneInfo], datetime]) -> list[groups.Group]:
+        """The groups of `posting` whose post is due, each at `at` of its zone (a bare `--at` is each
+        group's wall time): groups at one moment share one query for what is due."""
+        moments: dict[str, datetime] = {}
+        by_moment: dict[datetime, dict[str, groups.Group]] = {}
+        for g in posting:
+            zone = g.calendar.tz
+            if zone.key not in moments:
+                moments[zone.key] = at(zone)
+            by_moment.setdefault(moments[zone.key], {})[g.channel or ""] = g
+        due: set[str] = set()
+        for moment, chosen in by_moment.items():
+            calendars = {c: g.calendar for c, g in chosen.items()}
+            due.update(weekly.due(self.store, calendars, moment, {c: g.started_at for c, g in chosen.items()}))
+        return [g for g in posting if g.channel in due]
+
+    def post(self, group: groups.Group, at: datetime, **how) -> weekly.Outcome:
+        """`weekly.post_week` of `group`, through its platform (`how`: post_week's keywords)."""
+        if group.channel is None:  # a group that posts has a channel: group 1 without one is refused before
+            raise ValueError("a group without a channel has no post")
+        return weekly.post_week(
+            self.store,
+            group.calendar,
+            self.transport_of(group),
+            group.channel,
+            at,
+            focus_tag=group.focus_tag,
+            rotation=group.rotation,
+            **how,
+        )
+
+    def remind(self, chosen: list[groups.Group], at: datetime, **how) -> list[reminders.Sending]:
+        """Send the reminders due at `at` in `chosen`'s groups, each platform's through its transport,
+        one query per platform (`how`: send_due_in's keywords)."""
+        by_transport: dict[int, tuple[Transport, list[MeetingCalendar]]] = {}
+        for g in chosen:
+            transport = self.transport_of(g)
+            by_transport.setdefault(id(transport), (transport, []))[1].append(g.calendar)
+        return [
+            sending
+            for transport, calendars in by_transport.values()
+            for sending in reminders.send_due_in(self.store, calendars, transport, at, **how)
+        ]
+
+
+def _made(transport: Transport) -> Callable[[], Transport]:
+    return lambda: transport
 
 
 def next_slot(calendars: list[MeetingCalendar], now: datetime) -> datetime | None:
