@@ -36,14 +36,33 @@ class Code:
 
 @dataclass(frozen=True)
 class Bold:
+    """Words, or a moment (a schedule line's date), in bold where the platform can."""
+
+    text: str | When
+
+
+@dataclass(frozen=True)
+class Italic:
+    """Words about a line rather than of it (open, archived), in italics where the platform can."""
+
     text: str
 
 
 @dataclass(frozen=True)
+class Sep:
+    """Between the parts of one line (a date, a paper, a presenter): each platform's own mark."""
+
+
+SEP = Sep()
+
+
+@dataclass(frozen=True)
 class PaperRef:
-    """`#7 Title`, linked when the paper has a url."""
+    """`#7 Title`, linked when the paper has a url; `brief` in a line of a list, where a platform
+    that cuts titles cuts them shorter."""
 
     paper: Paper
+    brief: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,7 +77,7 @@ def command_code(words: str) -> Code:
     return Code(f"{COMMAND} {words}")
 
 
-Segment = str | Mention | When | Code | Bold | PaperRef | ChannelRef
+Segment = str | Mention | When | Code | Bold | Italic | Sep | PaperRef | ChannelRef
 
 
 Text = tuple[Segment, ...]

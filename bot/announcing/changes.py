@@ -24,13 +24,15 @@ from bot.delivery import outbox
 from bot.delivery.outbox import ItemKind
 from bot.rich_text import Bold, ChannelRef, Code, Mention, Text, When
 from bot.schedule import weekly
-from bot.schedule.rows import SlotLine
+from bot.schedule.rows import OpenWeek, SkippedWeek, SlotLine, TalkWeek
 from bot.schedule.signups import Change
 from bot.store.connection import Store
 
 
 def _line_record(line: SlotLine) -> dict:
-    return {"state": line.state, "presenter": line.presenter, "paper": line.paper.number if line.paper else None}
+    if isinstance(line, TalkWeek):
+        return {"state": line.state, "presenter": line.presenter, "paper": line.paper.number if line.paper else None}
+    return {"state": line.state, "presenter": None, "paper": None}
 
 
 def _note_record(note: Text) -> list:
@@ -166,11 +168,15 @@ def change_of(store: Store, kept: dict, tz: ZoneInfo) -> Change:
     meeting = datetime.fromisoformat(kept["meeting"]).astimezone(tz)
 
     def line(part: dict) -> SlotLine:
+        if part["state"] == "skipped":
+            return SkippedWeek(week, meeting)
+        if part["state"] != "presenter":
+            return OpenWeek(week, meeting)
         number = part["paper"]
         paper = None
         if number is not None:  # a paper removed since is still named by its number
             paper = catalog.by_number(store, number) or Paper(number, "", f"paper {number}", "", "")
-        return SlotLine(week, meeting, part["state"], paper, part["presenter"])
+        return TalkWeek(week, meeting, paper, part["presenter"])
 
     before = kept.get("before")
     note = _note_of(kept.get("note") or [], tz)
@@ -180,7 +186,7 @@ def change_of(store: Store, kept: dict, tz: ZoneInfo) -> Change:
 def queue_note(store: Store, channel: str, note: Text, week: Week, meeting: datetime, by: str) -> Change:
     """Queue a line for the group's channel that no week's change makes (its settings changed); the
     'note' Change it is."""
-    change = Change("note", SlotLine(week, meeting, "open"), by, note=note)
+    change = Change("note", OpenWeek(week, meeting), by, note=note)
     outbox.queue(store.db, [(ItemKind.ANNOUNCE, {"channel": channel, "change": record(change), "about": "a note"})])
     return change
 
@@ -193,7 +199,7 @@ def queue(store: Store, channel: str, change: Change) -> None:
     items = [(ItemKind.ANNOUNCE, {"channel": channel, "change": record(change), "about": f"{change.action} of {week}"})]
     if weekly.post_begun(store, channel, week):
         items.append((ItemKind.REFRESH, {"week": week.key, "channel": channel}))
-    papers = {line.paper.number for line in (change.line, change.before) if line is not None and line.paper}
+    papers = {line.paper.number for line in (change.line, change.before) if isinstance(line, TalkWeek) and line.paper}
     items += [
         (ItemKind.REFRESH, {"week": w.key, "channel": channel})
         for w in weekly.posts_showing(store, channel, papers)

@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TypeVar
 
 from bot.announcing import changes as announce
 from bot.calendar import BadDate, MeetingCalendar
@@ -48,6 +49,7 @@ from bot.intake import lookup, suggestions
 from bot.intake.lookup import LookupFailed, Lookups
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Mention, PaperRef, Text, When, command_code, text
 from bot.schedule import groups, signups, slots, talks, weekly
+from bot.schedule.rows import SkippedWeek, SlotLine, TalkWeek
 from bot.schedule.signups import Change, Member, Refusal
 from bot.settings import SettingError
 from bot.store.connection import Busy, DiskFull, Store
@@ -271,12 +273,20 @@ def _votes_of(ctx: Context, papers: list[catalog.Paper]) -> dict[int, int]:
     return votes.counts(ctx.store, [p.number for p in papers])
 
 
-def _mark_archived(ctx: Context, lines: list) -> list:
-    """Mark the lines whose paper was archived after its talk was booked: the talk stands, and says so."""
-    archived = catalog.archived_among(ctx.store, {line.paper.number for line in lines if line.paper is not None})
-    for line in lines:
-        line.archived = line.paper is not None and line.paper.number in archived
-    return lines
+#: A line of the schedule, or a talk: `_mark_archived` gives back what it was given.
+Line = TypeVar("Line", bound=SlotLine)
+
+
+def _mark_archived(ctx: Context, lines: list[Line]) -> list[Line]:
+    """The lines, those whose paper was archived after its talk was booked marked: the talk stands, and says so."""
+    numbers = {line.paper.number for line in lines if isinstance(line, TalkWeek) and line.paper is not None}
+    archived = catalog.archived_among(ctx.store, numbers)
+    return [
+        replace(line, archived=True)
+        if isinstance(line, TalkWeek) and line.paper and line.paper.number in archived
+        else line
+        for line in lines
+    ]
 
 
 def cmd_show(ctx: Context, args: str) -> Answer:
@@ -312,23 +322,22 @@ def cmd_week(ctx: Context, args: str) -> Answer:
     if args:
         return _takes_nothing("week", ": it shows this week. The weeks after it: ", command_code("schedule"), ".")
     week = ctx.group.week_of(ctx.now)
-    line = slots.line_for(ctx.store, ctx.group, week)
-    _mark_archived(ctx, [line])
-    if line.state == "skipped":
+    line = _mark_archived(ctx, [slots.line_for(ctx.store, ctx.group, week)])[0]
+    if isinstance(line, SkippedWeek):
         return Answer(WeekCard(line, featured=False, posted=False, note=text("No meeting this week.")))
     posted = ctx.channel is not None and weekly.posted(ctx.store, ctx.channel, week) is not None
-    if line.state == "presenter":
+    if isinstance(line, TalkWeek):
         return Answer(WeekCard(line, featured=False, posted=posted))
     post = weekly.plan(ctx.store, ctx.group, week, ctx.focus_tag, ctx.channel, ctx.now, ctx.rotation)
     if post is None:
         if ctx.focus_tag:  # PAPERBOT_FOCUS_TAG names a tag that no paper has any more
             return _notice("No paper is tagged ", Code(ctx.focus_tag), ": there is no paper of the week yet.", ok=False)
         return _notice("The catalog is empty: there is no paper of the week yet.", ok=False)
-    line.paper = post.paper
-    line.archived = post.archived  # posted before it was archived: the week's paper still
     button = post.signup_button  # the post's own
     note: Text = text(post.nobody) if button else post.elsewhere_note()
-    return Answer(WeekCard(line, featured=True, posted=posted, button=button, note=note))
+    # Posted before it was archived: the week's paper still, and says so.
+    card = WeekCard(line, True, posted, button, note, rotation=post.paper, rotation_archived=post.archived)
+    return Answer(card)
 
 
 def post_button(ctx: Context, command: str) -> str:
@@ -360,7 +369,7 @@ def cmd_signup(ctx: Context, args: str) -> Answer:
     change = signups.signup(
         ctx.store, ctx.group, ctx.now, ctx.member, parts[0], parts[1] if len(parts) > 1 else None, then=ctx.on_change
     )
-    line = change.line
+    line = change.talk
     return Answer(
         Notice(
             text(
@@ -380,7 +389,7 @@ def cmd_withdraw(ctx: Context, args: str) -> Answer:
     if len(args.split()) != 1:
         return _usage("withdraw")
     change = signups.withdraw(ctx.store, ctx.group, ctx.now, ctx.member, args.strip(), then=ctx.on_change)
-    before = change.before
+    before = change.talk
     return Answer(
         Notice(text("You gave up ", When(before.meeting), " (", PaperRef(before.paper), "). The week is open again.")),
         change,
@@ -422,7 +431,7 @@ def cmd_assign(ctx: Context, args: str) -> Answer:
         parts[2] if len(parts) > 2 else None,
         then=ctx.on_change,
     )
-    line = change.line
+    line = change.talk
     # Papers may repeat, but an admin who books one that is coming up already should know.
     also = [s for s in slots.history(ctx.store, ctx.group, line.paper) if s.meeting > ctx.now and s.week != line.week]
     note: list = []
@@ -866,7 +875,7 @@ def cmd_past(ctx: Context, args: str) -> Answer:
         if page_no > 1:
             return _notice(f"There is no page {page_no} of past talks.", ok=False)
         return _notice("No talk has been given yet. The coming ones: ", command_code("schedule"), ".")
-    _mark_archived(ctx, [t.line for t in given])
+    given = [replace(t, line=line) for t, line in zip(given, _mark_archived(ctx, [t.line for t in given]), strict=True)]
     footer = text("Add slides or a recording: ", command_code("slides <paper or date> <link>"))
     return Answer(PastTalks(given, _pager("past", page_no, more, talks.PAST_PAGE), footer))
 
@@ -1321,13 +1330,14 @@ def announcement(change: Change) -> Text:
         return change.note
     line, before = change.line, change.before
     day = When(line.meeting)
-    by = () if change.by in (line.presenter, before and before.presenter) else (" (by ", Mention(change.by), ")")
-    if change.action in ("signup", "assign"):
+    presenters = {w.presenter for w in (line, before) if isinstance(w, TalkWeek)}
+    by = () if change.by in presenters else (" (by ", Mention(change.by), ")")
+    if change.action in ("signup", "assign") and isinstance(line, TalkWeek):
         return text("📅 ", Mention(line.presenter), " will present ", PaperRef(line.paper), " on ", day, ".", *by)
     if change.action == "skip":
         return text("🚫 No meeting in the week of ", When(line.meeting, with_time=False), ".", *by)
     was: tuple = ()
-    if before is not None and before.state == "presenter":
+    if isinstance(before, TalkWeek):
         was = (" (", Mention(before.presenter), " was to present ", PaperRef(before.paper), ")")
     return text(
         "🔓 ", day, " is open again", *was, ": ", command_code(f"signup <paper> {line.meeting.date().isoformat()}"), *by

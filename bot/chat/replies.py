@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from bot.catalog.papers import Paper
 from bot.rich_text import Button, Text
-from bot.schedule.rows import SlotLine, TalkLinks
+from bot.schedule.rows import SlotLine, TalkLinks, TalkWeek
 
 
 @dataclass
@@ -46,8 +46,8 @@ class PaperList:
 @dataclass
 class PaperCard:
     paper: Paper
-    presented: list[SlotLine]  # meetings that are over
-    coming: list[SlotLine]  # meetings still ahead
+    presented: list[TalkWeek]  # meetings that are over
+    coming: list[TalkWeek]  # meetings still ahead
     button: Button | None
     note: Text = ()
     votes: int = 0
@@ -55,7 +55,7 @@ class PaperCard:
     #: The links (slides, recordings, notes) of the paper's talks, by (group id, week key).
     links: dict[tuple[int, str], tuple[str, ...]] = field(default_factory=dict)
 
-    def links_of(self, line: SlotLine) -> tuple[str, ...]:
+    def links_of(self, line: TalkWeek) -> tuple[str, ...]:
         """The links of the talk of `line` (one of `presented` or `coming`)."""
         return self.links.get((line.group_id, line.week.key), ()) if line.group_id is not None else ()
 
@@ -76,6 +76,22 @@ class WeekCard:
     posted: bool
     button: Button | None = None
     note: Text = ()
+    #: While nobody presents: the rotation's paper of the week, and whether it was archived since.
+    rotation: Paper | None = None
+    rotation_archived: bool = False
+
+    @property
+    def paper(self) -> Paper | None:
+        """The week's paper: its talk's, or while nobody presents, the rotation's."""
+        return self.line.paper if isinstance(self.line, TalkWeek) else self.rotation
+
+    @property
+    def archived(self) -> bool:
+        return self.line.archived if isinstance(self.line, TalkWeek) else self.rotation_archived
+
+    @property
+    def presenter(self) -> str | None:
+        return self.line.presenter if isinstance(self.line, TalkWeek) else None
 
 
 @dataclass
@@ -88,8 +104,8 @@ class Schedule:
 @dataclass
 class Mine:
     member: str
-    upcoming: list[SlotLine]
-    past: list[SlotLine]
+    upcoming: list[TalkWeek]
+    past: list[TalkWeek]
 
 
 @dataclass
@@ -163,7 +179,7 @@ class Home:
 
     member: str
     coming: list[SlotLine]
-    mine: list[SlotLine]
+    mine: list[TalkWeek]
     waiting: list[PaperEntry]
     notice: Notice | None = None
     #: The latest talks given that have links.

@@ -25,8 +25,8 @@ from bot.chat.replies import (
     TagCounts,
     WeekCard,
 )
-from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Mention, PaperRef, Text, When
-from bot.schedule.rows import Reminder, SlotLine, WeeklyPost, booked, by_month
+from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
+from bot.schedule.rows import Reminder, SkippedWeek, WeeklyPost, by_month, slot_text, talk_text
 
 
 def when(moment: datetime, with_time: bool = True) -> str:
@@ -47,7 +47,11 @@ def inline(t: Text) -> str:
         elif isinstance(seg, Code):
             out.append(f"`{seg.text}`")
         elif isinstance(seg, Bold):
+            out.append(inline((seg.text,)))
+        elif isinstance(seg, Italic):
             out.append(seg.text)
+        elif isinstance(seg, Sep):
+            out.append("  —  ")
         elif isinstance(seg, PaperRef):
             out.append(f"#{seg.paper.number} {seg.paper.title}")
         elif isinstance(seg, ChannelRef):
@@ -57,27 +61,6 @@ def inline(t: Text) -> str:
 
 def _buttons(buttons: list[Button]) -> list[str]:
     return [f"  [{b.label}] → {b.command}" for b in buttons]
-
-
-def _slot(line: SlotLine) -> str:
-    day = when(line.meeting)
-    if line.state == "skipped":
-        return f"{day}  —  no meeting (skipped)"
-    if line.state == "open":
-        return f"{day}  —  open"
-    if line.state == "booked":
-        return f"{day}  —  {booked(line)}"
-    paper = f"#{line.paper.number} {line.paper.title}" if line.paper else "(a removed paper)"
-    if line.archived:
-        paper += " (archived)"
-    where = f"  —  in #{line.channel}" if line.channel else ""
-    return f"{day}  —  {paper}  —  @{line.presenter}{where}"
-
-
-def _talk(line: SlotLine) -> str:
-    """A talk on its paper's own card: when, who, and where when the card spans several groups."""
-    where = f"  —  in #{line.channel}" if line.channel else ""
-    return f"{when(line.meeting)}  —  @{line.presenter}{where}"
 
 
 def _votes(n: int) -> str:
@@ -122,10 +105,10 @@ def _(reply: PaperCard) -> str:
     if reply.votes:
         lines.append(f"votes: {reply.votes}")
     for slot in reply.presented:
-        lines.append(f"presented: {_talk(slot)}")
+        lines.append(f"presented: {inline(talk_text(slot))}")
         lines += [f"  link: {url}" for url in reply.links_of(slot)]
     for slot in reply.coming:
-        lines.append(f"coming up: {_talk(slot)}")
+        lines.append(f"coming up: {inline(talk_text(slot))}")
         lines += [f"  link: {url}" for url in reply.links_of(slot)]
     if not reply.presented and not reply.coming:
         lines.append("nobody has presented it yet")
@@ -138,16 +121,14 @@ def _(reply: PaperCard) -> str:
 
 @render.register
 def _(reply: WeekCard) -> str:
-    line = reply.line
-    lines = [f"Week {line.week.key}" + ("" if line.state == "skipped" else f": meeting {when(line.meeting)}")]
-    if line.paper:
-        lines.append(
-            f"Paper of the week: #{line.paper.number} {line.paper.title}" + (" (archived)" if line.archived else "")
-        )
-        if line.paper.line:
-            lines.append(f"  {line.paper.line}")
-    if line.presenter:
-        lines.append(f"Presenter: @{line.presenter}")
+    line, paper = reply.line, reply.paper
+    lines = [f"Week {line.week.key}" + ("" if isinstance(line, SkippedWeek) else f": meeting {when(line.meeting)}")]
+    if paper:
+        lines.append(f"Paper of the week: #{paper.number} {paper.title}" + (" (archived)" if reply.archived else ""))
+        if paper.line:
+            lines.append(f"  {paper.line}")
+    if reply.presenter:
+        lines.append(f"Presenter: @{reply.presenter}")
     if reply.note:
         lines.append(inline(reply.note))
     if reply.button:
@@ -160,7 +141,7 @@ def _(reply: Schedule) -> str:
     lines = [inline(reply.heading)]
     for month, line in by_month(reply.lines):
         lines += [f"  {month}"] if month else []
-        lines.append(f"    {_slot(line)}")
+        lines.append(f"    {inline(slot_text(line))}")
     if not reply.lines:
         lines.append("  (nothing planned)")
     if reply.footer:
@@ -170,11 +151,11 @@ def _(reply: Schedule) -> str:
 
 @render.register
 def _(reply: Mine) -> str:
-    lines = ["Your coming slots:"] + [f"  {_slot(s)}" for s in reply.upcoming]
+    lines = ["Your coming slots:"] + [f"  {inline(slot_text(s))}" for s in reply.upcoming]
     if not reply.upcoming:
         lines.append(f"  none — sign up with {COMMAND} signup <paper>")
     if reply.past:
-        lines += ["Your past slots:"] + [f"  {_slot(s)}" for s in reply.past]
+        lines += ["Your past slots:"] + [f"  {inline(slot_text(s))}" for s in reply.past]
     return "\n".join(lines)
 
 
@@ -275,7 +256,7 @@ def _(reply: EditForm) -> str:
 def _(reply: PastTalks) -> str:
     lines = ["Talks given, newest first"]
     for talk in reply.talks:
-        lines.append(f"  {_slot(talk.line)}")
+        lines.append(f"  {inline(slot_text(talk.line))}")
         lines += [f"      link: {url}" for url in talk.links]
     if reply.footer:
         lines.append(inline(reply.footer))

@@ -36,8 +36,8 @@ from bot.chat.replies import (
     WeekCard,
 )
 from bot.discord import definition
-from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Mention, PaperRef, Text, When
-from bot.schedule.rows import Reminder, SlotLine, WeeklyPost, booked, by_month
+from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
+from bot.schedule.rows import Reminder, SkippedWeek, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
 
 MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION = 2000, 10, 6000, 4096
 MAX_TITLE, MAX_FIELD, MAX_FOOTER = 256, 1024, 2048
@@ -144,9 +144,13 @@ def _segment(seg) -> str:
     if isinstance(seg, Code):
         return code(seg.text)
     if isinstance(seg, Bold):
-        return f"**{escape(seg.text)}**"
+        return f"**{_segment(seg.text)}**"
+    if isinstance(seg, Italic):
+        return f"_{escape(seg.text)}_"
+    if isinstance(seg, Sep):
+        return " · "
     if isinstance(seg, PaperRef):
-        return paper_ref(seg.paper)
+        return paper_ref(seg.paper, 120 if seg.brief else 200)  # 120 in a list's line: embeds' budget
     if isinstance(seg, ChannelRef):
         return f"<#{seg.channel}>" if seg.channel.isdigit() else escape(seg.channel)
     raise TypeError(f"not a text segment: {seg!r}")
@@ -236,27 +240,6 @@ def _pack(lines: list[str], budget: int, separator: str = "\n") -> tuple[list[di
     if chunk:
         embeds.append({"description": separator.join(chunk), "color": COLOUR})
     return embeds, sum(e["description"].count(separator) + 1 for e in embeds) if separator == "\n" else used
-
-
-def _slot_line(line: SlotLine) -> str:
-    day = f"**{when(line.meeting)}**"
-    if line.state == "skipped":
-        return f"{day} · _no meeting_"
-    if line.state == "open":
-        return f"{day} · _open_"
-    if line.state == "booked":
-        return f"{day} · _{booked(line)}_"
-    paper = paper_ref(line.paper, 120) if line.paper else "_a removed paper_"
-    if line.archived:
-        paper += " _(archived)_"
-    where = f" · in {_segment(ChannelRef(line.channel))}" if line.channel else ""
-    return f"{day} · {paper} · {who(line.presenter)}{where}"
-
-
-def _talk_line(line: SlotLine) -> str:
-    """A talk on its paper's own card: when, who, and where when the card spans several groups."""
-    where = f" · in {_segment(ChannelRef(line.channel))}" if line.channel else ""
-    return f"**{when(line.meeting)}** · {who(line.presenter)}{where}"
 
 
 def talk_link(url: str) -> str:
@@ -370,8 +353,8 @@ def _(reply: PaperCard) -> dict:
     if p.byline:
         fields.insert(0, _field("by", [escape(p.byline)]))
 
-    def with_links(lines: list[SlotLine]) -> list[str]:
-        return [_talk_line(s) + (f"\n{_links(reply.links_of(s))}" if reply.links_of(s) else "") for s in lines]
+    def with_links(lines: list[TalkWeek]) -> list[str]:
+        return [markdown(talk_text(s)) + (f"\n{_links(reply.links_of(s))}" if reply.links_of(s) else "") for s in lines]
 
     if reply.presented:
         fields.append(_field("Presented", with_links(reply.presented[-10:])))
@@ -386,16 +369,16 @@ def _(reply: PaperCard) -> dict:
 
 @message.register
 def _(reply: WeekCard) -> dict:
-    line = reply.line
-    skipped = line.state == "skipped"
+    line, paper = reply.line, reply.paper
+    skipped = isinstance(line, SkippedWeek)
     lines = [f"**This week** ({line.week.key})" + ("" if skipped else f": meeting {when(line.meeting)}")]
-    if line.paper:
+    if paper:
         label = "Paper of the week" + (" (posted)" if reply.posted else "")
-        lines.append(f"{label}: {paper_ref(line.paper)}" + (" _(archived)_" if line.archived else ""))
-        if line.paper.line:
-            lines.append(clip(line.paper.line, 600))
-    if line.presenter:
-        lines.append(f"Presenter: {who(line.presenter)}")
+        lines.append(f"{label}: {paper_ref(paper)}" + (" _(archived)_" if reply.archived else ""))
+        if paper.line:
+            lines.append(clip(paper.line, 600))
+    if reply.presenter:
+        lines.append(f"Presenter: {who(reply.presenter)}")
     if reply.note:
         lines.append(markdown(reply.note))
     embed = {"description": cut("\n".join(lines), MAX_DESCRIPTION), "color": COLOUR}
@@ -407,7 +390,7 @@ def _(reply: Schedule) -> dict:
     lines = []
     for month, line in by_month(reply.lines):
         lines += [f"__{month}__"] if month else []
-        lines.append(_slot_line(line))
+        lines.append(markdown(slot_text(line)))
     lines = lines or ["_Nothing planned yet._"]
     embeds, shown = _pack(lines, EMBED_BUDGET)
     content = f"**{markdown(reply.heading)}**"
@@ -418,7 +401,7 @@ def _(reply: Schedule) -> dict:
 
 @message.register
 def _(reply: PastTalks) -> dict:
-    lines = [_slot_line(t.line) + (f"\n{_links(t.links)}" if t.links else "") for t in reply.talks]
+    lines = [markdown(slot_text(t.line)) + (f"\n{_links(t.links)}" if t.links else "") for t in reply.talks]
     embeds, _ = _pack(lines, EMBED_BUDGET)
     content = "**Talks given**, newest first"
     if reply.footer:
@@ -428,11 +411,11 @@ def _(reply: PastTalks) -> dict:
 
 @message.register
 def _(reply: Mine) -> dict:
-    lines = ["**Your coming slots**"] + [_slot_line(s) for s in reply.upcoming]
+    lines = ["**Your coming slots**"] + [markdown(slot_text(s)) for s in reply.upcoming]
     if not reply.upcoming:
         lines.append(f"_None yet: {code(COMMAND + ' signup <paper>')} takes the first open week._")
     if reply.past:
-        lines += ["**Your past slots**"] + [_slot_line(s) for s in reply.past[:30]]
+        lines += ["**Your past slots**"] + [markdown(slot_text(s)) for s in reply.past[:30]]
     embeds, _ = _pack(lines, EMBED_BUDGET)
     return _body("", embeds)
 

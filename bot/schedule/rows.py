@@ -1,38 +1,92 @@
 """The schedule's rows, as the core hands them to every renderer: a week of the schedule
-(`SlotLine`), a talk and its links, the weekly post and a presenter's reminder."""
+(`SlotLine`: a talk, an open week, a skipped week or a run of booked ones) and its wording,
+a talk and its links, the weekly post and a presenter's reminder."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import ClassVar, Literal
 
 from bot.calendar import Week
 from bot.catalog.papers import Paper
-from bot.rich_text import Button, Mention, Text, When, command_code, text
+from bot.rich_text import SEP, Bold, Button, ChannelRef, Italic, Mention, PaperRef, Text, When, command_code, text
 
-#: What a week of the schedule holds.
+#: What a week of the schedule holds: each line's `state`, as announcements keep it.
 SlotState = Literal["presenter", "open", "skipped", "booked"]
 
 
-@dataclass
-class SlotLine:
-    """One week of the schedule: what happens and who presents."""
+@dataclass(frozen=True)
+class TalkWeek:
+    """A week with its presenter and their paper (None: the paper was deleted since)."""
 
     week: Week
     meeting: datetime
-    #: 'booked': `weeks` weeks with presenters, from this one, not listed one by one.
-    state: SlotState
-    paper: Paper | None = None
-    presenter: str | None = None
-    weeks: int = 1
+    paper: Paper | None
+    presenter: str
     #: The paper was archived after the talk was booked: the talk stands, and says so.
     archived: bool = False
     #: The group's channel, when the line is one of several groups' (`mine`, `show`).
     channel: str | None = None
     #: The group's id, when the line is one of several groups' (`mine`, `show`).
     group_id: int | None = None
+    state: ClassVar[SlotState] = "presenter"
+
+
+@dataclass(frozen=True)
+class OpenWeek:
+    """A week with a meeting and nobody presenting yet."""
+
+    week: Week
+    meeting: datetime
+    state: ClassVar[SlotState] = "open"
+
+
+@dataclass(frozen=True)
+class SkippedWeek:
+    """A week without a meeting."""
+
+    week: Week
+    meeting: datetime
+    state: ClassVar[SlotState] = "skipped"
+
+
+@dataclass(frozen=True)
+class BookedWeeks:
+    """`weeks` weeks with presenters, from this one, not listed one by one."""
+
+    week: Week
+    meeting: datetime
+    weeks: int
+    state: ClassVar[SlotState] = "booked"
+
+
+#: One week of the schedule (or a run of booked ones): what happens, and who presents.
+SlotLine = TalkWeek | OpenWeek | SkippedWeek | BookedWeeks
+
+
+def slot_text(line: SlotLine) -> Text:
+    """A line of the schedule as every platform words it: its date, then what happens that week."""
+    day = Bold(When(line.meeting))
+    if isinstance(line, SkippedWeek):
+        return text(day, SEP, Italic("no meeting"))
+    if isinstance(line, OpenWeek):
+        return text(day, SEP, Italic("open"))
+    if isinstance(line, BookedWeeks):
+        return text(day, SEP, Italic(f"{line.weeks} more week{'s' if line.weeks != 1 else ''} booked"))
+    paper = PaperRef(line.paper, brief=True) if line.paper else Italic("a removed paper")
+    archived = (" ", Italic("(archived)")) if line.archived else ()
+    return text(day, SEP, paper, *archived, SEP, Mention(line.presenter), *_where(line))
+
+
+def talk_text(line: TalkWeek) -> Text:
+    """A talk on its paper's own card: when, who, and where when the card spans several groups."""
+    return text(Bold(When(line.meeting)), SEP, Mention(line.presenter), *_where(line))
+
+
+def _where(line: TalkWeek) -> Text:
+    return (SEP, "in ", ChannelRef(line.channel)) if line.channel else ()
 
 
 def by_month(lines: list[SlotLine]) -> Iterator[tuple[str | None, SlotLine]]:
@@ -51,16 +105,11 @@ MONTHS = (
 )  # fmt: skip
 
 
-def booked(line: SlotLine) -> str:
-    """What a 'booked' line says after its date."""
-    return f"{line.weeks} more week{'s' if line.weeks != 1 else ''} booked"
-
-
 @dataclass(frozen=True)
 class TalkLinks:
     """A talk (a week with a presenter) and its links."""
 
-    line: SlotLine
+    line: TalkWeek
     links: tuple[str, ...] = ()
 
 

@@ -22,7 +22,7 @@ from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
 from bot.rich_text import Code, Mention, PaperRef, Text, When, command_code, text
-from bot.schedule.rows import SlotLine
+from bot.schedule.rows import OpenWeek, SkippedWeek, SlotLine, TalkWeek
 from bot.schedule.slots import (
     HORIZON_WEEKS,
     SLOT_COLUMNS,
@@ -71,6 +71,14 @@ class Change:
     before: SlotLine | None = None  # the week as it was, for withdraw/unassign
     #: What a 'note' says (a group's settings changed in chat): no week changed.
     note: Text = ()
+
+    @property
+    def talk(self) -> TalkWeek:
+        """The talk that a signup or an assign booked, or that a withdraw or an unassign cleared."""
+        for line in (self.line, self.before):
+            if isinstance(line, TalkWeek):
+                return line
+        raise ValueError(f"a {self.action} changes no talk")
 
 
 # -- deciding ----------------------------------------------------------------
@@ -216,7 +224,7 @@ def require_admin(member: Member, what: str, *, catalog: bool = False) -> None:
 
 def _book(
     store: Store, group: MeetingCalendar, now: datetime, week: Week, presenter: str, paper: Paper, by: str
-) -> SlotLine:
+) -> TalkWeek:
     try:
         store.db.execute(
             "INSERT INTO slots (group_id, week, kind, presenter, paper, booked_by, booked_at) "
@@ -227,7 +235,7 @@ def _book(
         # Cannot happen under BEGIN IMMEDIATE, but if it did, the row that won says why.
         _check_bookable(store, group, now, week)
         raise
-    return SlotLine(week, group.meeting_of(week), "presenter", paper, presenter)
+    return TalkWeek(week, group.meeting_of(week), paper, presenter)
 
 
 def _target_week(
@@ -329,7 +337,7 @@ def withdraw(
             "DELETE FROM slots WHERE group_id = ? AND week = ? AND presenter = ?",
             [group.group_id, found.week.key, member.id],
         )
-        return _made(Change("withdraw", SlotLine(found.week, before.meeting, "open"), member.id, before), then)
+        return _made(Change("withdraw", OpenWeek(found.week, before.meeting), member.id, before), then)
 
 
 def assign(
@@ -365,7 +373,7 @@ def unassign(
             raise Refusal("The week of ", When(meeting, with_time=False), " has nobody to clear: it is open.")
         before = line_for(store, group, week, found)
         store.db.execute("DELETE FROM slots WHERE group_id = ? AND week = ?", [group.group_id, week.key])
-        return _made(Change("unassign", SlotLine(week, meeting, "open"), admin.id, before), then)
+        return _made(Change("unassign", OpenWeek(week, meeting), admin.id, before), then)
 
 
 def skip(
@@ -392,4 +400,4 @@ def skip(
             "INSERT INTO slots (group_id, week, kind, booked_by, booked_at) VALUES (?, ?, 'skipped', ?, ?)",
             [group.group_id, week.key, admin.id, datetime.now(UTC).isoformat(timespec="seconds")],
         )
-        return _made(Change("skip", SlotLine(week, meeting, "skipped"), admin.id), then)
+        return _made(Change("skip", SkippedWeek(week, meeting), admin.id), then)

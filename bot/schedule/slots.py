@@ -16,7 +16,7 @@ from typing import Literal, NamedTuple
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.schedule.rows import SlotLine
+from bot.schedule.rows import BookedWeeks, OpenWeek, SkippedWeek, SlotLine, TalkWeek
 from bot.store.connection import Store
 
 #: `schedule` lists this many weeks with presenters (half a year of meetings) and open weeks.
@@ -67,11 +67,11 @@ def line_for(
         slot = read_slot(store.db, week, group.group_id)
     meeting = group.meeting_of(week)
     if slot is None:
-        return SlotLine(week, meeting, "open")
-    if slot.kind == "skipped":
-        return SlotLine(week, meeting, "skipped")
+        return OpenWeek(week, meeting)
+    if slot.presenter is None or slot.paper is None:  # a skip: the table's CHECK gives a talk both
+        return SkippedWeek(week, meeting)
     paper = papers.get(slot.paper) if papers is not None else catalog.by_number(store, slot.paper)
-    return SlotLine(week, meeting, "presenter", paper, slot.presenter)
+    return TalkWeek(week, meeting, paper, slot.presenter)
 
 
 def first_week_ahead(group: MeetingCalendar, now: datetime) -> Week:
@@ -120,7 +120,7 @@ def schedule(store: Store, group: MeetingCalendar, now: datetime) -> list[SlotLi
     def listing() -> None:
         """A line is about to be listed: the presenters not listed before it come first, as one line."""
         if unlisted:
-            lines.append(SlotLine(unlisted[0], group.meeting_of(unlisted[0]), "booked", weeks=len(unlisted)))
+            lines.append(BookedWeeks(unlisted[0], group.meeting_of(unlisted[0]), len(unlisted)))
             unlisted.clear()
 
     def list_open_weeks(until: Week) -> None:
@@ -130,7 +130,7 @@ def schedule(store: Store, group: MeetingCalendar, now: datetime) -> list[SlotLi
             meeting = group.meeting_of(week)
             if meeting > now:
                 listing()
-                lines.append(SlotLine(week, meeting, "open"))
+                lines.append(OpenWeek(week, meeting))
                 opened += 1
             week = week.plus(1)
 
@@ -147,9 +147,9 @@ def schedule(store: Store, group: MeetingCalendar, now: datetime) -> list[SlotLi
             list_open_weeks(week)
             if row[1] == "skipped":
                 listing()
-                lines.append(SlotLine(week, group.meeting_of(week), "skipped"))
+                lines.append(SkippedWeek(week, group.meeting_of(week)))
             elif presenters < SCHEDULE_PRESENTERS:
-                lines.append(SlotLine(week, group.meeting_of(week), "presenter", catalog.joined_paper(row, 3), row[2]))
+                lines.append(TalkWeek(week, group.meeting_of(week), catalog.joined_paper(row, 3), row[2]))
                 presenters += 1
             else:
                 unlisted.append(week)
@@ -161,19 +161,20 @@ def schedule(store: Store, group: MeetingCalendar, now: datetime) -> list[SlotLi
                 continue
             list_open_weeks(end)  # no slots after these: the rest are open
         break
-    while lines and lines[-1].state in ("skipped", "booked"):  # nothing listed after them
+    while lines and isinstance(lines[-1], SkippedWeek | BookedWeeks):  # nothing listed after them
         lines.pop()
     return lines
 
 
-def history(store: Store, group: MeetingCalendar, paper: Paper) -> list[SlotLine]:
+def history(store: Store, group: MeetingCalendar, paper: Paper) -> list[TalkWeek]:
     """Every week that paper was or will be presented."""
     slots = read_slots(
         store.db,
         f"SELECT {SLOT_COLUMNS} FROM slots WHERE paper = ? AND kind = 'presenter' AND group_id = ? ORDER BY week",
         [paper.number, group.group_id],
     )
-    return [line_for(store, group, s.week, s, {paper.number: paper}) for s in slots]
+    meeting = group.meeting_of
+    return [TalkWeek(s.week, meeting(s.week), paper, s.presenter) for s in slots if s.presenter is not None]
 
 
 def latest_presenter(
@@ -210,35 +211,33 @@ def waiting_papers(store: Store, n: int, focus_tag: str | None = None, group_id:
 Calendars = Mapping[int, tuple[MeetingCalendar, str | None]]
 
 
-def _lines_in(store: Store, calendars: Calendars, rows: list) -> list[SlotLine]:
-    """Lines of (group_id, week, kind, presenter, paper) rows of several groups, by meeting, each
-    naming its group's channel; rows of a group not in `calendars` are left out."""
-    papers = catalog.many(store, {r[4] for r in rows if r[4] is not None})
+def _lines_in(store: Store, calendars: Calendars, rows: list) -> list[TalkWeek]:
+    """Talks of (group_id, week, presenter, paper) rows of several groups, by meeting, each naming
+    its group's channel; rows of a group not in `calendars` are left out."""
+    papers = catalog.many(store, {r[3] for r in rows})
     lines = []
-    for gid, week_key, kind, presenter, number in rows:
+    for gid, week_key, presenter, number in rows:
         if gid not in calendars:
             continue
         calendar, channel = calendars[gid]
         week = Week.from_key(week_key)
-        line = line_for(store, calendar, week, Slot(week, kind, presenter, number), papers)
-        line.channel, line.group_id = channel, gid
-        lines.append(line)
+        lines.append(TalkWeek(week, calendar.meeting_of(week), papers.get(number), presenter, False, channel, gid))
     return sorted(lines, key=lambda line: line.meeting)
 
 
-def mine_in(store: Store, calendars: Calendars, now: datetime, member: str) -> tuple[list[SlotLine], list[SlotLine]]:
-    """A member's upcoming and past slots in every group of `calendars` (past: most recent first)."""
+def mine_in(store: Store, calendars: Calendars, now: datetime, member: str) -> tuple[list[TalkWeek], list[TalkWeek]]:
+    """A member's upcoming and past talks in every group of `calendars` (past: most recent first)."""
     rows = store.db.execute(
-        "SELECT group_id, week, kind, presenter, paper FROM slots WHERE presenter = ? ORDER BY week", [member]
+        "SELECT group_id, week, presenter, paper FROM slots WHERE presenter = ? ORDER BY week", [member]
     ).fetchall()
     lines = _lines_in(store, calendars, rows)
     return [x for x in lines if x.meeting > now], [x for x in reversed(lines) if x.meeting <= now]
 
 
-def history_in(store: Store, calendars: Calendars, paper: Paper) -> list[SlotLine]:
+def history_in(store: Store, calendars: Calendars, paper: Paper) -> list[TalkWeek]:
     """Every week that the paper was or will be presented, in every group of `calendars`."""
     rows = store.db.execute(
-        "SELECT group_id, week, kind, presenter, paper FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week",
+        "SELECT group_id, week, presenter, paper FROM slots WHERE paper = ? AND kind = 'presenter' ORDER BY week",
         [paper.number],
     ).fetchall()
     return _lines_in(store, calendars, rows)

@@ -22,7 +22,7 @@ from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
 from bot.rich_text import Code, PaperRef, When, command_code
 from bot.schedule import signups, slots
-from bot.schedule.rows import SlotLine, TalkLinks
+from bot.schedule.rows import TalkLinks, TalkWeek
 from bot.schedule.signups import Member, Refusal
 from bot.store.connection import Store
 
@@ -60,7 +60,7 @@ def links(store: Store, weeks: Iterable[Week], group_id: int) -> dict[str, tuple
     return {k: tuple(v) for k, v in found.items()}
 
 
-def _talk_of(store: Store, group: MeetingCalendar, now: datetime, ref: str) -> SlotLine:
+def _talk_of(store: Store, group: MeetingCalendar, now: datetime, ref: str) -> TalkWeek:
     """The talk that `ref` names: a date's week (which must have a presenter), or a paper's latest talk."""
     ref = ref.strip()
     week: Week | None = None
@@ -70,7 +70,7 @@ def _talk_of(store: Store, group: MeetingCalendar, now: datetime, ref: str) -> S
         except BadDate as e:
             raise Refusal(str(e)) from None
         line = slots.line_for(store, group, week)
-        if line.state != "presenter":
+        if not isinstance(line, TalkWeek):
             raise Refusal(
                 "Nobody presents in the week of ", When(line.meeting, with_time=False), ": there is no talk there."
             )
@@ -86,14 +86,14 @@ def _talk_of(store: Store, group: MeetingCalendar, now: datetime, ref: str) -> S
     return talk
 
 
-def _may_change(member: Member, talk: SlotLine) -> None:
+def _may_change(member: Member, talk: TalkWeek) -> None:
     if member.id != talk.presenter and not member.is_admin():
         raise Refusal("Only the presenter of that talk or an admin can change its links.")
 
 
 def attach(
     store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, url: str
-) -> tuple[SlotLine, bool]:
+) -> tuple[TalkWeek, bool]:
     """Add a link to the talk `ref` names; (the talk, False when it had that link already). Raises Refusal."""
     url, group_id = check_url(url), group.group_id
     talk = _talk_of(store, group, now, ref)
@@ -114,7 +114,7 @@ def attach(
     return talk, True
 
 
-def detach(store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, url: str) -> SlotLine:
+def detach(store: Store, group: MeetingCalendar, now: datetime, member: Member, ref: str, url: str) -> TalkWeek:
     """Remove a link from the talk `ref` names. Raises Refusal (not its presenter, no such link)."""
     talk = _talk_of(store, group, now, ref)
     _may_change(member, talk)
@@ -124,7 +124,8 @@ def detach(store: Store, group: MeetingCalendar, now: datetime, member: Member, 
             "DELETE FROM talk_links WHERE group_id = ? AND week = ? AND url = ?", [group_id, talk.week.key, url]
         ).rowcount
     if not gone:
-        raise Refusal("That talk has no such link. Its links: ", command_code(f"show {talk.paper.number}"))
+        where = (" Its links: ", command_code(f"show {talk.paper.number}")) if talk.paper else ()
+        raise Refusal("That talk has no such link.", *where)
     return talk
 
 
@@ -144,7 +145,7 @@ def past(
     more = len(rows) > size
     rows = rows[:size]
     papers = catalog.many(store, {s.paper for s in rows if s.paper is not None})
-    lines = [slots.line_for(store, group, s.week, s, papers) for s in rows]
+    lines = [line for s in rows if isinstance(line := slots.line_for(store, group, s.week, s, papers), TalkWeek)]
     found = links(store, [s.week for s in rows], group.group_id)
     return [TalkLinks(line, found.get(line.week.key, ())) for line in lines], more
 
@@ -169,4 +170,4 @@ def last_week(store: Store, group: MeetingCalendar, week: Week) -> TalkLinks | N
     if not found:
         return None
     line = slots.line_for(store, group, before)
-    return TalkLinks(line, found) if line.state == "presenter" else None
+    return TalkLinks(line, found) if isinstance(line, TalkWeek) else None

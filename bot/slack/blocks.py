@@ -32,8 +32,8 @@ from bot.chat.replies import (
     TagCounts,
     WeekCard,
 )
-from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Mention, PaperRef, Text, When
-from bot.schedule.rows import Reminder, SlotLine, TalkLinks, WeeklyPost, booked, by_month
+from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
+from bot.schedule.rows import Reminder, SkippedWeek, TalkLinks, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
 
 MAX_BLOCKS = 50
 #: Tags one reply lists: a few sections of them, well within MAX_BLOCKS even for 50-character tags.
@@ -135,10 +135,16 @@ def _segment(seg, rich: bool) -> str:
     if isinstance(seg, Code):
         return f"`{escape(seg.text)}`" if rich else escape(seg.text)
     if isinstance(seg, Bold):
-        return f"*{escape(seg.text)}*" if rich else escape(seg.text)
+        return f"*{_segment(seg.text, rich)}*" if rich else _segment(seg.text, rich)
+    if isinstance(seg, Italic):
+        return f"_{escape(seg.text)}_" if rich else escape(seg.text)
+    if isinstance(seg, Sep):
+        return "  ·  "
     if isinstance(seg, PaperRef):
         p = seg.paper
-        return f"*#{p.number}* {paper_title(p)}" if rich else f"#{p.number} {escape(p.title)}"
+        return (
+            f"*#{p.number}* {paper_title(p, 200 if seg.brief else 400)}" if rich else f"#{p.number} {escape(p.title)}"
+        )
     if isinstance(seg, ChannelRef):
         return f"<#{seg.channel}>" if re.fullmatch(r"[A-Z0-9]{1,40}", seg.channel) else escape(seg.channel)
     raise TypeError(f"not a text segment: {seg!r}")
@@ -184,8 +190,9 @@ def actions(buttons: list[Button], prefix: str = RUN) -> dict:
 
 def _sections(lines: list[str], limit: int = SECTION, separator: str = "\n") -> list[dict]:
     """Lines packed into as few sections as fit, `separator` between them."""
-    blocks, chunk, size = [], [], 0
-    gap = len(separator)
+    blocks: list[dict] = []
+    chunk: list[str] = []
+    size, gap = 0, len(separator)
     for line in lines:
         line = cut(line, limit)
         if chunk and size + len(line) + gap > limit:
@@ -222,27 +229,6 @@ def _message(text: str, blocks: list[dict]) -> dict:
     return {"text": cut(text or " ", MAX_TEXT), "blocks": blocks[:MAX_BLOCKS]}  # never inside an &amp; or a <@U1>
 
 
-def _slot_line(line: SlotLine) -> str:
-    day = f"*{date_token(line.meeting)}*"
-    if line.state == "skipped":
-        return f"{day}  ·  _no meeting_"
-    if line.state == "open":
-        return f"{day}  ·  _open_"
-    if line.state == "booked":
-        return f"{day}  ·  _{booked(line)}_"
-    paper = f"*#{line.paper.number}* {paper_title(line.paper, 200)}" if line.paper else "_a removed paper_"
-    if line.archived:
-        paper += " _(archived)_"
-    where = f"  ·  in {_segment(ChannelRef(line.channel), True)}" if line.channel else ""
-    return f"{day}  ·  {paper}  ·  {who(line.presenter)}{where}"
-
-
-def _talk_line(line: SlotLine) -> str:
-    """A talk on its paper's own card: when, who, and where when the card spans several groups."""
-    where = f"  ·  in {_segment(ChannelRef(line.channel), True)}" if line.channel else ""
-    return f"*{date_token(line.meeting)}*  ·  {who(line.presenter)}{where}"
-
-
 def talk_link(url: str) -> str:
     """A talk's link (slides, a recording), shown by its address without the scheme, cut short."""
     shown = url.split("://", 1)[-1]
@@ -255,18 +241,6 @@ def _links(links: tuple[str, ...]) -> str:
 
 def _votes(n: int) -> str:
     return f"{n} vote{'s' if n != 1 else ''}"
-
-
-def _slot_plain(line: SlotLine) -> str:
-    day = _plain_date(line.meeting)
-    if line.state == "booked":
-        return f"{day}: {booked(line)}"
-    if line.state != "presenter":
-        return f"{day}: {'no meeting' if line.state == 'skipped' else 'open'}"
-    title = escape(line.paper.title) if line.paper else "a removed paper"
-    archived = " (archived)" if line.archived else ""
-    where = f" in {_segment(ChannelRef(line.channel), False)}" if line.channel else ""
-    return f"{day}: #{line.paper.number if line.paper else '?'} {title}{archived} ({who(line.presenter)}){where}"
 
 
 # -- replies to commands -------------------------------------------------------
@@ -319,11 +293,11 @@ def _(reply: PaperCard) -> dict:
     votes = f"  ·  {_votes(reply.votes)}" if reply.votes else ""
     blocks.append(context(clip(f"id {p.id}", 200) + votes + "  ·  tags: " + tags[:2500]))
 
-    def with_links(lines: list[SlotLine]) -> list[str]:
+    def with_links(lines: list[TalkWeek]) -> list[str]:
         out = []
         for s in lines:
             links = reply.links_of(s)
-            out.append(_talk_line(s) + (f"\n{_links(links)}" if links else ""))
+            out.append(mrkdwn(talk_text(s)) + (f"\n{_links(links)}" if links else ""))
         return out
 
     if reply.presented:
@@ -342,23 +316,23 @@ def _(reply: PaperCard) -> dict:
 
 @message.register
 def _(reply: WeekCard) -> dict:
-    line = reply.line
-    skipped = line.state == "skipped"  # its note says so; no meeting time to show
+    line, paper = reply.line, reply.paper
+    skipped = isinstance(line, SkippedWeek)  # its note says so; no meeting time to show
     head = f"*This week* ({line.week.key})" + ("" if skipped else f": meeting {date_token(line.meeting)}")
     blocks = [section(head)]
     fallback = [f"This week ({line.week.key})" + ("" if skipped else f": meeting {_plain_date(line.meeting)}")]
-    if line.paper:
+    if paper:
         label = "Paper of the week" + (" (posted)" if reply.posted else "")
-        body = f"{label}: *#{line.paper.number}* {paper_title(line.paper, 600)}"
-        if line.archived:
+        body = f"{label}: *#{paper.number}* {paper_title(paper, 600)}"
+        if reply.archived:
             body += " _(archived)_"
-        if line.paper.line:
-            body += "\n" + clip(line.paper.line, 600)
+        if paper.line:
+            body += "\n" + clip(paper.line, 600)
         blocks.append(section(body))
-        fallback.append(f"#{line.paper.number} {escape(line.paper.title)}")
-    if line.presenter:
-        blocks.append(section(f"Presenter: {who(line.presenter)}"))
-        fallback.append(f"Presenter: {who(line.presenter)}")
+        fallback.append(f"#{paper.number} {escape(paper.title)}")
+    if reply.presenter:
+        blocks.append(section(f"Presenter: {who(reply.presenter)}"))
+        fallback.append(f"Presenter: {who(reply.presenter)}")
     if reply.note:
         blocks.append(context(mrkdwn(reply.note)))
         fallback.append(plain(reply.note))
@@ -373,23 +347,22 @@ def _(reply: Schedule) -> dict:
     for month, line in by_month(reply.lines):
         lines += [f"_{month}_"] if month else []
         fallback += [month] if month else []
-        lines.append(_slot_line(line))
-        fallback.append(_slot_plain(line))
+        lines.append(mrkdwn(slot_text(line)))
+        fallback.append(plain(slot_text(line)))
     if not reply.lines:
         lines.append("_Nothing planned yet._")
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
-    fallback = "\n".join(fallback)
-    return _message(fallback, blocks)
+    return _message("\n".join(fallback), blocks)
 
 
 @message.register
 def _(reply: PastTalks) -> dict:
     lines, fallback = ["*Talks given*, newest first"], ["Talks given, newest first"]
     for talk in reply.talks:
-        lines.append(_slot_line(talk.line) + (f"\n{_links(talk.links)}" if talk.links else ""))
-        fallback.append(_slot_plain(talk.line) + "".join(f" {escape(url)}" for url in talk.links))
+        lines.append(mrkdwn(slot_text(talk.line)) + (f"\n{_links(talk.links)}" if talk.links else ""))
+        fallback.append(plain(slot_text(talk.line)) + "".join(f" {escape(url)}" for url in talk.links))
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
@@ -400,15 +373,15 @@ def _(reply: PastTalks) -> dict:
 
 @message.register
 def _(reply: Mine) -> dict:
-    lines = ["*Your coming slots*"] + [_slot_line(s) for s in reply.upcoming]
+    lines = ["*Your coming slots*"] + [mrkdwn(slot_text(s)) for s in reply.upcoming]
     if not reply.upcoming:
         lines.append(f"_None yet: `{COMMAND} signup &lt;paper&gt;` takes the first open week._")
     if reply.past:
-        lines += ["*Your past slots*"] + [_slot_line(s) for s in reply.past[:30]]
+        lines += ["*Your past slots*"] + [mrkdwn(slot_text(s)) for s in reply.past[:30]]
     blocks = _sections(lines)
-    fallback = ["Your coming slots:"] + ([_slot_plain(s) for s in reply.upcoming] or ["none yet"])
+    fallback = ["Your coming slots:"] + ([plain(slot_text(s)) for s in reply.upcoming] or ["none yet"])
     if reply.past:
-        fallback += ["Your past slots:"] + [_slot_plain(s) for s in reply.past[:30]]
+        fallback += ["Your past slots:"] + [plain(slot_text(s)) for s in reply.past[:30]]
     return _message("\n".join(fallback), blocks)
 
 
@@ -521,7 +494,7 @@ def weekly_post(post: WeeklyPost) -> dict:
         blocks.append(section(f"{meeting}\n🎤 {mrkdwn(note)}"))
         fallback += f" Meeting {_plain_date(post.meeting)}. {plain(note)}"
     last = _last_week(post.last_week)
-    if last:
+    if last and post.last_week is not None:
         blocks.append(context(last))
         fallback += " Last week's talk: " + "  ".join(escape(url) for url in post.last_week.links)
     if p.summary:
@@ -574,7 +547,7 @@ def home(view: Home) -> dict:
     if view.notice:
         blocks.append(section(("" if view.notice.ok else "⚠️ ") + mrkdwn(view.notice.text)[: SECTION - 4]))
     blocks.append(section("*Coming weeks*"))
-    blocks += _sections([_slot_line(s) for s in view.coming] or ["_Nothing planned yet._"])
+    blocks += _sections([mrkdwn(slot_text(s)) for s in view.coming] or ["_Nothing planned yet._"])
     blocks.append({"type": "divider"})
     blocks.append(section("*Your slots*"))
     if not view.mine:
@@ -582,14 +555,15 @@ def home(view: Home) -> dict:
     for i, line in enumerate(view.mine[:HOME_SLOTS]):
         blocks.append(
             section(
-                _slot_line(line), button(Button("Withdraw", f"withdraw {line.week.monday.isoformat()}"), f"{RUN}:w{i}")
+                mrkdwn(slot_text(line)),
+                button(Button("Withdraw", f"withdraw {line.week.monday.isoformat()}"), f"{RUN}:w{i}"),
             )
         )
     if len(view.mine) > HOME_SLOTS:
         blocks.append(context(f"…and {len(view.mine) - HOME_SLOTS} more: `{COMMAND} mine` lists them all"))
     if view.recent:
         blocks.append(section("*Latest talks' slides and recordings*"))
-        blocks += _sections([_slot_line(t.line) + f"\n{_links(t.links)}" for t in view.recent])
+        blocks += _sections([mrkdwn(slot_text(t.line)) + f"\n{_links(t.links)}" for t in view.recent])
     blocks.append({"type": "divider"})
     blocks.append(section("*Papers waiting for a presenter* (sign-up takes the first open week)"))
     room = MAX_VIEW_BLOCKS - len(blocks) - 1

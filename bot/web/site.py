@@ -21,6 +21,7 @@ from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
 from bot.schedule import slots, talks
+from bot.schedule.rows import TalkWeek
 from bot.store.connection import Store
 from bot.web import member_names
 
@@ -108,7 +109,7 @@ def _coming(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
     return [
         Talk(line.week, line.meeting, line.paper, member_names.display_name(store, line.presenter, ask), [])
         for line in slots.schedule(store, group.calendar, now)
-        if line.state == "presenter"
+        if isinstance(line, TalkWeek)
     ]
 
 

@@ -34,7 +34,7 @@ from bot.discord.door import DiscordDoor
 from bot.discord.settings import DiscordSettings
 from bot.rich_text import Button, text
 from bot.schedule import reminders, weekly
-from bot.schedule.rows import SlotLine, WeeklyPost
+from bot.schedule.rows import TalkWeek, WeeklyPost
 from bot.store.connection import Store
 from bot.web.http_door import Refused
 
@@ -204,7 +204,7 @@ def test_every_reply_renders_within_discords_limits():
 
     w = Week.from_key("2026-W50")
     papers = chinese_papers(3)
-    line = SlotLine(w, week + timedelta(days=3, hours=7), "presenter", papers[0], MEMBER)
+    line = TalkWeek(w, week + timedelta(days=3, hours=7), papers[0], MEMBER)
     replies = [
         Notice(text("x" * 3000), ok=False, buttons=[Button(str(i), f"show {i}") for i in range(30)]),
         PaperCard(papers[0], [line] * 30, [line] * 30, Button("Sign up", "signup 1")),
