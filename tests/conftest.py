@@ -24,7 +24,7 @@ from slack_sdk.signature import SignatureVerifier
 # The layers of tests/: unit (the core, no platform), slack and discord (each platform's flows over
 # its stand-in), processes (real `paperbot` processes), support (the stand-ins). Each is importable
 # by module name, as the tests import the stand-ins and each other's helpers.
-for _layer in ("", "support", "unit", "slack", "discord", "processes"):
+for _layer in ("", "support", "unit", "slack", "discord", "processes", "store", "catalog", "intake", "schedule", "announcing", "web", "chat", "runtime", "console"):
     sys.path.insert(0, str(Path(__file__).parent / _layer))
 
 from slack_standin import SlackStandin  # noqa: E402
