@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from conftest import ROOT
+from tests.support.repo import ROOT
 
 BOT = ROOT / "bot"
 ADAPTERS = ("bot.slack", "bot.discord", "bot.console")

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import jsonschema
-from conftest import ROOT
 from slack_sdk import WebClient
 
 from bot.chat import commands
@@ -15,6 +14,7 @@ from bot.chat.commands import COMMANDS
 from bot.console.render import render
 from bot.slack.blocks import message
 from bot.slack.settings import SETTINGS
+from tests.support.repo import ROOT
 
 MANIFEST = json.loads((ROOT / "manifest.json").read_text())
 README = (ROOT / "README.md").read_text()
