@@ -15,7 +15,8 @@ draws them:
 - the core (everything but the adapters) imports no platform's library (slack_bolt, slack_sdk,
   hikari, nacl, websockets);
 - at most 8 modules loose at bot/'s root besides __init__ and __main__;
-- no module over 700 lines.
+- no module over 700 lines;
+- each package imports only the floors below it, as docs/architecture.md draws them.
 
 Imports are read from each module's syntax tree, not by importing it, at the top level and inside
 functions alike: an import inside a function is still a dependency.
@@ -24,6 +25,7 @@ functions alike: an import inside a function is still a dependency.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -245,6 +247,29 @@ def test_no_module_is_over_700_lines():
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > LONGEST_MODULE
     }
     assert long == {}, f"modules over {LONGEST_MODULE} lines ({long}): split each by what its parts do"
+
+
+def floors() -> dict[str, int]:
+    """Each package's floor, as docs/architecture.md's table of floors gives it (`store` -> 0)."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = page.split("## Floors", 1)[1].split("\n## ", 1)[0]
+    return {
+        name.removesuffix("/").removesuffix(".py"): int(floor)
+        for floor, names in re.findall(r"^\| (\d+) \| ([^|]+) \|", table, flags=re.M)
+        for name in re.findall(r"`([^`]+)`", names)
+    }
+
+
+def test_each_package_imports_only_the_floors_below_it():
+    """The floors of docs/architecture.md hold: a package imports only packages on lower floors."""
+    placed, graph = floors(), package_graph()
+    unplaced = sorted(set(graph) - set(placed))
+    assert unplaced == [], f"packages on no floor of docs/architecture.md: {unplaced}; give each its floor"
+    wrong = {
+        f"{p} ({placed[p]})": sorted(f"{o} ({placed[o]})" for o in graph[p] if placed[o] >= placed[p]) for p in graph
+    }
+    wrong = {p: o for p, o in wrong.items() if o}
+    assert wrong == {}, f"imports that do not go down a floor: {wrong}; move the code, or the floors in the docs"
 
 
 def test_tests_import_what_they_share_from_tests_support_only():
