@@ -6,7 +6,6 @@ import threading
 from datetime import datetime
 
 import pytest
-from conftest import TZ, at
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +18,7 @@ from bot.schedule import slots
 from bot.schedule.rows import BookedWeeks
 from bot.schedule.signups import Member
 from bot.slack.members import PLATFORM as SLACK
+from tests.support.clock import TZ, at
 
 
 @pytest.fixture
