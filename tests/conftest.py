@@ -30,7 +30,7 @@ for _layer in ("", "support", "unit", "slack", "discord", "processes"):
 from slack_standin import SlackStandin  # noqa: E402
 
 from bot.catalog.queries import open_store  # noqa: E402
-from bot.slack.settings import Settings  # noqa: E402
+from bot.slack.settings import SlackSettings  # noqa: E402
 from bot.store.connection import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,9 +75,9 @@ def group_settings(tmp_path: Path, api_url: str) -> dict[str, str]:
     }
 
 
-def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env: str) -> Settings:
+def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env: str) -> SlackSettings:
     values = {**group_settings(tmp_path, api_url), **env}
-    return Settings.load({k: v for k, v in values.items() if v is not None}, dotenv=None)
+    return SlackSettings.load({k: v for k, v in values.items() if v is not None}, dotenv=None)
 
 
 @pytest.fixture(scope="session")
