@@ -250,7 +250,9 @@ def _verbatim(value: str) -> str:
 
 def _split_names(value: str) -> list[str]:
     """`A and B and {C and D}`: the names, split at ` and ` outside braces."""
-    names, depth, current = [], 0, []
+    names: list[str] = []
+    current: list[str] = []
+    depth = 0
     words = re.split(r"(\s+and\s+|[{}])", value)
     for part in words:
         if part == "{":

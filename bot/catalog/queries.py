@@ -32,6 +32,7 @@ from bot.catalog.importing import (  # noqa: F401  (re-exported: other modules i
     _Batch,
     _free_slug,
     _upsert_one,
+    add_new,
     optimize,
     upsert,
 )
@@ -108,6 +109,7 @@ def find(store: Store, ref: str, *, with_tags: bool = True) -> Paper | None:
     """The paper that `ref` names: its id, or its number as `7` or `#7` (or `＃７`)."""
     ref = unicodedata.normalize("NFKC", ref).strip()
     m = _REF.match(ref)
+    key: int | str
     if m:
         sql, key = f"SELECT {DETAIL_COLUMNS} FROM papers p WHERE p.number = ?", int(m[1])
     else:
@@ -284,9 +286,7 @@ def add(store: Store, paper: PaperInput) -> Paper:
         same = db.execute("SELECT number FROM papers WHERE title = ? COLLATE NOCASE", [paper.title]).fetchone()
         if same is not None:
             raise InvalidPaper("title", f"#{same[0]} already has this title")
-        batch = _Batch(db)
-        number, _ = _upsert_one(batch, paper, {}, always_new=True)
-        batch.flush()
+        number = add_new(db, paper)
     found = by_number(store, number)
     assert found is not None
     return found

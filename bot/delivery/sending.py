@@ -207,7 +207,7 @@ def deliver(
     transport: Transport,
     *,
     force: bool = False,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], bool | None] = time.sleep,
 ) -> Result:
     """Send the message that `build()` makes, once; `build` returns (message, paper number or None).
 

@@ -46,12 +46,12 @@ class DiscordDoor:
             raise Refused(refusal.status, f"{said} ({refusal})") from None
 
     def verify(self, timestamp: str | None, signature: str | None, body: bytes) -> int:
-        stamp = fresh_timestamp(timestamp, signature, _SIGNATURE, self.clock())
+        signed = fresh_timestamp(timestamp, signature, _SIGNATURE, self.clock())
         try:
-            self.key.verify(timestamp.encode() + body, bytes.fromhex(signature))
+            self.key.verify(signed.timestamp.encode() + body, bytes.fromhex(signed.signature))
         except BadSignatureError:
             raise Refused(401, "a wrong one") from None
-        return stamp
+        return signed.stamp
 
 
 def parse(raw: bytes) -> dict:

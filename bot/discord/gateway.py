@@ -60,8 +60,9 @@ class Gateway:
                 self.fatal = f"DISCORD_TOKEN: Discord refused it (HTTP 401: {e.message})"
                 break
             except hikari.GatewayServerClosedConnectionError as e:
-                if e.code in FATAL or not e.can_reconnect:
-                    self.fatal = FATAL.get(e.code) or f"the Gateway closed the connection for good ({e.code}: {e})"
+                fatal = FATAL.get(e.code) if e.code is not None else None
+                if fatal is not None or not e.can_reconnect:
+                    self.fatal = fatal or f"the Gateway closed the connection for good ({e.code}: {e})"
                     break
                 log.warning("the Gateway closed the connection (%s); connecting again in %g s", e, wait)
             except (hikari.HTTPError, hikari.GatewayError, OSError, TimeoutError) as e:

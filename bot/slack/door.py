@@ -120,11 +120,12 @@ class SlackDoor:
 
     def verify(self, timestamp: str | None, signature: str | None, body: bytes) -> int:
         """The request's timestamp, if its signature is Slack's and fresh; else Refused(401)."""
-        stamp = fresh_timestamp(timestamp, signature, _SIGNATURE, self.clock())
-        expected = "v0=" + hmac.new(self.secret, b"v0:" + timestamp.encode() + b":" + body, hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, signature):
+        signed = fresh_timestamp(timestamp, signature, _SIGNATURE, self.clock())
+        message = b"v0:" + signed.timestamp.encode() + b":" + body
+        expected = "v0=" + hmac.new(self.secret, message, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, signed.signature):
             raise Refused(401, "a wrong one")
-        return stamp
+        return signed.stamp
 
 
 def parse(raw: bytes, content_type: str | None) -> dict:

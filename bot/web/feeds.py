@@ -363,7 +363,7 @@ def names_of(*settings) -> Callable[[str], str | None]:
     from bot.settings import SettingError
     from bot.web import member_names
 
-    asks = []
+    asks: list[tuple[Callable[[str], bool], member_names.Ask]] = []
     for each in settings:
         adapter = platforms.of(each)
         try:

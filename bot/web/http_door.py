@@ -19,10 +19,11 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
-import waitress
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
+from waitress.server import BaseWSGIServer, create_server
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +91,16 @@ class Refused(Exception):
 TIMESTAMP = re.compile(r"[0-9]{1,12}")
 
 
-def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Pattern, now: float) -> int:
-    """The request's timestamp when both signature headers are there, well formed (`shape` for the
+class Signed(NamedTuple):
+    """A request's signature headers, both there and well formed, and its timestamp as a number."""
+
+    timestamp: str
+    signature: str
+    stamp: int
+
+
+def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Pattern, now: float) -> Signed:
+    """The request's signature headers when both are there, well formed (`shape` for the
     signature) and within WINDOW_SECONDS of `now`; else Refused(401). The platform checks the rest."""
     if timestamp is None or signature is None:
         raise Refused(401, "none")
@@ -101,7 +110,7 @@ def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Patt
     stamp = int(timestamp)
     if abs(now - stamp) > WINDOW_SECONDS:
         raise Refused(401, "too old or too new")
-    return stamp
+    return Signed(timestamp, signature, stamp)
 
 
 _REASONS = {400: "400 Bad Request", 401: "401 Unauthorized", 404: "404 Not Found", 413: "413 Content Too Large"}
@@ -169,7 +178,8 @@ def _channel_class(keeper: _Doorkeeper, request_seconds: float) -> type:
             n = super().received(data)
             if self.completed and not self.stamped:
                 # Before the channel hands the request to a thread; a client's header of this name is replaced.
-                self.headers[ARRIVED] = repr(time.monotonic())
+                # The parser's headers are a dict it fills; types-waitress says a read-only Mapping.
+                self.headers[ARRIVED] = repr(time.monotonic())  # type: ignore[index]
                 self.stamped = True
             return n
 
@@ -234,7 +244,7 @@ def http_server(
     closed, so that slow or idle sockets from anyone who can reach the port cannot crowd out the
     platform's requests."""
     _allow_open_files(connection_limit + 64)
-    server = waitress.create_server(
+    server = create_server(
         application,
         host=host,
         port=port,
@@ -249,8 +259,8 @@ def http_server(
     )
     channel = _channel_class(_Doorkeeper(per_address), request_seconds)
     # One server for one host; a host that resolves to several addresses gets one for each.
-    for listening in [server] if hasattr(server, "channel_class") else list(server.map.values()):
-        if hasattr(listening, "channel_class"):
+    for listening in [server] if isinstance(server, BaseWSGIServer) else list((server.map or {}).values()):
+        if isinstance(listening, BaseWSGIServer):
             listening.channel_class = channel
     return server
 
