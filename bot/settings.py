@@ -28,6 +28,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dotenv import dotenv_values
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, ScheduleError
+from bot.catalog import queries as catalog
+from bot.catalog.papers import fold_tag
+from bot.intake.lookup import Lookups
 
 #: Every setting any group has, with its default and its one-line meaning. `.env.example`,
 #: README and a test are kept in step with this table and the platform's.
@@ -292,7 +295,6 @@ class PlatformSettings(Settings, ABC):
 
 @functools.cache
 def _lookups(arxiv_api: str, crossref_api: str):
-    from bot.intake.lookup import Lookups
 
     return Lookups(arxiv_api, crossref_api)
 
@@ -324,7 +326,6 @@ def parse_meeting(name: str, raw: str) -> Meeting:
 
 def parse_focus_tag(name: str, raw: str) -> str:
     """The tag `raw` of setting `name`, folded as tags are."""
-    from bot.catalog.papers import fold_tag
 
     focus = fold_tag(raw)
     if not focus:
@@ -353,7 +354,6 @@ def integer(name: str, raw: str, low: int, high: int) -> int:
 
 def check_focus_tag(settings: Settings, store) -> None:
     """PAPERBOT_FOCUS_TAG must name a tag that papers have, or no post could ever be made."""
-    from bot.catalog import queries as catalog
 
     if settings.focus_tag and settings.focus_tag not in catalog.tag_names(store):
         close = catalog.closest_tags(store, settings.focus_tag)

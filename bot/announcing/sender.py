@@ -241,7 +241,7 @@ class OutboxSender:
             self._wake_at = None
         self.send()
 
-    def _send(self, batch: list[outbox.Item]) -> None:
+    def _send(self, batch: list[outbox.Item]) -> None:  # noqa: C901 (each way a send can end, kept in one place)
         """Send one post update, or one announcement (its rows together); on failure put it back for
         later. A rate limit or a failing platform holds every item off (`held_until`); a refusal only this one."""
         item = batch[0]

@@ -104,7 +104,7 @@ def _entries(text: TextIO) -> Iterator[tuple[int, str, str]]:
 def rows(text: TextIO) -> Iterator[tuple[str, object]]:
     """(where, row) for each entry: `line N` (its first line), and a dict of paper fields or a Problem."""
     # Imported here: bibtexparser takes a tenth of a second to import, which no other verb should wait for.
-    import bibtexparser
+    import bibtexparser  # noqa: PLC0415
 
     macros = dict(MONTHS)  # the @string macros so far (names folded to lowercase), each as its text
     for line, kind, body in _entries(text):
@@ -163,7 +163,7 @@ _NUMBER = re.compile(r"[0-9]+")
 _MACRO = re.compile(r"[^\s\"#%'(),={}0-9][^\s\"#%'(),={}]*")
 
 
-def value(raw: str, macros: dict[str, str]) -> str:
+def value(raw: str, macros: dict[str, str]) -> str:  # noqa: C901 (a small parser: a branch per kind of token)
     """A field's or an @string's value as BibTeX reads it: `{...}`, `"..."`, digits and macro names,
     joined by `#`. Raise BadValue (`names @string "x", which the file does not define`) otherwise."""
     out: list[str] = []

@@ -351,7 +351,7 @@ def _bibtex_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
         raise UnreadableFile(f"{path}: not valid BibTeX ({e})") from None
 
 
-def _json_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
+def _json_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:  # noqa: C901 (an incremental JSON reader: its window in one loop)
     """The items of a JSON list, decoded one at a time from a window of the file; `{"papers": [...]}`
     (a wrapped list) is read whole."""
     buf, at, lines_before = "", 0, 0  # the window, where in it, and the file's lines before the window

@@ -19,6 +19,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.catalog import files as papers_file
@@ -459,7 +460,6 @@ def archived_among(store: Store, numbers: Iterable[int]) -> set[int]:
 def set_archived(store: Store, paper: Paper, archived: bool) -> bool:
     """Archive the paper (it leaves lists, search, tag counts and the rotation, keeping its number,
     talks and posts) or restore it; False when it was so already."""
-    from datetime import UTC, datetime
 
     when = datetime.now(UTC).isoformat(timespec="seconds") if archived else None
     with store.write() as db:

@@ -200,7 +200,7 @@ def _record_sent(store: Store, d: Delivery, sent: Sent) -> None:
     )
 
 
-def deliver(
+def deliver(  # noqa: C901 (exactly-once sending: every outcome read in one place)
     store: Store,
     d: Delivery,
     build: Callable[[], tuple[Any, int | None]],

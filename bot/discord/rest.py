@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import math
 import re
 import threading
@@ -113,10 +114,8 @@ class _Loop:
             await asyncio.gather(*left, return_exceptions=True)
 
         if self.loop.is_running():
-            try:
+            with contextlib.suppress(Exception):
                 asyncio.run_coroutine_threadsafe(close(), self.loop).result(5)
-            except Exception:
-                pass
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(5)
 

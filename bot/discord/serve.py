@@ -13,11 +13,14 @@ import logging
 import threading
 import time
 
+from apscheduler.triggers.interval import IntervalTrigger
+
 from bot.delivery import outbox
 from bot.delivery.sending import Rejected, Uncertain
 from bot.discord import definition, rest
 from bot.discord.app import DiscordBot
 from bot.discord.door import DiscordDoor
+from bot.discord.events import MeetingEvents, discord_groups
 from bot.discord.gateway import Gateway
 from bot.discord.settings import DiscordSettings
 from bot.runtime import scheduler
@@ -66,9 +69,6 @@ def add_events_check(
     jobs, store: Store, bot: DiscordBot, settings: DiscordSettings, *, env_on_discord: bool = True
 ) -> None:
     """DISCORD_EVENTS=1: the scheduler's checks keep the server's events in step with the groups' schedules."""
-    from apscheduler.triggers.interval import IntervalTrigger
-
-    from bot.discord.events import MeetingEvents, discord_groups
 
     assert settings.guild is not None  # DISCORD_EVENTS=1 needs DISCORD_GUILD (the settings' check)
     groups_now = functools.partial(discord_groups, store, settings, env_on_discord=env_on_discord)  # at each check

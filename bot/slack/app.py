@@ -38,6 +38,8 @@ from bot.schedule.signups import Change, Member, Refusal
 from bot.slack import blocks
 from bot.slack.announce import SlackPoster
 from bot.slack.client import SlackTransport, answer_client, call, make_client
+from bot.slack.listeners import actions, events, fallbacks, views
+from bot.slack.listeners import commands as command_listeners
 from bot.slack.members import PLATFORM
 from bot.slack.settings import SlackSettings
 from bot.store.connection import Store
@@ -288,8 +290,6 @@ CHANNEL_REFUSALS = ("channel_not_found", "not_in_channel")
 
 def build_app(bot: SlackBot) -> App:
     """The Bolt app with every listener registered."""
-    from bot.slack.listeners import actions, events, fallbacks, views
-    from bot.slack.listeners import commands as command_listeners
 
     settings = bot.settings
     bolt_log = logging.getLogger("bot.slack.bolt")

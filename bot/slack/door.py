@@ -181,7 +181,7 @@ def _check_kind(payload: dict) -> None:
     _check_object(payload, kind, "payload", 0)
 
 
-def _check_object(obj: dict, kind: str, where: str, depth: int) -> None:
+def _check_object(obj: dict, kind: str, where: str, depth: int) -> None:  # noqa: C901 (a check per field Slack sends)
     """The fields of `obj` that Bolt and the listeners read are of the types Slack sends."""
     if depth > 8:  # an event inside a message inside an event...: nothing Slack sends nests so
         raise Refused(400, f"{kind}: nested too deep")

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import secrets
 import sqlite3
 import stat
 import threading
@@ -158,7 +160,6 @@ def m005_valid_ids(db: sqlite_utils.Database) -> None:
     # (`1999` now reads as paper number 1999) and double dashes from cutting a long slug
     # (`…-distributed--2`). Renamed, so that every paper can be named by its id and an
     # export imports again whole; everything else refers to papers by number.
-    import re
 
     valid = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     taken = {pid for (pid,) in db.execute("SELECT id FROM papers")}
@@ -351,7 +352,6 @@ def m011_calendar(db: sqlite_utils.Database) -> None:
     # SEQUENCE and a week that lost its talk stays as CANCELLED), the secret parts of the feeds'
     # and the group's page's URLs, members' names as their platform gave them, and the Discord
     # scheduled event made for each week (Discord has no idempotency key: the id is kept).
-    import secrets
 
     db.executescript(
         """

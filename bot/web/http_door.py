@@ -13,6 +13,7 @@ port refused as a StartError), `healthz` and `warn_of_schedule` are every platfo
 from __future__ import annotations
 
 import heapq
+import io
 import logging
 import re
 import threading
@@ -24,6 +25,8 @@ from typing import NamedTuple
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.server import BaseWSGIServer, create_server
+
+from bot.settings import check_focus_tag
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +128,6 @@ def refuse(environ, start_response, refusal: Refused) -> Iterable[bytes]:
 
 def read_body(environ) -> bytes:
     """The request's body (waitress has it whole, within MAX_BODY), left readable again for what follows."""
-    import io
 
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -282,7 +284,6 @@ def healthz(start_response) -> list[bytes]:
 def warn_of_schedule(settings, store, logger: logging.Logger) -> None:
     """Before a server starts: the focus tag checked, and a schedule the operator may not mean (a
     meeting before its post, weeks without one) said as a warning on `logger`, not refused."""
-    from bot.settings import check_focus_tag
 
     check_focus_tag(settings, store)
     for problem in (
@@ -309,7 +310,7 @@ def serve_beside(server, name: str = "feeds-http") -> Callable[[], None]:
 def _allow_open_files(wanted: int) -> None:
     """Raise this process's open-file limit towards `wanted` (as far as the hard limit allows)."""
     try:
-        import resource  # POSIX only
+        import resource  # noqa: PLC0415 (POSIX only: elsewhere the limit stays as it is)
     except ImportError:
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
