@@ -28,9 +28,8 @@ from dotenv import dotenv_values
 import bot
 from bot.settings import PlatformSettings, SettingError, Settings
 
-if TYPE_CHECKING:  # the verbs load a platform's delivery and names only when they use them
+if TYPE_CHECKING:  # the verbs load a platform's delivery only when they use it
     from bot.delivery.sending import Transport
-    from bot.web.member_names import Ask
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class Adapter:
     fallback: bool = False
     #: A member's name as the platform shows it (member_names.Ask), for pages and calendars read
     #: outside the chat; made from the settings. None: the platform is not asked.
-    member_names: Callable[[Any], Ask] | None = None
+    member_names: Callable[[Any], Callable[[str], str | None]] | None = None
 
 
 def adapters() -> list[Adapter]:
