@@ -136,7 +136,7 @@ def _served(settings: Settings) -> list[Settings]:
 
 
 def cmd_console(args, settings: Settings) -> int:
-    from bot.chat.commands import Context
+    from bot.chat.context import Context
     from bot.schedule import groups
     from bot.schedule.signups import Member
 

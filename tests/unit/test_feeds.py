@@ -11,7 +11,7 @@ import icalendar
 import pytest
 from conftest import settings_for
 
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.schedule.signups import Member
 from bot.web import feeds, http_door, member_names
 
@@ -49,7 +49,7 @@ def served(tmp_path, store):
                 conn.close()
 
         def do(self, line: str, user: str = "UADMIN"):
-            ctx = commands.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
+            ctx = context.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
             ctx.public_url = settings.public_url
             answer = commands.run(ctx, line)
             assert answer.reply.ok, answer.reply

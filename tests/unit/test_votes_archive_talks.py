@@ -6,7 +6,7 @@ from conftest import TZ, at
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.catalog import queries as catalog
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.console.render import render as console_text
 from bot.schedule.signups import Member
 
@@ -14,7 +14,7 @@ GROUP = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mo
 
 
 def _ctx(store, user="UADMIN", admin=False, when="2026-12-02 10:00", **kw):
-    return commands.Context(store, GROUP, Member(user, lambda: admin), at(when), **kw)
+    return context.Context(store, GROUP, Member(user, lambda: admin), at(when), **kw)
 
 
 def say(store, line, user="U1", admin=False, when="2026-12-02 10:00") -> str:
