@@ -38,7 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(ROOT / "tests" / "support"))
+sys.path.insert(1, str(ROOT))  # the stand-ins: tests.support
 
 import loadgen  # noqa: E402
 import synth  # noqa: E402
@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
 
-    from slack_standin import SlackStandin  # tests/support/slack_standin.py
+    from tests.support.slack_standin import SlackStandin
 
     log(f"generating {args.papers} papers (seed {args.seed})")
     papers = synth.catalog(args.papers, seed=args.seed)

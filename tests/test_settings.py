@@ -83,7 +83,7 @@ def test_focus_tag_is_folded():
 
 
 def test_env_example_lists_every_setting_and_nothing_else():
-    from conftest import ROOT
+    from tests.support.repo import ROOT
 
     names = [
         line.split("=", 1)[0].strip()

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, timedelta
 
 import icalendar
 import pytest
-from conftest import settings_for
 
 from bot.chat import commands, context
 from bot.schedule.signups import Member
 from bot.web import feeds, http_door, member_names
+from tests.support.slack_group import settings_for
 
 PUBLIC = "https://example.org/reading"
 
