@@ -35,7 +35,7 @@ VERBS: dict[str, Verb] = {}
     "calendar",
     "your addresses of the group's calendar and page, privately",
     "calendar",
-    Arg("renew", CHOICE, "renew: a new address for your calendar", optional=True, choices=("renew",)),
+    Arg("renew", CHOICE, optional=True, choices=("renew",), typed_only=True),
     scope=Scope.WHERE,
 )
 def calendar(ctx: Context, renew: str | None) -> Answer:

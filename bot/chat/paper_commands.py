@@ -363,8 +363,8 @@ def _waiting(ctx: Context) -> Answer:
     "suggestions",
     "the suggested papers, to accept or decline",
     "suggestions",
-    Arg("decision", CHOICE, "accept or decline one (none: the list)", optional=True, choices=("accept", "decline")),
-    Arg("n", NUMBER, "the suggestion's number"),
+    Arg("decision", CHOICE, optional=True, choices=("accept", "decline"), typed_only=True),
+    Arg("n", NUMBER, typed_only=True),
     rights=catalog_admins("see and decide suggestions"),
 )
 def suggestions_(ctx: Context, decision: str | None, n: int | None) -> Answer:

@@ -138,7 +138,8 @@ class Arg:
     shown: str = ""
     #: A keyword typed between others, taken where it is (`slides 29 remove <link>`): not in the usage line.
     hidden: bool = False
-    #: Not a Discord option of its own: typed after the option before it (`manage edit paper:7 year 2024`).
+    #: Not a Discord option of its own: typed after the option before it (`manage edit paper:7 year 2024`),
+    #: or where every argument is, in one optional `args` (`suggestions args:accept 3`).
     typed_only: bool = False
 
     @property

@@ -11,8 +11,10 @@ invite_url(app_id)                   # the invite with the permissions the bot n
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.chat import commands
-from bot.chat.registry import Arg, Verb
+from bot.chat.registry import TEXT, Arg, Verb
 from bot.rich_text import Code, text
 
 STRING, USER = 3, 6
@@ -34,8 +36,14 @@ class TooManySubcommands(ValueError):
     """The verbs of COMMANDS do not fit in `/paper`: a new verb must go into a subcommand group."""
 
 
+#: Where every argument of a verb is typed only: one optional string with the words after the verb.
+ARGS = Arg("args", TEXT, optional=True)
+
+
 def options_of(verb: Verb) -> list[Arg]:
     """A verb's arguments that are Discord options, in the order the core reads them."""
+    if verb.args and all(a.typed_only for a in verb.args):
+        return [replace(ARGS, about=f"{verb.args_usage}, e.g. {verb.example}")]
     return [a for a in verb.args if not a.typed_only]
 
 
