@@ -104,7 +104,7 @@ def _entries(text: TextIO) -> Iterator[tuple[int, str, str]]:
 def rows(text: TextIO) -> Iterator[tuple[str, object]]:
     """(where, row) for each entry: `line N` (its first line), and a dict of paper fields or a Problem."""
     # Imported here: bibtexparser takes a tenth of a second to import, which no other verb should wait for.
-    import bibtexparser
+    import bibtexparser  # noqa: PLC0415
 
     macros = dict(MONTHS)  # the @string macros so far (names folded to lowercase), each as its text
     for line, kind, body in _entries(text):
@@ -163,7 +163,7 @@ _NUMBER = re.compile(r"[0-9]+")
 _MACRO = re.compile(r"[^\s\"#%'(),={}0-9][^\s\"#%'(),={}]*")
 
 
-def value(raw: str, macros: dict[str, str]) -> str:
+def value(raw: str, macros: dict[str, str]) -> str:  # noqa: C901 (a small parser: a branch per kind of token)
     """A field's or an @string's value as BibTeX reads it: `{...}`, `"..."`, digits and macro names,
     joined by `#`. Raise BadValue (`names @string "x", which the file does not define`) otherwise."""
     out: list[str] = []
@@ -250,7 +250,9 @@ def _verbatim(value: str) -> str:
 
 def _split_names(value: str) -> list[str]:
     """`A and B and {C and D}`: the names, split at ` and ` outside braces."""
-    names, depth, current = [], 0, []
+    names: list[str] = []
+    current: list[str] = []
+    depth = 0
     words = re.split(r"(\s+and\s+|[{}])", value)
     for part in words:
         if part == "{":

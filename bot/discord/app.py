@@ -23,16 +23,18 @@ from bot.announcing import changes as announce
 from bot.announcing.sender import OutboxSender
 from bot.catalog import queries as catalog
 from bot.catalog.papers import InvalidPaper
-from bot.chat import commands
-from bot.chat.commands import Context, Platform
+from bot.chat import commands, paper_commands
+from bot.chat.context import Context, Platform
+from bot.chat.registry import PAPER, TAG, kinds_of
 from bot.chat.replies import AddForm, EditForm, Notice
 from bot.delivery.answer_time import Replies
 from bot.delivery.background import Background
 from bot.delivery.sending import RateLimited, Rejected, Uncertain
 from bot.discord import definition, door, render
 from bot.discord.rest import Rest
+from bot.discord.settings import DiscordSettings
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
-from bot.rich_text import Code, Mention, PaperRef, command_code, text
+from bot.rich_text import Code, Mention, PaperRef, Text, command_code, text
 from bot.schedule import groups
 from bot.schedule.signups import Change, Member, Refusal
 from bot.store.connection import Busy, Store
@@ -80,7 +82,7 @@ def _saved(save: Callable[[], catalog.Paper], done: str, again: str) -> Notice:
 
 
 class DiscordBot:
-    def __init__(self, settings, store: Store, *, clock: Callable[[], datetime] | None = None):
+    def __init__(self, settings: DiscordSettings, store: Store, *, clock: Callable[[], datetime] | None = None):
         self.settings = settings
         self.store = store
         self.group = settings.group
@@ -133,7 +135,7 @@ class DiscordBot:
             PLATFORM,
             rotation=s.rotation,
             lookups=s.lookups,
-            tell=lambda member, said: self.later(self.tell_directly, member, said),
+            tell=self.tell_later,
             public_url=s.public_url,
             # The channel it was typed in; a direct message (no server) is no group's.
             where=(interaction.get("channel_id") or (interaction.get("channel") or {}).get("id"))
@@ -156,6 +158,7 @@ class DiscordBot:
         if kind == door.AUTOCOMPLETE:
             return {"type": CHOICES, "data": {"choices": self.choices(interaction["data"])}}
         update = False
+        line: str | None
         if kind == door.COMMAND:
             if interaction["data"].get("name") != "paper":
                 return self._private(Notice(text("I only know ", Code("/paper"), "."), ok=False))
@@ -213,13 +216,17 @@ class DiscordBot:
         be the first answer, so a look-up that outlasts it (DEFER_AFTER) is answered with the paper
         found and a button that opens the filled-in form (the look-up is kept for it)."""
         if form.lookup is not None:
-            filled = commands.fill_add_form(ctx, form)
+            filled = paper_commands.fill_add_form(ctx, form)
             if not isinstance(filled, AddForm):
                 return render.message(filled)
             return {MODAL: render.add_form(filled), "message": render.message(filled)}
         return {MODAL: render.add_form(form)}
 
-    def tell_directly(self, user: str, said) -> None:
+    def tell_later(self, user: str, said: Text) -> None:
+        """Tell `user` directly once the answer has gone (commands.Context.tell)."""
+        self.later(self.tell_directly, user, said)
+
+    def tell_directly(self, user: str, said: Text) -> None:
         """A direct message to `user` (a suggestion's outcome); for a member who takes none, the admins
         hear it instead, naming them."""
         try:
@@ -257,10 +264,11 @@ class DiscordBot:
         """The add (or edit) form, filled in: the paper added (or saved), or why not, in one line."""
         number = render.edited_number(data.get("custom_id"))
         if number is not None:
-            return _saved(lambda: commands.edit_paper(ctx, number, render.form_values(data)), "Saved", f"edit {number}")
+            values = render.form_values(data)
+            return _saved(lambda: paper_commands.edit_paper(ctx, number, values), "Saved", f"edit {number}")
         if data.get("custom_id") != render.ADD_FORM:
             return Notice(text("That form is not paperbot's any more. Try the command again."), ok=False)
-        return _saved(lambda: commands.add_paper(ctx, render.form_values(data)), "Added", "add")
+        return _saved(lambda: paper_commands.add_paper(ctx, render.form_values(data)), "Added", "add")
 
     def _when_ready(self, token: str, future: Future) -> None:
         try:
@@ -295,13 +303,14 @@ class DiscordBot:
             return []
         _, option, typed = found
         typed = typed.strip()
-        if option == "tag":
+        kind = kinds_of(commands.VERBS).get(option)
+        if kind is TAG:
             folded = catalog.fold_tag(typed) if typed else ""
             tags = catalog.tag_counts(self.store)
             starts = [t for t in tags if t[0].startswith(folded)]
             inside = [t for t in tags if folded in t[0] and not t[0].startswith(folded)]
             return [{"name": f"{t} ({n})"[:100], "value": t[:100]} for t, n in (starts + inside)[:CHOICES_MAX]]
-        if option != "paper":
+        if kind is not PAPER:
             return []
         papers: list = []
         if not typed:

@@ -11,7 +11,20 @@ from typing import ClassVar, Literal
 
 from bot.calendar import Week
 from bot.catalog.papers import Paper
-from bot.rich_text import SEP, Bold, Button, ChannelRef, Italic, Mention, PaperRef, Text, When, command_code, text
+from bot.rich_text import (
+    SEP,
+    Bold,
+    Button,
+    ChannelRef,
+    Italic,
+    Mention,
+    PaperRef,
+    Segment,
+    Text,
+    When,
+    command_code,
+    text,
+)
 
 #: What a week of the schedule holds: each line's `state`, as announcements keep it.
 SlotState = Literal["presenter", "open", "skipped", "booked"]
@@ -75,9 +88,13 @@ def slot_text(line: SlotLine) -> Text:
         return text(day, SEP, Italic("open"))
     if isinstance(line, BookedWeeks):
         return text(day, SEP, Italic(f"{line.weeks} more week{'s' if line.weeks != 1 else ''} booked"))
-    paper = PaperRef(line.paper, brief=True) if line.paper else Italic("a removed paper")
     archived = (" ", Italic("(archived)")) if line.archived else ()
-    return text(day, SEP, paper, *archived, SEP, Mention(line.presenter), *_where(line))
+    return text(day, SEP, talk_paper(line, brief=True), *archived, SEP, Mention(line.presenter), *_where(line))
+
+
+def talk_paper(line: TalkWeek, *, brief: bool = False) -> Segment:
+    """The paper of a talk, or what stands for one deleted since."""
+    return PaperRef(line.paper, brief) if line.paper else Italic("a removed paper")
 
 
 def talk_text(line: TalkWeek) -> Text:

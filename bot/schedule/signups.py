@@ -138,7 +138,7 @@ def _check_bookable(
     existing = read_slot(store.db, week, group.group_id)
     if existing is None:
         return
-    if existing.presenter is None or existing.paper is None:  # skipped: the table's CHECK gives a talk both
+    if existing.kind == "skipped":
         raise Refusal(
             "There is no meeting in the week of ",
             When(meeting, with_time=False),
@@ -296,7 +296,7 @@ def _own_upcoming(store: Store, group: MeetingCalendar, now: datetime, member: M
     if week is not None:
         found = read_slot(store.db, week, group.group_id)
         meeting = group.meeting_of(week)
-        if found is None or found.presenter is None:  # open or skipped
+        if found is None or found.kind != "presenter":
             raise Refusal(
                 "Nobody presents in the week of ",
                 When(meeting, with_time=False),
@@ -384,9 +384,9 @@ def skip(
     with store.write():
         week, meeting = _coming_week(group, week_arg, now)
         found = read_slot(store.db, week, group.group_id)
-        if found is not None and found.presenter is None:
+        if found is not None and found.kind == "skipped":
             raise Refusal("The week of ", When(meeting, with_time=False), " is already skipped.")
-        if found is not None and found.presenter is not None:
+        if found is not None:
             raise Refusal(
                 "The week of ",
                 When(meeting, with_time=False),

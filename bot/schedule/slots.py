@@ -25,15 +25,24 @@ SCHEDULE_OPEN = 4
 HORIZON_WEEKS = 520  # ten years: how far ahead a week may be booked, and "the first open week" looked for
 
 
-#: A row of `slots`: a week with a presenter, or a week without a meeting.
-SlotKind = Literal["presenter", "skipped"]
+class Booked(NamedTuple):
+    """A week with a presenter and their paper."""
 
-
-class Slot(NamedTuple):
     week: Week
-    kind: SlotKind
-    presenter: str | None
-    paper: int | None
+    kind: Literal["presenter"]
+    presenter: str
+    paper: int
+
+
+class Skipped(NamedTuple):
+    """A week without a meeting."""
+
+    week: Week
+    kind: Literal["skipped"]
+
+
+#: A row of `slots`; the table's CHECK keeps a presenter and a paper together, and a skip has neither.
+Slot = Booked | Skipped
 
 
 #: The columns of a Slot, in its order (who booked it is kept in the table for the record, not read).
@@ -48,7 +57,8 @@ def read_slot(db, week: Week, group_id: int = 1) -> Slot | None:
 
 
 def _as_slot(row) -> Slot:
-    return Slot(Week.from_key(row[0]), row[1], row[2], row[3])
+    week = Week.from_key(row[0])
+    return Booked(week, "presenter", row[2], row[3]) if row[1] == "presenter" else Skipped(week, "skipped")
 
 
 def slot(store: Store, week: Week, group_id: int = 1) -> Slot | None:
@@ -68,7 +78,7 @@ def line_for(
     meeting = group.meeting_of(week)
     if slot is None:
         return OpenWeek(week, meeting)
-    if slot.presenter is None or slot.paper is None:  # a skip: the table's CHECK gives a talk both
+    if slot.kind == "skipped":
         return SkippedWeek(week, meeting)
     paper = papers.get(slot.paper) if papers is not None else catalog.by_number(store, slot.paper)
     return TalkWeek(week, meeting, paper, slot.presenter)
@@ -174,7 +184,7 @@ def history(store: Store, group: MeetingCalendar, paper: Paper) -> list[TalkWeek
         [paper.number, group.group_id],
     )
     meeting = group.meeting_of
-    return [TalkWeek(s.week, meeting(s.week), paper, s.presenter) for s in slots if s.presenter is not None]
+    return [TalkWeek(s.week, meeting(s.week), paper, s.presenter) for s in slots if s.kind == "presenter"]
 
 
 def latest_presenter(

@@ -144,7 +144,7 @@ def past(
     )
     more = len(rows) > size
     rows = rows[:size]
-    papers = catalog.many(store, {s.paper for s in rows if s.paper is not None})
+    papers = catalog.many(store, {s.paper for s in rows if s.kind == "presenter"})
     lines = [line for s in rows if isinstance(line := slots.line_for(store, group, s.week, s, papers), TalkWeek)]
     found = links(store, [s.week for s in rows], group.group_id)
     return [TalkLinks(line, found.get(line.week.key, ())) for line in lines], more

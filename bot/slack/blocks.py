@@ -493,8 +493,7 @@ def weekly_post(post: WeeklyPost) -> dict:
         note = post.elsewhere_note()
         blocks.append(section(f"{meeting}\n🎤 {mrkdwn(note)}"))
         fallback += f" Meeting {_plain_date(post.meeting)}. {plain(note)}"
-    last = _last_week(post.last_week)
-    if last and post.last_week is not None:
+    if post.last_week is not None and (last := _last_week(post.last_week)):
         blocks.append(context(last))
         fallback += " Last week's talk: " + "  ".join(escape(url) for url in post.last_week.links)
     if p.summary:
@@ -510,9 +509,9 @@ def weekly_post(post: WeeklyPost) -> dict:
     }
 
 
-def _last_week(talk: TalkLinks | None) -> str:
+def _last_week(talk: TalkLinks) -> str:
     """The weekly post's line on last week's talk and its links ('' when it had none)."""
-    if talk is None or talk.line.paper is None or not talk.links:
+    if talk.line.paper is None or not talk.links:
         return ""
     paper = talk.line.paper
     return cut(f"Last week: *#{paper.number}* {paper_title(paper, 200)}  {_links(talk.links)}", 2900)

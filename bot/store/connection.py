@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeGuard
 
 import sqlite_utils
 
@@ -68,7 +69,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 NEARLY_FULL_BYTES = 1 << 20
 
 
-def is_disk_full(error: BaseException, path: Path | None = None) -> bool:
+def is_disk_full(error: BaseException, path: Path | None = None) -> TypeGuard[sqlite3.Error]:
     """Is `error` SQLite saying that the disk or the database is full?
 
     SQLite says "full" when a write of the database or its log finds no room, but "disk I/O error"
@@ -89,7 +90,7 @@ def is_disk_full(error: BaseException, path: Path | None = None) -> bool:
     return room.f_bavail * room.f_frsize < NEARLY_FULL_BYTES
 
 
-def _disk_full(error: BaseException) -> DiskFull:
+def _disk_full(error: sqlite3.Error) -> DiskFull:
     full = DiskFull(f"the disk holding the database is full ({error})")
     full.sqlite_errorcode = sqlite3.SQLITE_FULL
     return full
@@ -197,9 +198,9 @@ def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -
     conn.execute("PRAGMA busy_timeout = 0")
     try:
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        answering = answer_by is not None and answer_by < deadline
-        if answer_by is not None and answering:
-            deadline = answer_by
+        answering = False
+        if answer_by is not None and answer_by < deadline:
+            answering, deadline = True, answer_by
             if time.monotonic() > deadline:  # the answer is late already: the platform has told the user it failed
                 raise Busy("the answer was due before the write could begin")
         while True:

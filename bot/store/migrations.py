@@ -6,6 +6,9 @@ and never edited after a release (a database the release made has it applied alr
 
 from __future__ import annotations
 
+import re
+import secrets
+
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
@@ -128,7 +131,6 @@ def m005_valid_ids(db: sqlite_utils.Database) -> None:
     # (`1999` now reads as paper number 1999) and double dashes from cutting a long slug
     # (`…-distributed--2`). Renamed, so that every paper can be named by its id and an
     # export imports again whole; everything else refers to papers by number.
-    import re
 
     valid = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     taken = {pid for (pid,) in db.execute("SELECT id FROM papers")}
@@ -321,7 +323,6 @@ def m011_calendar(db: sqlite_utils.Database) -> None:
     # SEQUENCE and a week that lost its talk stays as CANCELLED), the secret parts of the feeds'
     # and the group's page's URLs, members' names as their platform gave them, and the Discord
     # scheduled event made for each week (Discord has no idempotency key: the id is kept).
-    import secrets
 
     db.executescript(
         """

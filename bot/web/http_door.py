@@ -13,16 +13,20 @@ port refused as a StartError), `healthz` and `warn_of_schedule` are every platfo
 from __future__ import annotations
 
 import heapq
+import io
 import logging
 import re
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
-import waitress
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
+from waitress.server import BaseWSGIServer, create_server
+
+from bot.settings import check_focus_tag
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +94,16 @@ class Refused(Exception):
 TIMESTAMP = re.compile(r"[0-9]{1,12}")
 
 
-def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Pattern, now: float) -> int:
-    """The request's timestamp when both signature headers are there, well formed (`shape` for the
+class Signed(NamedTuple):
+    """A request's signature headers, both there and well formed, and its timestamp as a number."""
+
+    timestamp: str
+    signature: str
+    stamp: int
+
+
+def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Pattern, now: float) -> Signed:
+    """The request's signature headers when both are there, well formed (`shape` for the
     signature) and within WINDOW_SECONDS of `now`; else Refused(401). The platform checks the rest."""
     if timestamp is None or signature is None:
         raise Refused(401, "none")
@@ -101,7 +113,7 @@ def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Patt
     stamp = int(timestamp)
     if abs(now - stamp) > WINDOW_SECONDS:
         raise Refused(401, "too old or too new")
-    return stamp
+    return Signed(timestamp, signature, stamp)
 
 
 _REASONS = {400: "400 Bad Request", 401: "401 Unauthorized", 404: "404 Not Found", 413: "413 Content Too Large"}
@@ -116,7 +128,6 @@ def refuse(environ, start_response, refusal: Refused) -> Iterable[bytes]:
 
 def read_body(environ) -> bytes:
     """The request's body (waitress has it whole, within MAX_BODY), left readable again for what follows."""
-    import io
 
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -169,7 +180,8 @@ def _channel_class(keeper: _Doorkeeper, request_seconds: float) -> type:
             n = super().received(data)
             if self.completed and not self.stamped:
                 # Before the channel hands the request to a thread; a client's header of this name is replaced.
-                self.headers[ARRIVED] = repr(time.monotonic())
+                # The parser's headers are a dict it fills; types-waitress says a read-only Mapping.
+                self.headers[ARRIVED] = repr(time.monotonic())  # type: ignore[index]
                 self.stamped = True
             return n
 
@@ -234,7 +246,7 @@ def http_server(
     closed, so that slow or idle sockets from anyone who can reach the port cannot crowd out the
     platform's requests."""
     _allow_open_files(connection_limit + 64)
-    server = waitress.create_server(
+    server = create_server(
         application,
         host=host,
         port=port,
@@ -249,8 +261,8 @@ def http_server(
     )
     channel = _channel_class(_Doorkeeper(per_address), request_seconds)
     # One server for one host; a host that resolves to several addresses gets one for each.
-    for listening in [server] if hasattr(server, "channel_class") else list(server.map.values()):
-        if hasattr(listening, "channel_class"):
+    for listening in [server] if isinstance(server, BaseWSGIServer) else list((server.map or {}).values()):
+        if isinstance(listening, BaseWSGIServer):
             listening.channel_class = channel
     return server
 
@@ -272,7 +284,6 @@ def healthz(start_response) -> list[bytes]:
 def warn_of_schedule(settings, store, logger: logging.Logger) -> None:
     """Before a server starts: the focus tag checked, and a schedule the operator may not mean (a
     meeting before its post, weeks without one) said as a warning on `logger`, not refused."""
-    from bot.settings import check_focus_tag
 
     check_focus_tag(settings, store)
     for problem in (
@@ -299,7 +310,7 @@ def serve_beside(server, name: str = "feeds-http") -> Callable[[], None]:
 def _allow_open_files(wanted: int) -> None:
     """Raise this process's open-file limit towards `wanted` (as far as the hard limit allows)."""
     try:
-        import resource  # POSIX only
+        import resource  # noqa: PLC0415 (POSIX only: elsewhere the limit stays as it is)
     except ImportError:
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -3,6 +3,7 @@ to over HTTP as Slack does, and killed in teardown if they still run."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import itertools
 import json
@@ -179,16 +180,12 @@ class Procs:
             if p.poll() is None:
                 p.kill()
         for p in self.started:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(10)
-            except subprocess.TimeoutExpired:
-                pass
             for stream in (p.stdin, p.stdout, p.stderr):
                 if stream is not None:
-                    try:
+                    with contextlib.suppress(OSError):
                         stream.close()
-                    except OSError:
-                        pass
 
 
 def one_line(text: str) -> str:

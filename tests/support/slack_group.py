@@ -1,12 +1,12 @@
 """The test group on Slack: its channel, its signing secret, and its settings (as environment
-variables, as `Settings`, and as a real process's environment)."""
+variables, as `SlackSettings`, and as a real process's environment)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from bot.slack.settings import Settings
+from bot.slack.settings import SlackSettings
 
 SECRET = "test-signing-secret"
 CHANNEL = "C0PAPERS"
@@ -30,9 +30,9 @@ def group_settings(tmp_path: Path, api_url: str) -> dict[str, str]:
     }
 
 
-def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env: str) -> Settings:
+def settings_for(tmp_path: Path, api_url: str = "http://127.0.0.1:9/api/", **env: str) -> SlackSettings:
     values = {**group_settings(tmp_path, api_url), **env}
-    return Settings.load({k: v for k, v in values.items() if v is not None}, dotenv=None)
+    return SlackSettings.load({k: v for k, v in values.items() if v is not None}, dotenv=None)
 
 
 def env_for_process(tmp_path: Path, api_url: str, **extra: str) -> dict[str, str]:

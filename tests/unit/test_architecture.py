@@ -236,10 +236,6 @@ def test_few_modules_are_loose_at_bots_root():
     )
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="bot/chat/commands.py is being rewritten as a registry of declarations",
-)
 def test_no_module_is_over_700_lines():
     long = {
         p.relative_to(ROOT).as_posix(): n

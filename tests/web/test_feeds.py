@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import icalendar
 import pytest
 
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.schedule.signups import Member
 from bot.web import feeds, http_door, member_names
 from tests.support.slack_group import settings_for
@@ -49,7 +49,7 @@ def served(tmp_path, store):
                 conn.close()
 
         def do(self, line: str, user: str = "UADMIN"):
-            ctx = commands.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
+            ctx = context.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
             ctx.public_url = settings.public_url
             answer = commands.run(ctx, line)
             assert answer.reply.ok, answer.reply

@@ -6,6 +6,7 @@ stand-in; requests are raw bytes on a socket where headers must be odd.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -425,10 +426,8 @@ class Tricklers:
             if self.stop.wait(self.every):
                 return
             for s in self.socks:
-                try:
+                with contextlib.suppress(OSError):
                     s.sendall(b"X-Slow-%d: 1\r\n" % i)
-                except OSError:
-                    pass
 
     def open_count(self) -> int:
         """How many of the sockets the server has not closed."""
