@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from bot.schedule import groups
 from bot.store.connection import Store
-from bot.web import ical, site
+from bot.web import http_door, ical, site
 from bot.web.site import Group
 
 log = logging.getLogger(__name__)
@@ -118,25 +118,36 @@ def _etag(body: bytes) -> str:
     return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
-def _not_modified(environ, etag: str, modified: datetime, now: datetime) -> bool:
-    """RFC 9110 13.1: If-None-Match wins over If-Modified-Since; a date later than `now` is ignored
-    (13.1.3), since it would make every later change look old."""
-    match = environ.get("HTTP_IF_NONE_MATCH")
-    if match is not None:
-        tags = [t.strip().removeprefix("W/") for t in match.split(",")]
-        return "*" in tags or etag in tags
-    since = environ.get("HTTP_IF_MODIFIED_SINCE")
-    if since:
-        try:
-            when = parsedate_to_datetime(since)
-        except (TypeError, ValueError, IndexError):
-            return False
+#: The longest conditional header read; a longer one is junk, ignored as if absent (a real one is under 100).
+MAX_CONDITION_CHARS = 1024
+
+
+def _http_date(text: str) -> datetime | None:
+    """An HTTP date as a time in UTC, or None for anything else (junk, a year past 9999, an hour of 99):
+    a bad date header is treated as absent (RFC 9110 13.1.3), never an error."""
+    if len(text) > MAX_CONDITION_CHARS:
+        return None
+    try:
+        when = parsedate_to_datetime(text)
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
-        if when > now:
-            return False
-        return modified.replace(microsecond=0) <= when
-    return False
+        return when.astimezone(UTC)  # a zone's offset may carry a date past datetime's range
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _not_modified(environ, etag: str, modified: datetime, now: datetime) -> bool:
+    """RFC 9110 13.1: If-None-Match wins over If-Modified-Since; a date later than `now` is ignored
+    (13.1.3), since it would make every later change look old; a header too long or unreadable is
+    ignored, as if absent."""
+    match = environ.get("HTTP_IF_NONE_MATCH")
+    if match is not None and len(match) <= MAX_CONDITION_CHARS:
+        tags = [t.strip().removeprefix("W/") for t in match.split(",")]
+        return "*" in tags or etag in tags
+    when = _http_date(environ.get("HTTP_IF_MODIFIED_SINCE") or "")
+    if when is None or when > now:
+        return False
+    return modified.replace(microsecond=0) <= when
 
 
 class Feeds:
@@ -171,29 +182,30 @@ class Feeds:
         if method not in ("GET", "HEAD"):
             start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), ("Content-Type", "text/plain")])
             return [b"GET or HEAD only\n"]
-        try:
+        try:  # never a 500 or a traceback: one line in the log, the secret in it hashed
             answer = self._answer(environ, match)
-        except Exception as e:  # never a 500 or a traceback: one line in the log
-            log.warning(
-                "could not draw %s: %s: %s", match[1] == "g" and "a group's page" or "a feed", type(e).__name__, e
-            )
+            if answer is None:
+                return self._not_found(environ, start_response)
+            body, content_type, modified = answer
+            etag = _etag(body)
+            headers = [
+                ("ETag", etag),
+                ("Last-Modified", format_datetime(modified.astimezone(UTC), usegmt=True)),
+                ("Cache-Control", "private, no-cache"),
+                ("Referrer-Policy", "no-referrer"),
+                ("X-Robots-Tag", "noindex"),
+                ("X-Content-Type-Options", "nosniff"),
+            ]
+            if content_type.startswith("text/html"):
+                headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"))
+            unchanged = _not_modified(environ, etag, modified, self.clock())
+        except Exception as e:
+            what = "the page" if match[1] == "g" and not match[3] else "the feed"
+            why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+            log.warning("could not draw %s at %s: %s", what, http_door.unsecret(match[0]), http_door.unsecret(why))
             start_response("503 Service Unavailable", [("Retry-After", "30"), ("Content-Type", "text/plain")])
             return [b"Busy; try again in a moment.\n"]
-        if answer is None:
-            return self._not_found(environ, start_response)
-        body, content_type, modified = answer
-        etag = _etag(body)
-        headers = [
-            ("ETag", etag),
-            ("Last-Modified", format_datetime(modified.astimezone(UTC), usegmt=True)),
-            ("Cache-Control", "private, no-cache"),
-            ("Referrer-Policy", "no-referrer"),
-            ("X-Robots-Tag", "noindex"),
-            ("X-Content-Type-Options", "nosniff"),
-        ]
-        if content_type.startswith("text/html"):
-            headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"))
-        if _not_modified(environ, etag, modified, self.clock()):
+        if unchanged:
             start_response("304 Not Modified", headers)
             return [b""]
         headers += [("Content-Type", content_type), ("Content-Length", str(len(body)))]
@@ -335,9 +347,7 @@ def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
         if platform_app is not None:
             return platform_app(environ, start_response)
         if environ.get("PATH_INFO") == "/healthz":
-            from bot.web.http_door import healthz
-
-            return healthz(start_response)
+            return http_door.healthz(start_response)
         return feeds(environ, start_response)  # its 404
 
     return application
@@ -346,8 +356,6 @@ def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
 def beside_connection(calendars: Feeds | None, port: int, logger: logging.Logger) -> Callable[[], None] | None:
     """The calendars and the group's page on `port`, in a thread beside a platform's connection (Socket
     Mode, the Gateway) that holds the main thread: the function that stops them, None with no calendars."""
-    from bot.web import http_door
-
     if calendars is None:
         return None
     stop = http_door.serve_beside(http_door.listen(around(None, calendars), port))
