@@ -521,6 +521,9 @@ def _not_a_link(verb: str, link: str, *, forms: bool = True) -> Answer:
         then = (", or the empty form: ", command_code("add"), ".")
     else:
         then = (", or ", *BY_HAND)
+    why = paper_refs.problem(link)
+    if why is not None:  # shaped as a DOI, but none: say what is wrong with it
+        return _notice(Code(link[:80]), f" {why}", *then, ok=False)
     return _notice(
         Code(link[:80]),
         " is not an arXiv id (2501.18512), an arXiv link, a DOI (10.1145/…) or a doi.org link. For example ",
