@@ -9,7 +9,11 @@ reads without JavaScript; the static copy, which no server answers, searches wit
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -185,11 +189,43 @@ def page(
     )
 
 
+class NotAFile(OSError):
+    """What is in the way of a page's file is no regular file (a symlink, a pipe, a device, a folder)."""
+
+
 def write_static(
     store: Store, group: Group, now: datetime, folder: Path, *, ask: member_names.Ask | None = None
 ) -> list[Path]:
-    """The page as files in `folder` (made if missing), for any static host: index.html."""
+    """The page as files in `folder` (made if missing), for any static host: index.html.
+
+    Only regular files are written: a symlink at a file's place (which could lead out of `folder`),
+    a pipe (which would block) or a device is refused with NotAFile. Each file is written whole to
+    a new temporary file in `folder` and renamed over its place, which replaces what is there (even
+    a symlink made since the check) and never follows it."""
+    html = page(store, group, now, ask=ask, static=True).encode()
     folder.mkdir(parents=True, exist_ok=True)
     index = folder / "index.html"
-    index.write_text(page(store, group, now, ask=ask, static=True), encoding="utf-8")
+    _write_regular(index, html)
     return [index]
+
+
+def _write_regular(path: Path, data: bytes) -> None:
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        what = "a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "a pipe or a device"
+        raise NotAFile(
+            f"{path} is {what}, not a regular file: site writes only regular files (remove it, or name another folder)"
+        )
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o644)  # as a page a web server reads (mkstemp makes it 0600)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
