@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from bot.schedule import groups
 from bot.store.connection import Store
@@ -30,6 +30,8 @@ from bot.web.site import Group
 
 log = logging.getLogger(__name__)
 
+#: The pages and feeds whose first-drawn time is remembered (past it, all are forgotten and start again).
+SEEN_KEPT = 1000
 SECRET_BYTES = 24  # 32 characters of token_urlsafe: not guessed
 _SECRET = r"[A-Za-z0-9_-]{16,64}"
 _ROUTE = re.compile(rf"^/(g|m)/({_SECRET})/(calendar\.ics)?$")
@@ -164,7 +166,8 @@ class Feeds:
     ):
         self.store, self.groups, self.ask, self.clock = store, groups, ask, clock
         self.prefix = urlsplit(public_url).path.rstrip("/")
-        # When each page was first drawn as it is (a page has no single time it changed).
+        # When each page was first drawn as it is (a page has no single time it changed), for at most
+        # SEEN_KEPT addresses and searches, each key of bounded size.
         self._first_seen: dict[str, tuple[str, datetime]] = {}
         self._lock = threading.Lock()
 
@@ -236,7 +239,7 @@ class Feeds:
             # The weeks shown move on with time (an old event leaves the window): a body never seen
             # before is news even when no event in it changed.
             return body, kind, max(changed, self._seen(match[0], body))
-        query = parse_qs(environ.get("QUERY_STRING") or "").get("q", [""])[0]
+        query = site.query_of(environ.get("QUERY_STRING") or "")
         path = match[0]
         html = site.page(
             self.store,
@@ -246,14 +249,16 @@ class Feeds:
             query=query,
             feed_url=f"{self.prefix}/g/{secret}/calendar.ics",
         ).encode()
-        return html, "text/html; charset=utf-8", self._seen(f"{path}?{query}", html)
+        # Keyed by the query's hash: what each remembered query holds is the same few bytes.
+        searched = hashlib.sha256(query.encode()).hexdigest()[:16] if query else ""
+        return html, "text/html; charset=utf-8", self._seen(f"{path}?{searched}", html)
 
     def _seen(self, key: str, body: bytes) -> datetime:
         etag = _etag(body)
         with self._lock:
             seen = self._first_seen.get(key)
             if seen is None or seen[0] != etag:
-                if len(self._first_seen) > 1000:
+                if len(self._first_seen) >= SEEN_KEPT:
                     self._first_seen.clear()
                 seen = self._first_seen[key] = (etag, self.clock().replace(microsecond=0))
             return seen[1]

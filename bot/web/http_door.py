@@ -40,6 +40,9 @@ IDLE_SECONDS = 15
 THREADS = 8
 #: The largest body: a platform's largest request (a submitted form, a click on a long message) is a few hundred KB.
 MAX_BODY = 2 * 1024 * 1024
+#: The largest request line and headers: a platform's or a browser's are a few KB. waitress's own bound
+#: (256 KB) let a long `?q=` be kept whole in urlsplit's cache (128 request lines: 50 MB that stayed).
+MAX_HEAD = 16 * 1024
 #: What the channel stamps on each request; a client's own header of that name is overwritten.
 ARRIVED = "X_PAPERBOT_ARRIVED"
 
@@ -282,6 +285,7 @@ def http_server(
         connection_limit=connection_limit,
         asyncore_use_poll=True,
         max_request_body_size=MAX_BODY,
+        max_request_header_size=MAX_HEAD,
         clear_untrusted_proxy_headers=True,
     )
     channel = _channel_class(_Doorkeeper(per_address), request_seconds)

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import jinja2
 
@@ -38,6 +38,8 @@ OPEN_TAGS_UP_TO = 200
 RESULTS = 40
 #: A query longer than this is cut: nothing a person types into a search box.
 QUERY_CHARS = 200
+#: The most of a request's query string read: QUERY_CHARS characters, each up to 3 UTF-8 bytes %-escaped.
+QUERY_STRING_BYTES = QUERY_CHARS * 9 + 64
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff]")
 
@@ -155,6 +157,13 @@ def _by_tag(store: Store) -> list[tuple[str, int, list[Paper]]]:
 def _in_catalog(store: Store) -> int:
     """How many papers the catalog lists: archived papers are left out, as lists and search leave them."""
     return store.db.execute("SELECT count(*) FROM papers WHERE archived_at IS NULL").fetchone()[0]
+
+
+def query_of(query_string: str) -> str:
+    """The search a page request asks for (`q=`), as the page shows it: its words, at most QUERY_CHARS.
+    Only the query string's first QUERY_STRING_BYTES are read: a longer one costs no more than that."""
+    value = parse_qs(query_string[:QUERY_STRING_BYTES]).get("q", [""])[0]
+    return " ".join(value[: QUERY_CHARS * 2].split())[:QUERY_CHARS]
 
 
 def page(

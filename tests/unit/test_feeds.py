@@ -36,7 +36,8 @@ def _served(tmp_path, store, application):
     settings = settings_for(tmp_path, PAPERBOT_PUBLIC_URL=PUBLIC)
     clock = [datetime.now(UTC)]
     group = feeds.environment_group(settings)
-    app = application(feeds.Feeds(store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: clock[0]))
+    calendars = feeds.Feeds(store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: clock[0])
+    app = application(calendars)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -45,6 +46,7 @@ def _served(tmp_path, store, application):
 
     class Served:
         store = None
+        app = calendars
 
         def later(self, minutes: int) -> None:
             clock[0] += timedelta(minutes=minutes)
@@ -237,3 +239,20 @@ def test_calendar_answers_the_members_addresses_privately(served):
     for path in served.urls("U1").values():
         assert "https://example.org" + path in shown
     assert served.urls("U1")["member"] != served.urls("U2")["member"]
+
+
+def test_long_page_queries_are_cut_and_leave_nothing_of_themselves_behind(served, store):
+    """1,000 long `?q=` values kept about 330 MB: each remembered page was keyed by its whole query. A query
+    is read to its first 200 characters, remembered by a hash; a request head past 16 KB is refused (431)."""
+    from bot.web import site
+
+    page = served.urls()["page"]
+    status, _, body = served.get(page + "?q=" + "diloco+" * 2000)  # 14 KB
+    assert status == 200 and ("diloco " * 28).strip().encode() in body and ("diloco " * 29).encode() not in body
+    assert served.get(page + "?q=" + "x" * 200_000)[0] == 431
+    for i in range(60):
+        assert served.get(page + f"?q={i}+" + "word+" * 2500)[0] == 200
+    calendars = served.app
+    assert len(calendars._first_seen) <= feeds.SEEN_KEPT
+    assert max(len(key) for key in calendars._first_seen) < 100, "a remembered page's key holds its query"
+    assert site.query_of("q=" + "%E4%B8%AD" * 300) == "中" * site.QUERY_CHARS
