@@ -38,7 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(ROOT / "tests" / "support"))
+sys.path.insert(1, str(ROOT))  # the stand-ins: tests.support
 
 import loadgen  # noqa: E402
 import synth  # noqa: E402
@@ -220,7 +220,7 @@ class Server:
         self.name = name
         self.url = f"http://127.0.0.1:{self.port}/slack/events"
         self.log_path = workdir / f"{name}.log"
-        self._log = open(self.log_path, "w")
+        self._log = open(self.log_path, "w")  # noqa: SIM115 (the server writes it until stop closes it)
         env = {**env, "PORT": str(self.port)}
         argv = [a.replace("{port}", str(self.port)) for a in argv]
         self.proc = subprocess.Popen(argv, env=env, cwd=workdir, stdout=self._log, stderr=subprocess.STDOUT)
@@ -363,7 +363,7 @@ def first_monday() -> datetime:
 # -- the run ------------------------------------------------------------------------
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a branch per option and report section)
     p = argparse.ArgumentParser(description="paperbot benchmark (see bench/README.md)")
     p.add_argument("--papers", type=int, default=100_000, help="catalog size (default 100000)")
     p.add_argument("--load-seconds", type=float, default=30, help="length of the concurrent load (default 30)")
@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
 
-    from slack_standin import SlackStandin  # tests/support/slack_standin.py
+    from tests.support.slack_standin import SlackStandin
 
     log(f"generating {args.papers} papers (seed {args.seed})")
     papers = synth.catalog(args.papers, seed=args.seed)

@@ -34,8 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(ROOT / "tests" / "support"))
-sys.path.insert(2, str(ROOT))
+sys.path.insert(1, str(ROOT))  # the stand-ins: tests.support
 
 import loadgen  # noqa: E402
 import synth  # noqa: E402
@@ -61,7 +60,7 @@ LOAD_RATE = 200.0
 
 def interaction(sub: str, user: str, *, focused: str | None = None, **options: str) -> dict:
     """`/paper <sub> ...` as Discord sends it, with an id and token of its own (a unique body)."""
-    from discord_standin import slash
+    from tests.support.discord_standin import slash
 
     body = slash(sub, user, focused=focused, **options)
     n = random.getrandbits(62)
@@ -99,7 +98,7 @@ class Client:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
 
     def send(self, body: dict) -> tuple[float, int, bytes]:
-        from discord_standin import sign
+        from tests.support.discord_standin import sign
 
         start = time.perf_counter()
         raw = json.dumps(body).encode()
@@ -145,7 +144,7 @@ def serve_floor(port: int, replies_path: Path) -> None:
 
 
 def pings(server: Server) -> bool:
-    from discord_standin import ping
+    from tests.support.discord_standin import ping
 
     client = Client(server.port)
     try:
@@ -247,12 +246,11 @@ def profile(db: Path, sub: str, options: list[str], n: int, limit: int) -> None:
     import io
     import pstats
 
-    from discord_standin import GUILD, PUBLIC_KEY, TOKEN, DiscordStandin, sign
-
     from bot.catalog.queries import open_store
     from bot.discord.app import DiscordBot
     from bot.discord.serve import wsgi
     from bot.discord.settings import DiscordSettings
+    from tests.support.discord_standin import GUILD, PUBLIC_KEY, TOKEN, DiscordStandin, sign
 
     focused = next((o.split("~=")[0] for o in options if "~=" in o), None)
     given = dict(o.replace("~=", "=").split("=", 1) for o in options)
@@ -309,7 +307,7 @@ def profile(db: Path, sub: str, options: list[str], n: int, limit: int) -> None:
         store.close()
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a branch per option and report section)
     p = argparse.ArgumentParser(description="paperbot's Discord HTTP-interactions benchmark (bench/README.md)")
     p.add_argument("--papers", type=int, default=100_000, help="catalog size (default 100000)")
     p.add_argument("--requests", type=int, default=300, help="latency samples per command (default 300)")
@@ -349,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     if SIGNUP_WEEK_OFFSET + args.requests + 30 > 519:
         p.error("--requests: at most 450 (each timed sign-up books a week of its own, ten years ahead at most)")
 
-    from discord_standin import GUILD, PUBLIC_KEY, TOKEN, DiscordStandin
+    from tests.support.discord_standin import GUILD, PUBLIC_KEY, TOKEN, DiscordStandin
 
     workdir = args.out or HERE / "out" / f"discord-{args.papers}"
     workdir.mkdir(parents=True, exist_ok=True)

@@ -24,8 +24,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-sys.path.insert(1, str(HERE.parent / "tests" / "support"))
+sys.path.insert(0, str(HERE.parent))  # bot, and the stand-ins: tests.support
 
 
 def main() -> int:
@@ -40,11 +39,11 @@ def main() -> int:
 
     from slack_bolt.request import BoltRequest
     from slack_sdk.signature import SignatureVerifier
-    from slack_standin import SlackStandin
 
     from bot.catalog.queries import open_store
     from bot.settings import Settings
     from bot.slack.app import SlackBot, build_app
+    from tests.support.slack_standin import SlackStandin
 
     secret = "profile-secret"
     with SlackStandin(channels={"C0BENCH"}) as slack:

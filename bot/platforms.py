@@ -21,12 +21,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dotenv import dotenv_values
 
 import bot
-from bot.settings import SettingError, Settings
+from bot.settings import PlatformSettings, SettingError, Settings
+
+if TYPE_CHECKING:  # the verbs load a platform's delivery only when they use it
+    from bot.delivery.sending import Transport
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,11 @@ class Adapter:
     #: The setting that makes `run`, `post-week` and `remind` reach it.
     token: str
     #: Its settings: the core's, and its own names and id formats.
-    settings: type[Settings]
+    settings: type[PlatformSettings]
     #: Does the environment (or `.env`) ask for this platform?
     wanted: Callable[[Mapping[str, str]], bool]
-    #: Exactly-once sending for `post-week` and `remind` (a `delivery.Transport`).
-    transport: Callable[[Any], Any]
+    #: Exactly-once sending for `post-week` and `remind`, made from an instance of `settings`.
+    transport: Callable[[Any], Transport]
     #: The module that serves it: `require_settings(settings)`, `run(settings, store, stop)`,
     #: raising bot.web.http_door.StartError.
     serve: Callable[[], ModuleType]
@@ -132,7 +135,7 @@ def _where(adapter: Adapter) -> str:
     return getattr(importlib.import_module(adapter.settings.__module__), "WHERE", {}).get(adapter.token, "")
 
 
-def served(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> list[Settings]:
+def served(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> list[PlatformSettings]:
     """The settings of each platform this install serves, group 1's first: one platform's, or with
     several tokens set, each one's. Raises SettingError (one line) when they do not fit together.
 
@@ -185,6 +188,6 @@ def served(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> li
     return found
 
 
-def home(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> Settings:
+def home(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> PlatformSettings:
     """The settings of group 1's platform: those every verb reads (see `served`)."""
     return served(environ, dotenv)[0]

@@ -3,8 +3,8 @@
     settings = Settings.load(os.environ, dotenv=".env")   # or a platform adapter's subclass
     settings.require("PAPERBOT_CHANNEL")                   # per verb
 
-`Settings` holds what any group has, whatever its platform; a platform adapter subclasses it
-with its own names (`NAMES`) and fields (`_fields`). A missing or malformed value raises
+`Settings` holds what any group has, whatever its platform; a platform adapter subclasses
+`PlatformSettings` with its own names (`NAMES`), fields (`_fields`) and id forms. A missing or malformed value raises
 :class:`SettingError`, whose message is the one line the operator sees: the setting's name and
 what is wrong with it. A mistake in the schedule must show up when the process starts, not at
 9 a.m. on Monday, so everything that can be checked here is.
@@ -17,16 +17,20 @@ import functools
 import io
 import logging
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from dotenv import dotenv_values
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, ScheduleError
+from bot.catalog import queries as catalog
+from bot.catalog.papers import fold_tag
+from bot.intake.lookup import Lookups
 
 #: Every setting any group has, with its default and its one-line meaning. `.env.example`,
 #: README and a test are kept in step with this table and the platform's.
@@ -95,8 +99,9 @@ class _Unreadable(logging.Filter):
         self.lines: list[int] = []
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if "could not parse" in str(record.msg) and record.args:
-            self.lines.append(int(record.args[0]))  # type: ignore[index]
+        line = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        if "could not parse" in str(record.msg) and isinstance(line, int):  # its line number, the one argument
+            self.lines.append(line)
             return False
         return True
 
@@ -176,7 +181,7 @@ class Settings:
     MEMBER_FORM: ClassVar[str] = "a user ID"
 
     @classmethod
-    def load(cls, environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> Settings:
+    def load(cls, environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> Self:
         """Settings from `environ`, falling back to the `dotenv` file; the environment wins."""
         values: dict[str, str] = {}
         if dotenv is not None and Path(dotenv).is_file():
@@ -266,9 +271,30 @@ class Settings:
         return datetime.now(self.timezone)
 
 
+@dataclass(frozen=True)
+class PlatformSettings(Settings, ABC):
+    """A platform's settings: the group's, the HTTP port `run` serves, and how the platform's ids look."""
+
+    port: int = 3000
+
+    @staticmethod
+    @abstractmethod
+    def is_channel(text: str) -> bool:
+        """Is `text` in the form of this platform's channel ids (bot.platforms: which platform group 1 is on)?"""
+
+    @staticmethod
+    @abstractmethod
+    def is_member(text: str) -> bool:
+        """Is `text` in the form of this platform's member ids?"""
+
+    @property
+    @abstractmethod
+    def socket_mode(self) -> bool:
+        """Does `run` hold a connection open rather than serve HTTP alone (cli's signals)?"""
+
+
 @functools.cache
 def _lookups(arxiv_api: str, crossref_api: str):
-    from bot.intake.lookup import Lookups
 
     return Lookups(arxiv_api, crossref_api)
 
@@ -314,7 +340,6 @@ def parse_meeting(name: str, raw: str) -> Meeting:
 
 def parse_focus_tag(name: str, raw: str) -> str:
     """The tag `raw` of setting `name`, folded as tags are."""
-    from bot.catalog.papers import fold_tag
 
     focus = fold_tag(raw)
     if not focus:
@@ -343,7 +368,6 @@ def integer(name: str, raw: str, low: int, high: int) -> int:
 
 def check_focus_tag(settings: Settings, store) -> None:
     """PAPERBOT_FOCUS_TAG must name a tag that papers have, or no post could ever be made."""
-    from bot.catalog import queries as catalog
 
     if settings.focus_tag and settings.focus_tag not in catalog.tag_names(store):
         close = catalog.closest_tags(store, settings.focus_tag)

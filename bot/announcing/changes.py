@@ -144,10 +144,7 @@ class Announcement:
     def of(cls, items: list[outbox.Item]) -> Announcement:
         first = items[0]
         payload = first.payload
-        if "change" in payload:
-            changes = tuple(net([i.payload["change"] for i in items]))
-        else:
-            changes = ()
+        changes = tuple(net([i.payload["change"] for i in items])) if "change" in payload else ()
         about = payload["about"] if len(items) == 1 else f"{len(items)} changes by {payload['change']['by']}"
         return cls(
             payload["channel"],

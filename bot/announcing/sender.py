@@ -156,7 +156,7 @@ class OutboxSender:
         self._failures = 0  # rounds of the sender that failed in a row
         self.held_until = 0.0  # monotonic: the platform asked to hold off until then, for every item
         self._refusing: set[str] = set()  # channels that refused an announcement, admins told, none posted since
-        self._foreign: set[str] = set()  # other platforms' channels, said once in the log
+        self._foreign: set[str | None] = set()  # other platforms' channels, said once in the log
         self._wake_at: float | None = None  # monotonic: when the sender is to go round again
 
     def wake(self) -> None:
@@ -241,12 +241,13 @@ class OutboxSender:
             self._wake_at = None
         self.send()
 
-    def _send(self, batch: list[outbox.Item]) -> None:
+    def _send(self, batch: list[outbox.Item]) -> None:  # noqa: C901 (each way a send can end, kept in one place)
         """Send one post update, or one announcement (its rows together); on failure put it back for
         later. A rate limit or a failing platform holds every item off (`held_until`); a refusal only this one."""
         item = batch[0]
         week, channel = item.payload.get("week"), item.payload.get("channel")
         announcement = None
+        error: Uncertain | Rejected
         if item.kind == ItemKind.REFRESH:
             what = f"update the post of {week}"
         else:
@@ -256,7 +257,7 @@ class OutboxSender:
             if announcement is None:
                 # Rows queued before groups name no channel: the environment's group's post.
                 where = {"channel": channel} if channel else {}
-                if not self.poster.refresh_post(Week.from_key(week), **where):
+                if not self.poster.refresh_post(Week.from_key(item.payload["week"]), **where):
                     # Being sent now, perhaps planned before the change: updated once it is out (not a try).
                     at = time.time() + POST_IN_FLIGHT_WAIT
                     outbox.postpone(self.store, item, at=at, why="the post is being sent")
@@ -300,9 +301,9 @@ class OutboxSender:
             # turn (not each refused in turn), and the admins are told, once until a line gets through.
             error, wait = e, min(REFUSED_ANNOUNCEMENT_WAIT * 2**item.attempts, float(RETRY_AFTER_REFUSAL))
             self.held_until = time.monotonic() + wait
-            if channel not in self._refusing:
-                self._refusing.add(channel)
-                self.poster.channel_refused(channel, e)
+            if announcement.channel not in self._refusing:
+                self._refusing.add(announcement.channel)
+                self.poster.channel_refused(announcement.channel, e)
         else:
             outbox.done(self.store, *batch)
             self._refusing.discard(channel)

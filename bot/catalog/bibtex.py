@@ -113,13 +113,37 @@ def _entries(text: TextIO) -> Iterator[tuple[int, str, str]]:
         yield start_line, kind, "".join(body)
 
 
+class _Macros(dict):
+    """The @string macros so far (names folded to lowercase), each as its expanded text, within the bounds."""
+
+    def __init__(self):
+        super().__init__(MONTHS)
+        self.held = 0  # the characters the file's macros hold
+
+    def define(self, where: str, key: str, raw: str) -> Problem | None:
+        """Define `key` as `raw` reads; a Problem when it cannot be read, TooLarge past a bound."""
+        name = key.lower()
+        try:
+            text = value(raw, self)
+        except BadValue as problem:
+            return Problem(f"@string {key[:40]} {problem}: skipped")
+        except TooLarge as bound:
+            raise TooLarge(f"{where}: @string {key[:40]} {bound}") from None
+        if name not in self and len(self) - len(MONTHS) >= MAX_MACROS:
+            raise TooLarge(f"{where}: @string {key[:40]} is past the {MAX_MACROS:,} macros a file may define")
+        self.held += len(text) - len(self.get(name, ""))
+        if self.held > MAX_MACRO_CHARS:
+            raise TooLarge(f"{where}: @string {key[:40]} brings the macros past {MAX_MACRO_CHARS:,} characters")
+        self[name] = text
+        return None
+
+
 def rows(text: TextIO) -> Iterator[tuple[str, object]]:
     """(where, row) for each entry: `line N` (its first line), and a dict of paper fields or a Problem."""
     # Imported here: bibtexparser takes a tenth of a second to import, which no other verb should wait for.
-    import bibtexparser
+    import bibtexparser  # noqa: PLC0415
 
-    macros = dict(MONTHS)  # the @string macros so far (names folded to lowercase), each as its text
-    held = 0  # the characters the file's macros hold
+    macros = _Macros()
     for line, kind, body in _entries(text):
         where = f"line {line}"
         if isinstance(body, Problem):
@@ -139,24 +163,9 @@ def rows(text: TextIO) -> Iterator[tuple[str, object]]:
                 yield where, Problem("is an @string that cannot be read")
                 continue
             for string in parsed.strings:
-                name = string.key.lower()
-                try:
-                    text = value(string.value, macros)
-                except BadValue as problem:
-                    yield where, Problem(f"@string {string.key[:40]} {problem}: skipped")
-                    continue
-                except TooLarge as bound:
-                    raise TooLarge(f"{where}: @string {string.key[:40]} {bound}") from None
-                held += len(text) - len(macros.get(name, ""))
-                if name not in macros and len(macros) - len(MONTHS) >= MAX_MACROS:
-                    raise TooLarge(
-                        f"{where}: @string {string.key[:40]} is past the {MAX_MACROS:,} macros a file may define"
-                    )
-                if held > MAX_MACRO_CHARS:
-                    raise TooLarge(
-                        f"{where}: @string {string.key[:40]} brings the macros past {MAX_MACRO_CHARS:,} characters"
-                    )
-                macros[name] = text
+                problem = macros.define(where, string.key, string.value)
+                if problem is not None:
+                    yield where, problem
             continue
         if failed or not entries:
             error = str(getattr(failed[0], "error", "")).split(":")[0] if failed else "no fields"
@@ -192,7 +201,7 @@ _NUMBER = re.compile(r"[0-9]+")
 _MACRO = re.compile(r"[^\s\"#%'(),={}0-9][^\s\"#%'(),={}]*")
 
 
-def value(raw: str, macros: dict[str, str]) -> str:
+def value(raw: str, macros: dict[str, str]) -> str:  # noqa: C901 (a small parser: a branch per kind of token)
     """A field's or an @string's value as BibTeX reads it: `{...}`, `"..."`, digits and macro names,
     joined by `#`. Raise BadValue (`names @string "x", which the file does not define`) otherwise, and
     TooLarge before the value would grow past MAX_VALUE_CHARS."""
@@ -285,7 +294,9 @@ def _verbatim(value: str) -> str:
 
 def _split_names(value: str) -> list[str]:
     """`A and B and {C and D}`: the names, split at ` and ` outside braces."""
-    names, depth, current = [], 0, []
+    names: list[str] = []
+    current: list[str] = []
+    depth = 0
     words = re.split(r"(\s+and\s+|[{}])", value)
     for part in words:
         if part == "{":

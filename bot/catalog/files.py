@@ -21,7 +21,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import yaml
 from yaml.composer import Composer
@@ -81,9 +81,10 @@ class PaperList:
 
     def __init__(self, path: Path):
         self.path = path
-        self.kind = SUFFIXES.get(path.suffix.lower())
-        if self.kind is None:
+        kind = SUFFIXES.get(path.suffix.lower())
+        if kind is None:
             raise UnreadableFile(f"{path}: unknown file type (use {', '.join(sorted(SUFFIXES))})")
+        self.kind = kind
         try:
             info = path.stat()
         except FileNotFoundError:
@@ -172,17 +173,18 @@ class _Text(io.TextIOWrapper):
 
     seen_text = False
 
-    def read(self, size: int = -1) -> str:
+    def read(self, size: int | None = -1, /) -> str:
         chunk = super().read(size)
         self.seen_text = self.seen_text or bool(chunk.strip())
         return chunk
 
-    def readline(self, size: int = -1) -> str:
+    # typeshed's TextIOWrapper has _io._IOBase's bytes readline and __next__ among its bases: str is right.
+    def readline(self, size: int = -1, /) -> str:  # type: ignore[override]
         line = super().readline(size)
         self.seen_text = self.seen_text or bool(line.strip())
         return line
 
-    def __next__(self) -> str:
+    def __next__(self) -> str:  # type: ignore[override]
         line = super().__next__()
         self.seen_text = self.seen_text or bool(line.strip())
         return line
@@ -215,7 +217,10 @@ def _decoded(path: Path, rows: Iterator[tuple[str, object]]) -> Iterator[tuple[s
 
 
 #: libyaml's loader when PyYAML has it (several times faster on a big list), the same safe rules.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:  # either has the safe loader's interface
+    _YAML_LOADER = yaml.SafeLoader
+else:
+    _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
@@ -348,7 +353,7 @@ def _bibtex_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
         raise UnreadableFile(f"{path}: not valid BibTeX ({e})") from None
 
 
-def _json_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
+def _json_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:  # noqa: C901 (an incremental JSON reader: its window in one loop)
     """The items of a JSON list, decoded one at a time from a window of the file; `{"papers": [...]}`
     (a wrapped list) is read whole."""
     buf, at, lines_before = "", 0, 0  # the window, where in it, and the file's lines before the window
@@ -451,12 +456,11 @@ def _yaml_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
                 loader.get_event()
                 n = 0
                 while not loader.check_event(yaml.SequenceEndEvent):
-                    node = loader.compose_node(None, None)
                     n += 1
-                    yield f"item {n}", _built(loader, node)
+                    yield f"item {n}", _built(loader, _composed(loader))
                 loader.get_event()
             else:
-                data = _built(loader, loader.compose_node(None, None))
+                data = _built(loader, _composed(loader))
                 if isinstance(data, dict) and isinstance(data.get("papers"), list):
                     for i, row in enumerate(data["papers"], start=1):
                         yield f"item {i}", row
@@ -473,6 +477,12 @@ def _yaml_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
         raise UnreadableFile(f"{path}: not valid YAML{where}") from None
     except (RecursionError, KeyError, TypeError) as e:  # nesting 100,000 deep, a complex key
         raise UnreadableFile(f"{path}: cannot be read ({e.__class__.__name__}: {str(e)[:100]})") from None
+
+
+def _composed(loader: _Loader) -> yaml.Node:
+    """The next node, composed as PyYAML composes a document's root."""
+    # PyYAML's compose_document passes index None and always gets a node; its stubs say int and Node | None.
+    return loader.compose_node(None, None)  # type: ignore[arg-type,return-value]
 
 
 def _built(loader: _Loader, node: yaml.Node) -> object:

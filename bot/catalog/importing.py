@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+import sqlite_utils
+
 from bot.catalog import refs as paper_refs
 from bot.catalog import search_terms
 from bot.catalog.papers import (
@@ -359,7 +361,8 @@ class LaterClaims(Claims):
     again): an import whose rows all have ids, as an export's do, reads its files once."""
 
     def __init__(self, read: Callable[[], Claims]):
-        self._read, self._known = read, None
+        self._read = read
+        self._known: Claims | None = None
 
     def _claims(self) -> Claims:
         if self._known is None:
@@ -505,6 +508,16 @@ def _untitled(paper: PaperInput, slug: str) -> InvalidPaper:
     return InvalidPaper("title", f"there is no paper {slug} to update, and a new paper needs a title")
 
 
+def add_new(db: sqlite_utils.Database, paper: PaperInput) -> int:
+    """Add `paper` as a new paper, in the caller's write transaction (the add form, an accepted
+    suggestion): its number. A slug is made from the title when it has no id."""
+    batch = _Batch(db)
+    number, _ = _upsert_one(batch, paper, {}, always_new=True)
+    batch.flush()
+    assert number is not None  # nothing stored to compare with: always added
+    return number
+
+
 def _upsert_one(
     batch: _Batch, paper: PaperInput, stored: dict[str, tuple], always_new: bool = False, claims: Claims = _NO_CLAIMS
 ) -> tuple[int | None, str]:
@@ -516,19 +529,19 @@ def _upsert_one(
     slug = paper.id
     existing = stored.get(slug) if slug is not None else None
     if slug is None:
-        assert paper.title
+        title = paper.title
+        assert title
         batch.flush()  # the lookups below must see every paper of this batch
-        base = slugify(paper.title)
+        base = slugify(title)
         if not always_new:
             # A row without an id is the paper that got its title's slug and has its title,
             # so importing such a file twice changes nothing.
-            existing = _same_paper(db, paper.title, base, claims)
+            existing = _same_paper(db, title, base, claims)
             if existing is not None:
                 slug = existing[1]
                 # Listed twice, with its id and without: the row with the id has the say on what it sets.
                 paper = replace(paper, **dict.fromkeys(claims.fields(slug)))
         if slug is None:
-            title = paper.title
             slug = _free_slug(db, base, lambda name: not claims.free_for(name, title))
 
     if existing is None:

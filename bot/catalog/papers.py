@@ -207,7 +207,7 @@ def _year(value: object) -> int | None:
     return value
 
 
-def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:
+def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput:  # noqa: C901 (a check per field, in the order reported)
     """Check one paper's fields; raise InvalidPaper naming the first bad one.
 
     `new`: the paper must be new (the add form), so it needs a title. Otherwise (an import row)

@@ -19,6 +19,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.catalog import files as papers_file
@@ -32,6 +33,7 @@ from bot.catalog.importing import (  # noqa: F401  (re-exported: other modules i
     _Batch,
     _free_slug,
     _upsert_one,
+    add_new,
     optimize,
     upsert,
 )
@@ -108,6 +110,7 @@ def find(store: Store, ref: str, *, with_tags: bool = True) -> Paper | None:
     """The paper that `ref` names: its id, or its number as `7` or `#7` (or `＃７`)."""
     ref = unicodedata.normalize("NFKC", ref).strip()
     m = _REF.match(ref)
+    key: int | str
     if m:
         sql, key = f"SELECT {DETAIL_COLUMNS} FROM papers p WHERE p.number = ?", int(m[1])
     else:
@@ -284,9 +287,7 @@ def add(store: Store, paper: PaperInput) -> Paper:
         same = db.execute("SELECT number FROM papers WHERE title = ? COLLATE NOCASE", [paper.title]).fetchone()
         if same is not None:
             raise InvalidPaper("title", f"#{same[0]} already has this title")
-        batch = _Batch(db)
-        number, _ = _upsert_one(batch, paper, {}, always_new=True)
-        batch.flush()
+        number = add_new(db, paper)
     found = by_number(store, number)
     assert found is not None
     return found
@@ -459,7 +460,6 @@ def archived_among(store: Store, numbers: Iterable[int]) -> set[int]:
 def set_archived(store: Store, paper: Paper, archived: bool) -> bool:
     """Archive the paper (it leaves lists, search, tag counts and the rotation, keeping its number,
     talks and posts) or restore it; False when it was so already."""
-    from datetime import UTC, datetime
 
     when = datetime.now(UTC).isoformat(timespec="seconds") if archived else None
     with store.write() as db:

@@ -18,7 +18,7 @@ from typing import TextIO
 from bot.chat import commands
 from bot.console.render import inline, render
 from bot.intake import lookup
-from bot.rich_text import COMMAND
+from bot.rich_text import COMMAND, Text
 from bot.schedule import groups
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,15 @@ def _acted_on(context: commands.Context, line: str) -> groups.Group | None:
         return None
 
 
+def _keeping_in(told: list[str]) -> Callable[[str, Text], None]:
+    """The context's `tell`: what a member is told later (a suggestion's outcome) kept in `told`."""
+
+    def tell(member: str, said: Text) -> None:
+        told.append(f"  (to @{member}: {inline(said)})")
+
+    return tell
+
+
 def serve(
     make_context: Callable[[], commands.Context],
     stdin: TextIO = sys.stdin,
@@ -89,7 +98,7 @@ def serve(
                 make_context(),
                 platform=console,
                 lookup_wait=lookup.CONSOLE_WAIT,
-                tell=lambda member, said, told=told: told.append(f"  (to @{member}: {inline(said)})"),
+                tell=_keeping_in(told),
             )
             answer = commands.run(context, line)
             shown = render(answer.reply)

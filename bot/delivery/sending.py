@@ -200,14 +200,14 @@ def _record_sent(store: Store, d: Delivery, sent: Sent) -> None:
     )
 
 
-def deliver(
+def deliver(  # noqa: C901 (exactly-once sending: every outcome read in one place)
     store: Store,
     d: Delivery,
     build: Callable[[], tuple[Any, int | None]],
     transport: Transport,
     *,
     force: bool = False,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], bool | None] = time.sleep,
 ) -> Result:
     """Send the message that `build()` makes, once; `build` returns (message, paper number or None).
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import importlib
 
+from bot.delivery.sending import Rejected
 from bot.discord.settings import DiscordSettings, wanted
 from bot.platforms import Adapter
 
+# Every verb loads each platform's adapter: hikari is imported only by the verbs that reach Discord.
+
 
 def _transport(settings: DiscordSettings):
-    from bot.discord.rest import Rest
-    from bot.discord.transport import DiscordTransport
+    from bot.discord.rest import Rest  # noqa: PLC0415 (start-up time, above)
+    from bot.discord.transport import DiscordTransport  # noqa: PLC0415
 
     return DiscordTransport(Rest(settings.api_url, settings.token), settings.admins)
 
@@ -21,8 +24,7 @@ UNKNOWN_MEMBER = "10007"
 
 def _member_names(settings: DiscordSettings):
     """The member's nickname in DISCORD_GUILD when there is one, else their global or user name."""
-    from bot.delivery.sending import Rejected
-    from bot.discord.rest import Rest
+    from bot.discord.rest import Rest  # noqa: PLC0415 (start-up time, above)
 
     rest = Rest(settings.api_url, settings.token, timeout=5)
 

@@ -31,8 +31,9 @@ from bot.delivery.background import Background
 from bot.delivery.sending import RateLimited, Rejected, Uncertain
 from bot.discord import definition, door, render
 from bot.discord.rest import Rest
+from bot.discord.settings import DiscordSettings
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
-from bot.rich_text import Code, Mention, PaperRef, command_code, text
+from bot.rich_text import Code, Mention, PaperRef, Text, command_code, text
 from bot.schedule import groups
 from bot.schedule.signups import Change, Member, Refusal
 from bot.store.connection import Busy, Store
@@ -80,7 +81,7 @@ def _saved(save: Callable[[], catalog.Paper], done: str, again: str) -> Notice:
 
 
 class DiscordBot:
-    def __init__(self, settings, store: Store, *, clock: Callable[[], datetime] | None = None):
+    def __init__(self, settings: DiscordSettings, store: Store, *, clock: Callable[[], datetime] | None = None):
         self.settings = settings
         self.store = store
         self.group = settings.group
@@ -133,7 +134,7 @@ class DiscordBot:
             PLATFORM,
             rotation=s.rotation,
             lookups=s.lookups,
-            tell=lambda member, said: self.later(self.tell_directly, member, said),
+            tell=self.tell_later,
             public_url=s.public_url,
             # The channel it was typed in; a direct message (no server) is no group's.
             where=(interaction.get("channel_id") or (interaction.get("channel") or {}).get("id"))
@@ -156,6 +157,7 @@ class DiscordBot:
         if kind == door.AUTOCOMPLETE:
             return {"type": CHOICES, "data": {"choices": self.choices(interaction["data"])}}
         update = False
+        line: str | None
         if kind == door.COMMAND:
             if interaction["data"].get("name") != "paper":
                 return self._private(Notice(text("I only know ", Code("/paper"), "."), ok=False))
@@ -219,7 +221,11 @@ class DiscordBot:
             return {MODAL: render.add_form(filled), "message": render.message(filled)}
         return {MODAL: render.add_form(form)}
 
-    def tell_directly(self, user: str, said) -> None:
+    def tell_later(self, user: str, said: Text) -> None:
+        """Tell `user` directly once the answer has gone (commands.Context.tell)."""
+        self.later(self.tell_directly, user, said)
+
+    def tell_directly(self, user: str, said: Text) -> None:
         """A direct message to `user` (a suggestion's outcome); for a member who takes none, the admins
         hear it instead, naming them."""
         try:

@@ -46,12 +46,12 @@ class DiscordDoor:
             raise Refused(refusal.status, f"{said} ({refusal})") from None
 
     def verify(self, timestamp: str | None, signature: str | None, body: bytes) -> int:
-        stamp = fresh_timestamp(timestamp, signature, _SIGNATURE, self.clock())
+        signed = fresh_timestamp(timestamp, signature, _SIGNATURE, self.clock())
         try:
-            self.key.verify(timestamp.encode() + body, bytes.fromhex(signature))
+            self.key.verify(signed.timestamp.encode() + body, bytes.fromhex(signed.signature))
         except BadSignatureError:
             raise Refused(401, "a wrong one") from None
-        return stamp
+        return signed.stamp
 
 
 def parse(raw: bytes) -> dict:
@@ -63,7 +63,7 @@ def parse(raw: bytes) -> dict:
     return check(interaction)
 
 
-def check(interaction) -> dict:
+def check(interaction) -> dict:  # noqa: C901 (a check per field Discord sends)
     """`interaction` (from a request's body, or the Gateway's INTERACTION_CREATE), if it has the
     fields paperbot reads in the types Discord sends; Refused(400) otherwise."""
     if not isinstance(interaction, dict):
@@ -102,9 +102,10 @@ def check(interaction) -> dict:
             raise Refused(400, "a component without its custom_id")
         if "message" in interaction and not isinstance(interaction["message"], dict):
             raise Refused(400, "a message that is not an object")
-    if kind == MODAL_SUBMIT:
-        if not isinstance(data.get("custom_id"), str) or not isinstance(data.get("components"), list):
-            raise Refused(400, "a form without its custom_id or inputs")
+    if kind == MODAL_SUBMIT and (
+        not isinstance(data.get("custom_id"), str) or not isinstance(data.get("components"), list)
+    ):
+        raise Refused(400, "a form without its custom_id or inputs")
     return interaction
 
 

@@ -166,9 +166,9 @@ class MeetingEvents:
         for key, (event_id, _) in kept.items():  # first, to make room for the new ones
             if key in chosen:
                 continue
-            start = _start(listed[event_id]) if event_id is not None else None
             try:
-                if start is not None and start > now:  # a week that lost its talk, or a stopped group's
+                # A week that lost its talk, or a stopped group's.
+                if event_id is not None and (start := _start(listed[event_id])) is not None and start > now:
                     self._cancel(key, event_id)
             except Rejected as e:
                 log.warning("Discord refused to cancel the event of group %s, %s: %s", key[0], key[1], e)
@@ -190,12 +190,12 @@ class MeetingEvents:
         the listed event that names its group and week; a row whose event is no longer listed
         (deleted in Discord, or over) let go, to be made again if still wanted."""
         rows = self.store.db.execute("SELECT group_id, week, event_id, fingerprint FROM discord_events").fetchall()
-        marked = {}
+        marked: dict[Key, str] = {}
         for event_id, event in listed.items():
             m = _MARK_RE.search(event.get("description") or "")
             if m:
                 marked[(int(m[2]), m[1])] = event_id
-        kept = {}
+        kept: dict[Key, tuple[str | None, str]] = {}
         for gid, week, event_id, fingerprint in rows:
             key = (gid, week)
             if event_id is None and key in marked:

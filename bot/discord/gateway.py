@@ -16,6 +16,7 @@ ShardPayloadEvent) goes to `on_interaction`, as the HTTP door's bodies do. A tok
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import threading
@@ -60,8 +61,9 @@ class Gateway:
                 self.fatal = f"DISCORD_TOKEN: Discord refused it (HTTP 401: {e.message})"
                 break
             except hikari.GatewayServerClosedConnectionError as e:
-                if e.code in FATAL or not e.can_reconnect:
-                    self.fatal = FATAL.get(e.code) or f"the Gateway closed the connection for good ({e.code}: {e})"
+                fatal = FATAL.get(e.code) if e.code is not None else None
+                if fatal is not None or not e.can_reconnect:
+                    self.fatal = fatal or f"the Gateway closed the connection for good ({e.code}: {e})"
                     break
                 log.warning("the Gateway closed the connection (%s); connecting again in %g s", e, wait)
             except (hikari.HTTPError, hikari.GatewayError, OSError, TimeoutError) as e:
@@ -92,10 +94,8 @@ class Gateway:
         finally:
             self._bot = None
             if bot.is_alive:
-                try:
+                with contextlib.suppress(hikari.ComponentStateConflictError):  # `close` from another thread first
                     await bot.close()
-                except hikari.ComponentStateConflictError:  # `close` from another thread got there first
-                    pass
 
     async def _payload(self, event: hikari.ShardPayloadEvent) -> None:
         if event.name == "INTERACTION_CREATE":
@@ -109,7 +109,6 @@ class Gateway:
     def close(self) -> None:
         bot = self._bot
         if bot is not None and bot.is_alive:
-            try:
+            # Closed already, or stuck: run ends it.
+            with contextlib.suppress(hikari.ComponentStateConflictError, TimeoutError):
                 asyncio.run_coroutine_threadsafe(bot.close(), discord_rest.loop().loop).result(5)
-            except (hikari.ComponentStateConflictError, TimeoutError):  # closed already, or stuck: run ends it
-                pass

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import math
 import re
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
 from typing import Any
 
@@ -69,9 +70,10 @@ class _Provider:
     """What hikari's entity factory asks of the application it makes entities for: its REST client."""
 
     executor = None
+    #: Set once the client exists: it needs the entity factory made here first.
+    rest: hikari.api.RESTClient
 
     def __init__(self) -> None:
-        self.rest = None
         self.entity_factory = entity_factory.EntityFactoryImpl(self)
 
     @property
@@ -92,7 +94,7 @@ class _Loop:
         self.thread = threading.Thread(target=self.loop.run_forever, name="paperbot-discord-rest", daemon=True)
         self.thread.start()
 
-    def run(self, coroutine: Awaitable, timeout: float) -> Any:
+    def run(self, coroutine: Coroutine[Any, Any, Any], timeout: float) -> Any:
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         try:
             return future.result(timeout + 5)  # the coroutine keeps the deadline; this is a backstop
@@ -112,10 +114,8 @@ class _Loop:
             await asyncio.gather(*left, return_exceptions=True)
 
         if self.loop.is_running():
-            try:
+            with contextlib.suppress(Exception):
                 asyncio.run_coroutine_threadsafe(close(), self.loop).result(5)
-            except Exception:
-                pass
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(5)
 
@@ -200,10 +200,11 @@ def member_json(member: hikari.Member) -> dict:
 def event_json(event: hikari.ScheduledEvent) -> dict:
     """What callers read of a scheduled event, as Discord's JSON."""
     location = getattr(event, "location", None)  # external events only; stage and voice ones have a channel
+    channel = getattr(event, "channel_id", None)
     return {
         "id": str(event.id),
         "guild_id": str(event.guild_id),
-        "channel_id": str(event.channel_id) if getattr(event, "channel_id", None) else None,
+        "channel_id": str(channel) if channel else None,
         "name": event.name,
         "description": event.description,
         "scheduled_start_time": event.start_time.isoformat(),
@@ -353,7 +354,7 @@ class Rest:
 
     def register(self, app_id: str, commands: list[dict], guild: str | None = None, timeout: float | None = None):
         builders = [command_builder(c) for c in commands]
-        where = guild if guild else hikari.UNDEFINED
+        where = int(guild) if guild else hikari.UNDEFINED
         done = self._run(lambda c: c.set_application_commands(int(app_id), builders, where), timeout)
         return [{"id": str(c.id), "name": c.name} for c in done]
 

@@ -13,12 +13,16 @@ import logging
 import threading
 import time
 
+from apscheduler.triggers.interval import IntervalTrigger
+
 from bot.delivery import outbox
 from bot.delivery.sending import Rejected, Uncertain
 from bot.discord import definition, rest
 from bot.discord.app import DiscordBot
 from bot.discord.door import DiscordDoor
+from bot.discord.events import MeetingEvents, discord_groups
 from bot.discord.gateway import Gateway
+from bot.discord.settings import DiscordSettings
 from bot.runtime import scheduler
 from bot.store.connection import Store
 from bot.web import feeds, http_door
@@ -30,7 +34,7 @@ INTERACTIONS_PATH = "/discord/interactions"
 STOP_SECONDS = 5.0
 
 
-def require_settings(settings) -> None:
+def require_settings(settings: DiscordSettings) -> None:
     settings.require("DISCORD_TOKEN", "PAPERBOT_CHANNEL")
 
 
@@ -61,12 +65,12 @@ def wsgi(bot: DiscordBot, public_key: str):
     return application
 
 
-def add_events_check(jobs, store: Store, bot: DiscordBot, settings, *, env_on_discord: bool = True) -> None:
+def add_events_check(
+    jobs, store: Store, bot: DiscordBot, settings: DiscordSettings, *, env_on_discord: bool = True
+) -> None:
     """DISCORD_EVENTS=1: the scheduler's checks keep the server's events in step with the groups' schedules."""
-    from apscheduler.triggers.interval import IntervalTrigger
 
-    from bot.discord.events import MeetingEvents, discord_groups
-
+    assert settings.guild is not None  # DISCORD_EVENTS=1 needs DISCORD_GUILD (the settings' check)
     groups_now = functools.partial(discord_groups, store, settings, env_on_discord=env_on_discord)  # at each check
     events = MeetingEvents(store, bot.rest, settings.guild, groups_now, ask=feeds.names_of(settings))
     every = IntervalTrigger(seconds=scheduler.CHECK_SECONDS, timezone=settings.timezone)
@@ -76,7 +80,7 @@ def add_events_check(jobs, store: Store, bot: DiscordBot, settings, *, env_on_di
     )  # fmt: skip
 
 
-def register(bot: DiscordBot, settings) -> None:
+def register(bot: DiscordBot, settings: DiscordSettings) -> None:
     """Who the application is, then `/paper` by bulk overwrite (in DISCORD_GUILD, else globally);
     StartError, in one line, when Discord refuses or does not answer."""
     try:
@@ -96,8 +100,9 @@ def register(bot: DiscordBot, settings) -> None:
 READY_SECONDS = 30.0
 
 
-def serve_gateway(bot: DiscordBot, settings, stop: threading.Event, jobs) -> None:
+def serve_gateway(bot: DiscordBot, settings: DiscordSettings, stop: threading.Event, jobs) -> None:
     """Interactions over the Gateway until `stop`; the scheduler starts once the session is ready."""
+    assert settings.token is not None  # require_settings checked it
     gateway = Gateway(bot.rest, settings.token, bot.from_gateway, stop)
     thread = threading.Thread(target=gateway.run, name="paperbot-gateway-reader", daemon=True)
     thread.start()
@@ -127,7 +132,7 @@ def serve_gateway(bot: DiscordBot, settings, stop: threading.Event, jobs) -> Non
         thread.join(3.0)
 
 
-def run(settings, store: Store, stop: threading.Event) -> int:
+def run(settings: DiscordSettings, store: Store, stop: threading.Event) -> int:
     http_door.warn_of_schedule(settings, store, log)
     bot = DiscordBot(settings, store)
     jobs = checks = stop_feeds = None
@@ -187,7 +192,7 @@ class Part:
 
     name = "discord"
 
-    def __init__(self, settings, store: Store, stop: threading.Event):
+    def __init__(self, settings: DiscordSettings, store: Store, stop: threading.Event):
         self.settings, self.store, self.stop = settings, store, stop
         self.bot = DiscordBot(settings, store)
         self.transport = self.bot.transport
@@ -208,6 +213,7 @@ class Part:
         """The Gateway's session, when DISCORD_PUBLIC_KEY is unset; False when `stop` came first."""
         if self.settings.public_key:
             return True
+        assert self.settings.token is not None  # require_settings checked it
         self._gateway = Gateway(self.bot.rest, self.settings.token, self.bot.from_gateway, self.stop)
         self._thread = threading.Thread(target=self._gateway.run, name="paperbot-gateway-reader", daemon=True)
         self._thread.start()

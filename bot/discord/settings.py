@@ -64,14 +64,13 @@ def wanted(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> bo
 
 
 @dataclass(frozen=True)
-class DiscordSettings(core.Settings):
+class DiscordSettings(core.PlatformSettings):
     CHANNEL_FORM: ClassVar[str] = "a Discord channel ID of digits"
     MEMBER_FORM: ClassVar[str] = "a Discord user ID of digits"
     token: str | None = None
     public_key: str | None = None
     api_url: str = API_URL
     guild: str | None = None
-    port: int = 3000
     events: bool = False
 
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS

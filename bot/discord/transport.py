@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.announcing import changes as announce
+from bot.announcing.changes import Announcement
 from bot.announcing.sender import FOREIGN_CHANNEL
 from bot.calendar import Week
 from bot.chat import commands
@@ -164,42 +165,37 @@ class DiscordPoster:
     def __init__(self, bot):
         self.bot = bot
 
-    def _parts(self, announcement) -> tuple[str, list[dict], str]:
-        """(channel, the changes as the outbox keeps them, a key of its rows) of an announcement: an
-        outbox.Item of one change, or the core's Announcement of several (what stands of them)."""
-        if hasattr(announcement, "changes"):
-            rows = ",".join(str(r) for r in announcement.rows)
-            return announcement.channel, list(announcement.changes), f"{rows} {announcement.queued}"
-        payload = announcement.payload
-        return payload["channel"], [payload["change"]], f"{announcement.id} {announcement.created_at}"
-
-    def _body(self, announcement) -> tuple[str, dict, str]:
-        channel, kept, key = self._parts(announcement)
+    def _body(self, announcement: Announcement) -> tuple[dict, str]:
+        """The message of what stands of the announcement's changes, and a key of its outbox rows."""
         tz = self.bot.group.tz
-        lines = [render.markdown(commands.announcement(announce.change_of(self.bot.store, k, tz))) for k in kept]
+        lines = [
+            render.markdown(commands.announcement(announce.change_of(self.bot.store, k, tz)))
+            for k in announcement.changes
+        ]
+        rows = ",".join(str(r) for r in announcement.rows)
         return (
-            channel,
             {"content": render.cut("\n".join(lines), render.MAX_CONTENT), "allowed_mentions": render.NOBODY},
-            key,
+            f"{rows} {announcement.queued}",
         )
 
-    def announce(self, announcement) -> None:
-        channel, body, key = self._body(announcement)
+    def announce(self, announcement: Announcement) -> None:
+        body, key = self._body(announcement)
         if body["content"]:
-            self.bot.transport.post(channel, body, f"outbox {key}")
+            self.bot.transport.post(announcement.channel, body, f"outbox {key}")
 
-    def announced(self, announcement) -> bool:
-        channel, body, _ = self._body(announcement)
-        since = getattr(announcement, "queued", None) or getattr(announcement, "created_at", 0.0)
-        found = self.bot.transport.find_message(channel, since - 600, lambda m: m.get("content") == body["content"])
+    def announced(self, announcement: Announcement) -> bool:
+        body, _ = self._body(announcement)
+        found = self.bot.transport.find_message(
+            announcement.channel, announcement.queued - 600, lambda m: m.get("content") == body["content"]
+        )
         return found is not None
 
     def refresh_post(self, week: Week, channel: str | None = None) -> bool:
         bot = self.bot
         group = groups.of_channel(bot.store, bot.env, channel) if channel else bot.env
-        channel = group.channel if group is not None else None
-        if not channel:
+        if group is None or not group.channel:
             return True
+        channel = group.channel
         sent = weekly.posted(bot.store, channel, week)
         if sent is None:
             if weekly.post_in_flight(bot.store, channel, week):

@@ -111,10 +111,7 @@ class Lookups:
         if found is not None:
             return found
         deadline = time.monotonic() + wait
-        if ref.kind == "arxiv":
-            found = self._arxiv(ref, deadline, wait)
-        else:
-            found = self._crossref(ref, deadline, wait)
+        found = self._arxiv(ref, deadline, wait) if ref.kind == "arxiv" else self._crossref(ref, deadline, wait)
         with self._lock:
             self._cache[ref] = (time.monotonic() + CACHE_SECONDS, found)
             self._cache.move_to_end(ref)
@@ -257,7 +254,7 @@ def read_arxiv(body: bytes, ref: Ref) -> Found:
     invalid = LookupFailed("arXiv sent an answer that is not a valid feed: nothing was saved.")
     if not wellformed_enough(body):
         raise invalid
-    import feedparser  # here: 0.1 s to import, which every verb of the command line would pay
+    import feedparser  # noqa: PLC0415 (0.1 s to import, which every verb of the command line would pay)
 
     # A stream, never bytes: feedparser would take bytes that name a file (b"/etc/passwd") for its path.
     feed = feedparser.parse(io.BytesIO(body), sanitize_html=False, resolve_relative_uris=False)

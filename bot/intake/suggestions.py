@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.catalog import queries as catalog
-from bot.catalog.importing import _Batch, _upsert_one
+from bot.catalog.importing import add_new
 from bot.catalog.papers import InvalidPaper, Paper, validate
 from bot.intake import links as paper_links
 from bot.intake.lookup import Found
@@ -82,13 +82,14 @@ def add(store: Store, member: str, found: Found, platform: str = "") -> tuple[Su
         first = same(store, found)
         if first is not None:
             return first, False
-        number = db.execute(
+        inserted = db.execute(
             "INSERT INTO suggestions (suggested_by, platform, title, authors, year, summary, url, arxiv_id, doi, "
             "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [member, platform, fields["title"], fields["authors"], found.year, found.summary[:6000], found.url]
             + [arxiv_id, doi, _now()],
-        ).lastrowid
-        made = _one(db, number)
+        )
+        assert inserted.lastrowid is not None  # an INSERT's row
+        made = _one(db, inserted.lastrowid)
     assert made is not None
     return made, True
 
@@ -131,12 +132,10 @@ def accept(store: Store, number: int, by: str) -> tuple[Paper, Suggestion]:
             tags = paper_links.propose_tags(store, Found(s.title, s.authors, s.year, s.url, s.summary))
             raw = {"title": s.title, "summary": s.summary, "url": s.url, "authors": s.authors, "year": s.year}
             try:
-                paper = validate({**raw, "tags": list(tags)}, new=True)
+                new = validate({**raw, "tags": list(tags)}, new=True)
             except InvalidPaper:  # a link too long for a chat link, say: kept without it
-                paper = validate({**raw, "url": None, "tags": list(tags)}, new=True)
-            batch = _Batch(db)
-            paper_number, _ = _upsert_one(batch, paper, {}, always_new=True)
-            batch.flush()
+                new = validate({**raw, "url": None, "tags": list(tags)}, new=True)
+            paper_number = add_new(db, new)
         db.execute(
             "UPDATE suggestions SET state = 'accepted', paper = ?, decided_by = ?, decided_at = ? WHERE id = ?",
             [paper_number, by, _now(), number],

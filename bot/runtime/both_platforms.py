@@ -18,12 +18,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bot.announcing.changes import Announcement
 from bot.announcing.sender import OutboxSender
 from bot.calendar import Week
 from bot.delivery import outbox
 from bot.runtime import scheduler
 from bot.schedule import groups
-from bot.settings import Settings
+from bot.settings import PlatformSettings
 from bot.store.connection import Store
 from bot.web import feeds, http_door
 from bot.web.http_door import Refused, refuse
@@ -46,17 +47,11 @@ class ChannelPoster:
         platform = (group.platform if group is not None else None) or self.home
         return self.posters.get(platform, self.posters[self.home])
 
-    @staticmethod
-    def _channel(announcement) -> str | None:
-        if hasattr(announcement, "changes"):
-            return announcement.channel
-        return announcement.payload.get("channel")
+    def announce(self, announcement: Announcement) -> None:
+        self.of(announcement.channel).announce(announcement)
 
-    def announce(self, announcement) -> None:
-        self.of(self._channel(announcement)).announce(announcement)
-
-    def announced(self, announcement) -> bool:
-        return self.of(self._channel(announcement)).announced(announcement)
+    def announced(self, announcement: Announcement) -> bool:
+        return self.of(announcement.channel).announced(announcement)
 
     def refresh_post(self, week: Week, channel: str | None = None) -> bool:
         return self.of(channel).refresh_post(week, channel)
@@ -80,14 +75,14 @@ def application(parts: Sequence[Any], calendars) -> Callable:
     return platforms_app if calendars is None else feeds.around(platforms_app, calendars)
 
 
-def calendars(parts: Sequence[Any], settings: Settings, store: Store) -> feeds.Feeds | None:
+def calendars(parts: Sequence[Any], settings: PlatformSettings, store: Store) -> feeds.Feeds | None:
     """The groups' calendars and pages, each member named by their own platform's look-up."""
     if not settings.public_url:
         return None
     return feeds.serve(settings, store, ask=feeds.names_of(*(part.settings for part in parts)))
 
 
-def run(parts: Sequence[Any], settings: Settings, store: Store, stop: threading.Event) -> int:
+def run(parts: Sequence[Any], settings: PlatformSettings, store: Store, stop: threading.Event) -> int:
     """Serve every part until SystemExit unwinds waitress (cli.cmd_run's signals).
 
     `settings` are group 1's platform's (the first part's). Each part's start (its token checked,

@@ -144,7 +144,7 @@ class ScheduledChecks:
             log.exception("weekly post check failed")
             return
         for channel in due:
-            self._post_group(posting[channel], now)
+            self._post_group(channel, posting[channel], now)
         try:
             slot = next_slot([g.calendar for g in posting.values()], now)
             if slot is not None:
@@ -152,8 +152,7 @@ class ScheduledChecks:
         except Exception:
             log.exception("planning the next post slot failed")
 
-    def _post_group(self, group: groups.Group, now: datetime) -> None:
-        channel = group.channel
+    def _post_group(self, channel: str, group: groups.Group, now: datetime) -> None:
         try:
             outcome = weekly.post_week(
                 self.store,
@@ -172,7 +171,7 @@ class ScheduledChecks:
             return
         if outcome.status != "busy":  # another process was at it: the retry at once is still to come
             self._post_looked.add(group.id)
-        if outcome.status == "sent":
+        if outcome.status == "sent" and outcome.post is not None:  # a sent post is never without it
             log.info("posted the paper of the week %s: #%s", outcome.week, outcome.post.paper.number)
         elif outcome.status == "found":
             log.info("the post of %s was already in the channel; recorded it", outcome.week)

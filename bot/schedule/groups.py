@@ -19,7 +19,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
+from bot import platforms
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
+from bot.catalog import queries as catalog
 from bot.settings import (
     MEETING_MINUTES,
     SettingError,
@@ -158,7 +160,6 @@ def _platform(group: Group) -> str | None:
     is its channel id's (`C…` Slack's, digits Discord's), so that no process posts to another's channel."""
     if group.platform or group.from_env or not group.channel:
         return group.platform
-    from bot import platforms
 
     home = platforms.of_channel(group.channel)
     return home.name.lower() if home is not None else None
@@ -266,7 +267,7 @@ MAX_VALUE_CHARS = 200
 MAX_ADMINS_CHARS = 4000
 
 
-def check(store: Store, group: Group, setting: str, value: str, read_member) -> tuple[str, object]:
+def check(store: Store, group: Group, setting: str, value: str, read_member) -> tuple[str, object]:  # noqa: C901 (a branch per setting)
     """The column and value that `group set <setting> <value>` writes, checked as the environment's
     setting is. Raises SettingError (named by `setting`) and changes nothing."""
     raw = value.strip()
@@ -295,7 +296,6 @@ def check(store: Store, group: Group, setting: str, value: str, read_member) -> 
     if setting == "focus-tag":
         if raw.lower() == NONE:
             return "focus_tag", None
-        from bot.catalog import queries as catalog
 
         tag = parse_focus_tag(setting, raw)
         if tag not in catalog.tag_names(store):

@@ -25,15 +25,24 @@ SCHEDULE_OPEN = 4
 HORIZON_WEEKS = 520  # ten years: how far ahead a week may be booked, and "the first open week" looked for
 
 
-#: A row of `slots`: a week with a presenter, or a week without a meeting.
-SlotKind = Literal["presenter", "skipped"]
+class Booked(NamedTuple):
+    """A week with a presenter and their paper."""
 
-
-class Slot(NamedTuple):
     week: Week
-    kind: SlotKind
-    presenter: str | None
-    paper: int | None
+    kind: Literal["presenter"]
+    presenter: str
+    paper: int
+
+
+class Skipped(NamedTuple):
+    """A week without a meeting."""
+
+    week: Week
+    kind: Literal["skipped"]
+
+
+#: A row of `slots`; the table's CHECK keeps a presenter and a paper together, and a skip has neither.
+Slot = Booked | Skipped
 
 
 #: The columns of a Slot, in its order (who booked it is kept in the table for the record, not read).
@@ -48,7 +57,8 @@ def read_slot(db, week: Week, group_id: int = 1) -> Slot | None:
 
 
 def _as_slot(row) -> Slot:
-    return Slot(Week.from_key(row[0]), row[1], row[2], row[3])
+    week = Week.from_key(row[0])
+    return Booked(week, "presenter", row[2], row[3]) if row[1] == "presenter" else Skipped(week, "skipped")
 
 
 def slot(store: Store, week: Week, group_id: int = 1) -> Slot | None:
@@ -220,7 +230,7 @@ def _lines_in(store: Store, calendars: Calendars, rows: list) -> list[SlotLine]:
             continue
         calendar, channel = calendars[gid]
         week = Week.from_key(week_key)
-        line = line_for(store, calendar, week, Slot(week, kind, presenter, number), papers)
+        line = line_for(store, calendar, week, _as_slot((week_key, kind, presenter, number)), papers)
         line.channel, line.group_id = channel, gid
         lines.append(line)
     return sorted(lines, key=lambda line: line.meeting)

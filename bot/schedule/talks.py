@@ -102,7 +102,8 @@ def attach(
     _may_change(member, talk)
     with store.write() as db:
         now_there = slots.read_slot(db, talk.week, group_id)
-        if now_there is None or (now_there.presenter, now_there.paper) != (talk.presenter, talk.paper.number):
+        asked = (talk.presenter, talk.paper.number if talk.paper else None)
+        if not isinstance(now_there, slots.Booked) or (now_there.presenter, now_there.paper) != asked:
             raise Refusal("That talk changed just now (withdrawn or given to someone else): nothing was added.")
         row = db.execute(
             "SELECT count(*), sum(url = ?) FROM talk_links WHERE group_id = ? AND week = ?",
@@ -148,7 +149,7 @@ def past(
     )
     more = len(rows) > size
     rows = rows[:size]
-    papers = catalog.many(store, {s.paper for s in rows if s.paper is not None})
+    papers = catalog.many(store, {s.paper for s in rows if s.kind == "presenter"})
     lines = [slots.line_for(store, group, s.week, s, papers) for s in rows]
     found = links(store, [s.week for s in rows], group.group_id)
     return [TalkLinks(line, found.get(line.week.key, ())) for line in lines], more

@@ -7,16 +7,18 @@ import importlib
 from bot.platforms import Adapter
 from bot.slack.settings import SlackSettings
 
+# Every verb loads each platform's adapter: slack_sdk is imported only by the verbs that reach Slack.
+
 
 def _transport(settings: SlackSettings):
-    from bot.slack.client import SlackTransport, make_client
+    from bot.slack.client import SlackTransport, make_client  # noqa: PLC0415 (start-up time, above)
 
     return SlackTransport(make_client(settings, retries=False))
 
 
 def _member_names(settings: SlackSettings):
     """users.info: the member's display name, else their full name (scope users:read)."""
-    from bot.slack.client import call, make_client
+    from bot.slack.client import call, make_client  # noqa: PLC0415 (start-up time, above)
 
     client = make_client(settings, retries=False, timeout=5)  # a page waits for it: no retries, a short wait
 

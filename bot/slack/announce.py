@@ -83,9 +83,9 @@ class SlackPoster:
         """
         bot = self.bot
         group = groups.of_channel(bot.store, bot.env, channel) if channel else bot.env
-        channel = group.channel if group is not None else None
-        if not channel:
+        if group is None or not group.channel:
             return True
+        channel = group.channel
         sent = weekly.posted(bot.store, channel, week)
         if sent is None:
             if weekly.post_in_flight(bot.store, channel, week):

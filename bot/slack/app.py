@@ -32,14 +32,16 @@ from bot.chat.replies import Home, Notice
 from bot.delivery.answer_time import ANSWER_SECONDS, Replies, answer_deadline, arrived_at
 from bot.delivery.background import Background
 from bot.delivery.sending import Rejected, Uncertain
-from bot.rich_text import Code, Mention
+from bot.rich_text import Code, Mention, Text
 from bot.schedule import groups
 from bot.schedule.signups import Change, Member, Refusal
 from bot.slack import blocks
 from bot.slack.announce import SlackPoster
 from bot.slack.client import SlackTransport, answer_client, call, make_client
+from bot.slack.listeners import actions, events, fallbacks, views
+from bot.slack.listeners import commands as command_listeners
 from bot.slack.members import PLATFORM
-from bot.slack.settings import Settings
+from bot.slack.settings import SlackSettings
 from bot.store.connection import Store
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,7 @@ SLACKBOT = "USLACKBOT"
 class SlackBot:
     def __init__(
         self,
-        settings: Settings,
+        settings: SlackSettings,
         store: Store,
         *,
         client: WebClient | None = None,
@@ -72,8 +74,11 @@ class SlackBot:
         self.group = settings.group
         self.env = groups.from_settings(settings)
         self.client = client or make_client(settings)
-        self.quick = WebClient(
-            token=self.client.token, base_url=self.client.base_url, timeout=QUICK_TIMEOUT, retry_handlers=[]
+        self.quick = WebClient(  # slack_sdk annotates timeout as int; urllib takes a float
+            token=self.client.token,
+            base_url=self.client.base_url,
+            timeout=QUICK_TIMEOUT,  # type: ignore[arg-type]
+            retry_handlers=[],
         )
         # Answers to a click (App Home, a DM) give up soon and are not repeated: see client.answer_client.
         self.answers = answer_client(settings) if client is None else client
@@ -126,7 +131,8 @@ class SlackBot:
             return self.quick
         if left < 0.2:  # certainly not asked: a refusal, not a doubt
             raise Rejected("no time left to ask Slack before the answer is due")
-        return WebClient(token=self.quick.token, base_url=self.quick.base_url, timeout=left, retry_handlers=[])
+        # slack_sdk annotates timeout as int; urllib takes a float.
+        return WebClient(token=self.quick.token, base_url=self.quick.base_url, timeout=left, retry_handlers=[])  # type: ignore[arg-type]
 
     def vet_presenter(self, user: str, bot_user: str | None) -> None:
         """Refuse a presenter who is no member: Slackbot, this bot (a mention of @paperbot), another
@@ -182,7 +188,7 @@ class SlackBot:
             PLATFORM,
             rotation=s.rotation,
             lookups=s.lookups,
-            tell=lambda member, said: self.later(self.tell_directly, member, blocks.message(Notice(said))),
+            tell=self.tell_later,
             public_url=s.public_url,
             where=where,
             env=self.env,
@@ -266,6 +272,10 @@ class SlackBot:
         except Uncertain:
             pass  # Slack did not answer now: the post will tell, if it comes to that
 
+    def tell_later(self, user: str, said: Text) -> None:
+        """Tell `user` directly once the reply has gone (commands.Context.tell)."""
+        self.later(self.tell_directly, user, blocks.message(Notice(said)))
+
     def tell_directly(self, user: str, message: dict) -> None:
         """A direct message from the app (its Messages tab)."""
         try:
@@ -280,8 +290,6 @@ CHANNEL_REFUSALS = ("channel_not_found", "not_in_channel")
 
 def build_app(bot: SlackBot) -> App:
     """The Bolt app with every listener registered."""
-    from bot.slack.listeners import actions, events, fallbacks, views
-    from bot.slack.listeners import commands as command_listeners
 
     settings = bot.settings
     bolt_log = logging.getLogger("bot.slack.bolt")

@@ -184,7 +184,9 @@ def actions(buttons: list[Button], prefix: str = RUN) -> dict:
 
 def _sections(lines: list[str], limit: int = SECTION, separator: str = "\n") -> list[dict]:
     """Lines packed into as few sections as fit, `separator` between them."""
-    blocks, chunk, size = [], [], 0
+    blocks: list[dict] = []
+    chunk: list[str] = []
+    size = 0
     gap = len(separator)
     for line in lines:
         line = cut(line, limit)
@@ -380,8 +382,7 @@ def _(reply: Schedule) -> dict:
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
-    fallback = "\n".join(fallback)
-    return _message(fallback, blocks)
+    return _message("\n".join(fallback), blocks)
 
 
 @message.register
@@ -520,8 +521,7 @@ def weekly_post(post: WeeklyPost) -> dict:
         note = post.elsewhere_note()
         blocks.append(section(f"{meeting}\n🎤 {mrkdwn(note)}"))
         fallback += f" Meeting {_plain_date(post.meeting)}. {plain(note)}"
-    last = _last_week(post.last_week)
-    if last:
+    if post.last_week is not None and (last := _last_week(post.last_week)):
         blocks.append(context(last))
         fallback += " Last week's talk: " + "  ".join(escape(url) for url in post.last_week.links)
     if p.summary:
@@ -537,9 +537,9 @@ def weekly_post(post: WeeklyPost) -> dict:
     }
 
 
-def _last_week(talk: TalkLinks | None) -> str:
+def _last_week(talk: TalkLinks) -> str:
     """The weekly post's line on last week's talk and its links ('' when it had none)."""
-    if talk is None or talk.line.paper is None or not talk.links:
+    if talk.line.paper is None or not talk.links:
         return ""
     paper = talk.line.paper
     return cut(f"Last week: *#{paper.number}* {paper_title(paper, 200)}  {_links(talk.links)}", 2900)

@@ -71,7 +71,8 @@ def _hiccups() -> list:
 
 def make_client(settings, *, retries: bool = True, timeout: float = TIMEOUT) -> WebClient:
     handlers = _hiccups() if retries else []
-    return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=timeout, retry_handlers=handlers)
+    # slack_sdk annotates timeout as int, yet hands it to urllib, which takes a float.
+    return WebClient(token=settings.bot_token, base_url=settings.api_url, timeout=timeout, retry_handlers=handlers)  # type: ignore[arg-type]
 
 
 def _answer_retries() -> list:

@@ -13,6 +13,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
@@ -22,15 +23,16 @@ from bot.delivery import outbox
 from bot.delivery.answer_time import arrived_at
 from bot.delivery.sending import Rejected
 from bot.runtime import scheduler
-from bot.settings import Settings
 from bot.slack.app import SlackBot, build_app
 from bot.slack.client import call
 from bot.slack.door import SlackDoor
+from bot.slack.settings import SlackSettings
 from bot.store.connection import Store
 from bot.web import feeds, http_door
 from bot.web.http_door import Refused, StartError, arrival, refuse
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 EVENTS_PATH = "/slack/events"
 #: What Slack answers for a token it does not take.
@@ -101,13 +103,13 @@ def http_server(app: App, port: int, signing_secret: str, host: str = "0.0.0.0",
     return http_door.listen(application, port, host, **door)
 
 
-def require_settings(settings: Settings) -> None:
+def require_settings(settings: SlackSettings) -> None:
     settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
     if not settings.socket_mode:
         settings.require("SLACK_SIGNING_SECRET")
 
 
-def run(settings: Settings, store: Store, stop: threading.Event) -> int:
+def run(settings: SlackSettings, store: Store, stop: threading.Event) -> int:
     """Serve until `stop` is set (Socket Mode) or SystemExit unwinds waitress (HTTP): see cli.cmd_run.
 
     The caller has checked the settings (require_settings). The scheduler starts only once
@@ -117,23 +119,10 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
     bot = SlackBot(settings, store)
     jobs = checks = stop_feeds = None
     try:
-
-        def start() -> App:
-            # auth.test of our own first: Bolt's (in App()) says a refused token in a Python dict.
-            call(bot.client.auth_test)
-            return build_app(bot)
-
-        # auth.test may hang or wait out a rate limit: a stop meanwhile is a stop.
-        finished, app, error = _until_stopped(start, stop, "paperbot-auth")
-        if not finished:
+        app = _started(bot, stop)
+        if app is None:
             log.info("stopped before Slack answered auth.test")
             return 0
-        if isinstance(error, Rejected) and error.code in TOKEN_REFUSALS:
-            raise StartError(f"SLACK_BOT_TOKEN: Slack refused it ({error.code})")
-        if error is not None:  # an unreachable Slack ends here
-            raise StartError(
-                f"cannot start: Slack refused or did not answer auth.test at {settings.api_url} ({_one_line(error)})"
-            )
         outbox.due_now(store)
         checks = scheduler.ScheduledChecks(
             store, settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
@@ -141,7 +130,7 @@ def run(settings: Settings, store: Store, stop: threading.Event) -> int:
         # Created before it starts, so that a signal that ends start() half-way still shuts it down.
         jobs = scheduler.create(checks, settings)
         calendars = feeds.serve(settings, store)
-        if settings.socket_mode:
+        if settings.app_token is not None:  # Socket Mode
             if stop.is_set():  # a signal during start-up: no connection, no post
                 return 0
             stop_feeds = feeds.beside_connection(calendars, settings.port, log)
@@ -239,18 +228,39 @@ class _AnsweringHandler(SocketModeHandler):
             return self._answered.wait_for(lambda: self._answering == 0, timeout)
 
 
-def _until_stopped(fn, stop: threading.Event, name: str) -> tuple[bool, object, Exception | None]:
+def _started(bot: SlackBot, stop: threading.Event) -> App | None:
+    """auth.test, then Bolt's app: None when `stop` came first; StartError when Slack refuses or does not answer."""
+
+    def start() -> App:
+        # auth.test of our own first: Bolt's (in App()) says a refused token in a Python dict.
+        call(bot.client.auth_test)
+        return build_app(bot)
+
+    # auth.test may hang or wait out a rate limit: a stop meanwhile is a stop.
+    finished, app, error = _until_stopped(start, stop, "paperbot-auth")
+    if not finished:
+        return None
+    if isinstance(error, Rejected) and error.code in TOKEN_REFUSALS:
+        raise StartError(f"SLACK_BOT_TOKEN: Slack refused it ({error.code})")
+    if error is not None:  # an unreachable Slack ends here
+        where = bot.settings.api_url
+        raise StartError(f"cannot start: Slack refused or did not answer auth.test at {where} ({_one_line(error)})")
+    return app
+
+
+def _until_stopped(fn: Callable[[], T], stop: threading.Event, name: str) -> tuple[bool, T | None, Exception | None]:
     """Run `fn` in a thread of its own until it returns or `stop` is set, whichever comes first:
     (finished, its result, the exception it raised). slack_sdk waits out rate limits and hung
     calls in whatever thread calls it, and SIGTERM must not wait with it."""
-    outcome: list = [None, None]
+    result: list[T] = []
+    error: list[Exception] = []
     done = threading.Event()
 
-    def call():
+    def call() -> None:
         try:
-            outcome[0] = fn()
+            result.append(fn())
         except Exception as e:
-            outcome[1] = e
+            error.append(e)
         finally:
             done.set()
 
@@ -258,7 +268,7 @@ def _until_stopped(fn, stop: threading.Event, name: str) -> tuple[bool, object, 
     while not done.wait(0.1):
         if stop.is_set():
             return False, None, None
-    return True, outcome[0], outcome[1]
+    return True, result[0] if result else None, error[0] if error else None
 
 
 def _connect(handler: SocketModeHandler, stop: threading.Event) -> bool:
@@ -289,7 +299,7 @@ def _connect(handler: SocketModeHandler, stop: threading.Event) -> bool:
     return True
 
 
-def _what_runs(settings: Settings) -> str:
+def _what_runs(settings: SlackSettings) -> str:
     """The settings an operator checks first, in the line that says the bot is up."""
     focus = f", papers tagged {settings.focus_tag}" if settings.focus_tag else ""
     return (
@@ -308,7 +318,7 @@ class Part:
 
     name = "slack"
 
-    def __init__(self, settings: Settings, store: Store, stop: threading.Event):
+    def __init__(self, settings: SlackSettings, store: Store, stop: threading.Event):
         self.settings, self.store, self.stop = settings, store, stop
         self.bot = SlackBot(settings, store)
         self.transport = self.bot.transport
@@ -319,30 +329,20 @@ class Part:
 
     def start(self) -> bool:
         """auth.test and the app: False when `stop` came first; StartError when Slack refuses."""
-        bot = self.bot
-
-        def start() -> App:
-            call(bot.client.auth_test)
-            return build_app(bot)
-
-        finished, app, error = _until_stopped(start, self.stop, "paperbot-auth")
-        if not finished:
+        app = _started(self.bot, self.stop)
+        if app is None:
             return False
-        if isinstance(error, Rejected) and error.code in TOKEN_REFUSALS:
-            raise StartError(f"SLACK_BOT_TOKEN: Slack refused it ({error.code})")
-        if error is not None:
-            where = self.settings.api_url
-            raise StartError(f"cannot start: Slack refused or did not answer auth.test at {where} ({_one_line(error)})")
-        self._app = app  # type: ignore[assignment]
+        self._app = app
         if not self.settings.socket_mode:
-            self.routes = {EVENTS_PATH: wsgi(self._app, self.settings.signing_secret or "")}  # type: ignore[arg-type]
+            self.routes = {EVENTS_PATH: wsgi(app, self.settings.signing_secret or "")}
         return True
 
     def connect(self) -> bool:
         """Socket Mode's connection, when SLACK_APP_TOKEN is set; False when `stop` came first."""
-        if not self.settings.socket_mode:
+        if self.settings.app_token is None:
             return True
-        self._handler = _AnsweringHandler(self._app, self.settings.app_token)  # type: ignore[arg-type]
+        assert self._app is not None  # start() made it
+        self._handler = _AnsweringHandler(self._app, self.settings.app_token)
         return _connect(self._handler, self.stop)
 
     def add_jobs(self, jobs, home: bool) -> None:

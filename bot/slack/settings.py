@@ -44,14 +44,13 @@ CHANNEL_ID = re.compile(r"^[CGD][A-Z0-9]+$")
 
 
 @dataclass(frozen=True)
-class SlackSettings(core.Settings):
+class SlackSettings(core.PlatformSettings):
     CHANNEL_FORM: ClassVar[str] = "a Slack channel ID like C012ABCDEF"
     MEMBER_FORM: ClassVar[str] = "a Slack user ID like U012ABCDEF"
     bot_token: str | None = None
     app_token: str | None = None
     signing_secret: str | None = None
     api_url: str = "https://slack.com/api/"
-    port: int = 3000
 
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
 
@@ -124,7 +123,3 @@ class SlackSettings(core.Settings):
     @property
     def socket_mode(self) -> bool:
         return self.app_token is not None
-
-
-#: The name the rest of the Slack adapter, and code written before the split, know it by.
-Settings = SlackSettings

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import secrets
 import sqlite3
 import stat
 import threading
@@ -30,6 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeGuard
 
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
@@ -157,7 +160,6 @@ def m005_valid_ids(db: sqlite_utils.Database) -> None:
     # (`1999` now reads as paper number 1999) and double dashes from cutting a long slug
     # (`…-distributed--2`). Renamed, so that every paper can be named by its id and an
     # export imports again whole; everything else refers to papers by number.
-    import re
 
     valid = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     taken = {pid for (pid,) in db.execute("SELECT id FROM papers")}
@@ -350,7 +352,6 @@ def m011_calendar(db: sqlite_utils.Database) -> None:
     # SEQUENCE and a week that lost its talk stays as CANCELLED), the secret parts of the feeds'
     # and the group's page's URLs, members' names as their platform gave them, and the Discord
     # scheduled event made for each week (Discord has no idempotency key: the id is kept).
-    import secrets
 
     db.executescript(
         """
@@ -454,7 +455,7 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 NEARLY_FULL_BYTES = 1 << 20
 
 
-def is_disk_full(error: BaseException, path: Path | None = None) -> bool:
+def is_disk_full(error: BaseException, path: Path | None = None) -> TypeGuard[sqlite3.Error]:
     """Is `error` SQLite saying that the disk or the database is full?
 
     SQLite says "full" when a write of the database or its log finds no room, but "disk I/O error"
@@ -583,9 +584,9 @@ def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -
     conn.execute("PRAGMA busy_timeout = 0")
     try:
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-        answering = answer_by is not None and answer_by < deadline
-        if answering:
-            deadline = answer_by
+        answering = False
+        if answer_by is not None and answer_by < deadline:
+            answering, deadline = True, answer_by
             if time.monotonic() > deadline:  # the answer is late already: the platform has told the user it failed
                 raise Busy("the answer was due before the write could begin")
         while True:

@@ -23,9 +23,12 @@ from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from urllib.parse import urlsplit
 
+from bot import platforms
 from bot.schedule import groups
+from bot.settings import SettingError
 from bot.store.connection import Store
-from bot.web import http_door, ical, site
+from bot.web import http_door, ical, member_names, site
+from bot.web.http_door import healthz
 from bot.web.site import Group
 
 log = logging.getLogger(__name__)
@@ -352,7 +355,7 @@ def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
         if platform_app is not None:
             return platform_app(environ, start_response)
         if environ.get("PATH_INFO") == "/healthz":
-            return http_door.healthz(start_response)
+            return healthz(start_response)
         return feeds(environ, start_response)  # its 404
 
     return application
@@ -372,11 +375,8 @@ def names_of(*settings) -> Callable[[str], str | None]:
     """The look-up of members' names for pages and calendars, from each served platform's settings:
     its own look-up, asked only for members whose ids have its form (a failing one leaves the others
     asked); a platform without its token gives names as typed (the console's)."""
-    from bot import platforms
-    from bot.settings import SettingError
-    from bot.web import member_names
 
-    asks = []
+    asks: list[tuple[Callable[[str], bool], member_names.Ask]] = []
     for each in settings:
         adapter = platforms.of(each)
         try:

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import io
 import logging
 import re
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
-import waitress
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
+from waitress.server import BaseWSGIServer, create_server
+
+from bot.settings import check_focus_tag
 
 log = logging.getLogger(__name__)
 
@@ -94,8 +98,16 @@ class Refused(Exception):
 TIMESTAMP = re.compile(r"[0-9]{1,12}")
 
 
-def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Pattern, now: float) -> int:
-    """The request's timestamp when both signature headers are there, well formed (`shape` for the
+class Signed(NamedTuple):
+    """A request's signature headers, both there and well formed, and its timestamp as a number."""
+
+    timestamp: str
+    signature: str
+    stamp: int
+
+
+def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Pattern, now: float) -> Signed:
+    """The request's signature headers when both are there, well formed (`shape` for the
     signature) and within WINDOW_SECONDS of `now`; else Refused(401). The platform checks the rest."""
     if timestamp is None or signature is None:
         raise Refused(401, "none")
@@ -105,7 +117,7 @@ def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Patt
     stamp = int(timestamp)
     if abs(now - stamp) > WINDOW_SECONDS:
         raise Refused(401, "too old or too new")
-    return stamp
+    return Signed(timestamp, signature, stamp)
 
 
 #: A run of a secret's alphabet (token_urlsafe's) long enough to be a feed's or page's secret, or most of one.
@@ -152,7 +164,6 @@ def refuse(environ, start_response, refusal: Refused) -> Iterable[bytes]:
 
 def read_body(environ) -> bytes:
     """The request's body (waitress has it whole, within MAX_BODY), left readable again for what follows."""
-    import io
 
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
@@ -205,7 +216,8 @@ def _channel_class(keeper: _Doorkeeper, request_seconds: float) -> type:
             n = super().received(data)
             if self.completed and not self.stamped:
                 # Before the channel hands the request to a thread; a client's header of this name is replaced.
-                self.headers[ARRIVED] = repr(time.monotonic())
+                # The parser's headers are a dict it fills; types-waitress says a read-only Mapping.
+                self.headers[ARRIVED] = repr(time.monotonic())  # type: ignore[index]
                 self.stamped = True
             return n
 
@@ -274,7 +286,7 @@ def http_server(
         waitress_log = logging.getLogger(name)
         if not any(isinstance(f, _Unsecret) for f in waitress_log.filters):
             waitress_log.addFilter(_Unsecret())
-    server = waitress.create_server(
+    server = create_server(
         application,
         host=host,
         port=port,
@@ -290,8 +302,8 @@ def http_server(
     )
     channel = _channel_class(_Doorkeeper(per_address), request_seconds)
     # One server for one host; a host that resolves to several addresses gets one for each.
-    for listening in [server] if hasattr(server, "channel_class") else list(server.map.values()):
-        if hasattr(listening, "channel_class"):
+    for listening in [server] if isinstance(server, BaseWSGIServer) else list((server.map or {}).values()):
+        if isinstance(listening, BaseWSGIServer):
             listening.channel_class = channel
     return server
 
@@ -313,7 +325,6 @@ def healthz(start_response) -> list[bytes]:
 def warn_of_schedule(settings, store, logger: logging.Logger) -> None:
     """Before a server starts: the focus tag checked, and a schedule the operator may not mean (a
     meeting before its post, weeks without one) said as a warning on `logger`, not refused."""
-    from bot.settings import check_focus_tag
 
     check_focus_tag(settings, store)
     for problem in (
@@ -340,7 +351,7 @@ def serve_beside(server, name: str = "feeds-http") -> Callable[[], None]:
 def _allow_open_files(wanted: int) -> None:
     """Raise this process's open-file limit towards `wanted` (as far as the hard limit allows)."""
     try:
-        import resource  # POSIX only
+        import resource  # noqa: PLC0415 (POSIX only: elsewhere the limit stays as it is)
     except ImportError:
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -67,7 +67,7 @@ def uid(store: Store, group_id: int, week: Week) -> str:
 
 
 def _fingerprint(paper: Paper | None, name: str | None, start: datetime, end: datetime, place: str | None) -> str:
-    said = [paper.title, paper.url, paper.summary] if paper else [None]
+    said: list[str | None] = [paper.title, paper.url, paper.summary] if paper else [None]
     said += [name, start.isoformat(), end.isoformat(), place]
     return hashlib.sha256(json.dumps(said, ensure_ascii=False).encode()).hexdigest()[:32]
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from discord_standin import pings, slash, submit
-from test_discord_interactions import ADMIN, MEMBER, discord, make_bot, respond  # noqa: F401  (fixtures)
-
 from bot.catalog import queries as catalog
+from tests.support.discord_group import ADMIN, MEMBER, respond
+from tests.support.discord_standin import pings, slash, submit
 
 
 def test_edit_opens_the_form_filled_in_and_saving_changes_the_paper(make_bot, discord):  # noqa: F811

@@ -7,7 +7,6 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from discord_standin import GUILD, TOKEN, DiscordStandin
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.discord import events as discord_events
@@ -19,6 +18,7 @@ from bot.schedule.signups import Member
 from bot.settings import SettingError
 from bot.web import member_names
 from bot.web.site import Group
+from tests.support.discord_standin import GUILD, TOKEN, DiscordStandin
 
 CHANNEL = "1000000000000000003"
 SECOND = "1000000000000000004"

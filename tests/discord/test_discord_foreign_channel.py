@@ -7,13 +7,13 @@ import logging
 import time
 
 import pytest
-from discord_standin import DiscordStandin
-from test_discord_interactions import ADMIN, CHANNEL, MEMBER, make_bot  # noqa: F401 (make_bot: fixture)
 
 from bot.announcing import changes as announce
 from bot.announcing import sender as outbox_sender
 from bot.rich_text import text
 from bot.schedule import groups
+from tests.support.discord_group import ADMIN, CHANNEL, MEMBER
+from tests.support.discord_standin import DiscordStandin
 
 SLACK_CHANNEL = "C0SECOND"
 

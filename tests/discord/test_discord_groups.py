@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from discord_standin import DiscordStandin, slash
-from test_discord_interactions import ADMIN, CHANNEL, MEMBER, make_bot, respond  # noqa: F401 (make_bot: fixture)
+
+from tests.support.discord_group import ADMIN, CHANNEL, MEMBER, respond
+from tests.support.discord_standin import DiscordStandin, slash
 
 OTHER = "1000000000000000004"
 
@@ -57,13 +58,12 @@ def test_a_group_started_and_set_on_discord_keeps_its_own_sign_ups(make_bot, dis
 
 
 def test_with_both_platforms_a_discord_groups_failed_post_is_told_to_discords_admins(make_harness, slack, tmp_path):
-    from conftest import Clock, at
-    from discord_standin import TOKEN
-
     from bot.discord.app import DiscordBot
     from bot.discord.settings import DiscordSettings
     from bot.runtime.scheduler import ScheduledChecks
     from bot.schedule import groups
+    from tests.support.clock import Clock, at
+    from tests.support.discord_standin import TOKEN
 
     clock = Clock(at("2026-12-07 10:05"))  # past both groups' posts: 09:00 in Berlin and in UTC
     h = make_harness(clock, PAPERBOT_ADMINS="UADMIN")

@@ -12,11 +12,19 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from discord_standin import (
-    APP_ID,
+
+from bot.catalog.papers import Paper
+from bot.chat.replies import Help, HelpLine, Notice, PaperCard, PaperList, Schedule, TagCounts, WeekCard
+from bot.delivery import sending as delivery
+from bot.discord import render
+from bot.discord.door import DiscordDoor
+from bot.rich_text import Button, text
+from bot.schedule import reminders, weekly
+from bot.schedule.rows import SlotLine, WeeklyPost
+from bot.web.http_door import Refused
+from tests.support.discord_group import ADMIN, CHANNEL, MEMBER, SHY, respond
+from tests.support.discord_standin import (
     PUBLIC_KEY,
-    TOKEN,
-    DiscordStandin,
     check_message,
     click,
     ping,
@@ -25,71 +33,7 @@ from discord_standin import (
     slash,
 )
 
-from bot.catalog.papers import Paper
-from bot.chat.replies import Help, HelpLine, Notice, PaperCard, PaperList, Schedule, TagCounts, WeekCard
-from bot.delivery import sending as delivery
-from bot.discord import render
-from bot.discord.app import DiscordBot
-from bot.discord.door import DiscordDoor
-from bot.discord.settings import DiscordSettings
-from bot.rich_text import Button, text
-from bot.schedule import reminders, weekly
-from bot.schedule.rows import SlotLine, WeeklyPost
-from bot.store.connection import Store
-from bot.web.http_door import Refused
-
-CHANNEL = "1000000000000000003"
-ADMIN, MEMBER, SHY = "1300000000000000001", "1300000000000000002", "1300000000000000003"
 TZ = ZoneInfo("Europe/Berlin")
-
-
-@pytest.fixture
-def discord():
-    with DiscordStandin(channels={CHANNEL}, users={ADMIN: {}, MEMBER: {}, SHY: {"dms": False}}) as d:
-        yield d
-
-
-def seeded_store(path) -> Store:
-    """The database with the seed catalog, as the CLI opens it (catalog.open_store where the core
-    has it, else Store, which seeded by itself)."""
-    from bot.catalog import queries as catalog
-
-    opener = getattr(catalog, "open_store", None)
-    return opener(path) if opener is not None else Store(path)
-
-
-@pytest.fixture
-def make_bot(tmp_path, discord):
-    made = []
-
-    def make(**env) -> DiscordBot:
-        values = {
-            "DISCORD_TOKEN": TOKEN,
-            "DISCORD_PUBLIC_KEY": PUBLIC_KEY,
-            "DISCORD_API_URL": discord.api_url,
-            "PAPERBOT_DB": str(tmp_path / "paperbot.db"),
-            "PAPERBOT_CHANNEL": CHANNEL,
-            "PAPERBOT_TIMEZONE": "Europe/Berlin",
-            "PAPERBOT_MEETING": "thu 16:00",
-            "PAPERBOT_ADMINS": ADMIN,
-            **env,
-        }
-        settings = DiscordSettings.load(values, dotenv=None)
-        bot = DiscordBot(settings, seeded_store(settings.db_path))
-        bot.app_id = APP_ID
-        made.append(bot)
-        return bot
-
-    yield make
-    for bot in made:
-        bot.close(2)
-        bot.store.close()
-
-
-def respond(bot: DiscordBot, discord: DiscordStandin, interaction: dict) -> dict:
-    response = bot.handle(interaction, time.monotonic())
-    discord.took(interaction, response)
-    return response
 
 
 # -- the door --------------------------------------------------------------------------
@@ -352,9 +296,8 @@ def test_a_rate_limited_post_waits_as_discord_asks(make_bot, discord):
 
 
 def test_add_opens_a_modal_for_admins_and_its_submission_adds_the_paper(make_bot, discord):
-    from discord_standin import submit
-
     from bot.catalog import queries as catalog
+    from tests.support.discord_standin import submit
 
     bot = make_bot()
     refused = respond(bot, discord, slash("add", MEMBER))
@@ -400,10 +343,9 @@ def test_a_bot_cannot_be_assigned(make_bot, discord):
 
 
 def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monkeypatch):
-    from discord_standin import check_commands
-
     from bot.chat import commands
     from bot.discord import definition
+    from tests.support.discord_standin import check_commands
 
     extra = commands.Command("retire", "<paper>", "retire a paper", "retire 7", commands.cmd_show, admin=True)
     monkeypatch.setattr(commands, "COMMANDS", [*commands.COMMANDS, extra])

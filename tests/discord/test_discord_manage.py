@@ -4,12 +4,12 @@ within Discord's 25 subcommands; every verb of the core stays reachable."""
 from __future__ import annotations
 
 import pytest
-from discord_standin import check_commands, slash
-from test_discord_interactions import ADMIN, MEMBER, discord, make_bot, respond  # noqa: F401  (fixtures)
 
 from bot.catalog import queries as catalog
 from bot.chat import commands
 from bot.discord import definition
+from tests.support.discord_group import ADMIN, MEMBER, respond
+from tests.support.discord_standin import check_commands, slash
 
 
 def manage(verb: str, who: str, **options) -> dict:

@@ -6,11 +6,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from discord_standin import GUILD, TOKEN, DiscordStandin
 
 from bot.discord.adapter import ADAPTER
 from bot.discord.settings import DiscordSettings
 from bot.web import member_names
+from tests.support.discord_standin import GUILD, TOKEN, DiscordStandin
 
 NICKED = "1000000000000000011"  # a nickname in the server
 NAMED = "1000000000000000012"  # no nickname: their global name
@@ -62,10 +62,9 @@ def test_a_server_that_fails_to_answer_is_not_asked_a_second_time(store, discord
 
 
 def test_with_both_platforms_each_members_name_is_asked_of_their_own(store, discord, tmp_path):
-    from conftest import settings_for
-    from slack_standin import SlackStandin
-
     from bot.runtime import both_platforms
+    from tests.support.slack_group import settings_for
+    from tests.support.slack_standin import SlackStandin
 
     users = {"U1": {"profile": {"display_name": "Ada on Slack"}}, "U2": {"profile": {"display_name": "Bo"}}}
     with SlackStandin(users=users) as slack:

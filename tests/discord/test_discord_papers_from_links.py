@@ -6,17 +6,12 @@ from __future__ import annotations
 import time
 
 import pytest
-import test_discord_interactions as base
-from arxiv_standin import ArxivStandin
-from discord_standin import click, pings, slash, submit
-from test_discord_interactions import ADMIN, MEMBER, respond
 
 from bot.catalog import queries as catalog
 from bot.intake import lookup
-
-# The Discord stand-in and the bot on a seeded database, as the adapter's own tests make them.
-discord = base.discord
-make_bot = base.make_bot
+from tests.support.arxiv_standin import ArxivStandin
+from tests.support.discord_group import ADMIN, MEMBER, SHY, respond
+from tests.support.discord_standin import click, pings, slash, submit
 
 
 @pytest.fixture
@@ -140,20 +135,19 @@ def test_suggestions_accepted_and_declined_and_the_suggester_told_by_dm(make_bot
 
 def test_a_suggester_who_takes_no_dms_is_named_to_the_admins(make_bot, discord, arxiv):
     bot = make_bot(PAPERBOT_ARXIV_API=arxiv.url)
-    respond(bot, discord, slash("suggest", base.SHY, link="2409.12345"))
+    respond(bot, discord, slash("suggest", SHY, link="2409.12345"))
     respond(bot, discord, slash("suggestions", ADMIN, args="decline 1"))
     assert discord.wait_for(lambda d: d.dm_channel(ADMIN) and d.messages(d.dm_channel(ADMIN)), 10)
     [told] = discord.messages(discord.dm_channel(ADMIN))
-    assert f"<@{base.SHY}> takes no direct messages from me" in told["content"] and "was declined" in told["content"]
+    assert f"<@{SHY}> takes no direct messages from me" in told["content"] and "was declined" in told["content"]
     assert pings(told) == set()
 
 
 def test_long_suggestion_lists_and_looked_up_papers_fit_discords_limits():
-    from discord_standin import check_message
-
     from bot.chat.replies import AddForm, SuggestionLine, SuggestionList
     from bot.discord import render
     from bot.rich_text import Button, text
+    from tests.support.discord_standin import check_message
 
     long = "长" * 300 + " *bold* @everyone"
     lines = [

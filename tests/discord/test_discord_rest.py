@@ -8,10 +8,10 @@ import threading
 import time
 
 import pytest
-from discord_standin import APP_ID, TOKEN, DiscordStandin
 
 from bot.delivery.sending import RateLimited, Rejected, Uncertain, Unreachable
 from bot.discord.rest import Rest
+from tests.support.discord_standin import APP_ID, TOKEN, DiscordStandin
 
 CHANNEL = "1000000000000000003"
 MEMBER = "1300000000000000002"

@@ -6,8 +6,9 @@ import http.client
 import json
 
 import pytest
-from discord_standin import APP_ID, BOT_ID, GUILD, KEY, PUBLIC_KEY, TOKEN, DiscordStandin, pings, sign
 from nacl.signing import VerifyKey
+
+from tests.support.discord_standin import APP_ID, BOT_ID, GUILD, KEY, PUBLIC_KEY, TOKEN, DiscordStandin, pings, sign
 
 CHANNEL = "1000000000000000003"
 USER, SHY = "1300000000000000002", "1300000000000000003"

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from bench_run import run_bench
+
+from tests.support.bench_run import run_bench
 
 #: The benchmark builds a catalog and starts servers: about a minute, left out of the development loop.
 pytestmark = pytest.mark.slow

@@ -11,12 +11,15 @@ from datetime import time as dtime
 from urllib.parse import parse_qsl
 
 import pytest
-from conftest import CHANNEL, TZ, env_for_process, slash_form
-from discord_standin import PUBLIC_KEY, DiscordStandin, slash
-from discord_standin import TOKEN as DISCORD_TOKEN
-from discord_standin import sign as discord_sign
-from slack_standin import SlackStandin
-from test_processes import Server, free_port, monday, one_line, procs, weekly_posts  # noqa: F401  (procs: the fixture)
+
+from tests.support.clock import TZ
+from tests.support.discord_standin import PUBLIC_KEY, DiscordStandin, slash
+from tests.support.discord_standin import TOKEN as DISCORD_TOKEN
+from tests.support.discord_standin import sign as discord_sign
+from tests.support.processes import Server, free_port, monday, one_line, weekly_posts
+from tests.support.slack_group import CHANNEL, env_for_process
+from tests.support.slack_harness import slash_form
+from tests.support.slack_standin import SlackStandin
 
 pytestmark = pytest.mark.slow
 

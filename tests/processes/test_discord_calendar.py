@@ -9,13 +9,13 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from discord_standin import GUILD, DiscordStandin, slash
-from test_discord_processes import ADMIN, CHANNEL, MEMBER, run_bot  # noqa: F401  (run_bot is a fixture)
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.catalog.queries import open_store
 from bot.schedule import signups
 from bot.schedule.signups import Member
+from tests.support.discord_group import ADMIN, CHANNEL, MEMBER
+from tests.support.discord_standin import GUILD, DiscordStandin, slash
 
 pytestmark = pytest.mark.slow
 TZ = ZoneInfo("Europe/Berlin")

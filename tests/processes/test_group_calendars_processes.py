@@ -7,14 +7,14 @@ import time
 
 import icalendar
 import pytest
-from conftest import env_for_process, settings_for
-from test_processes import free_port, procs  # noqa: F401  (procs is a fixture)
 
 from bot.catalog.queries import open_store
 from bot.chat import commands
 from bot.schedule import groups
 from bot.schedule.signups import Member
 from bot.web import feeds
+from tests.support.processes import free_port
+from tests.support.slack_group import env_for_process, settings_for
 
 pytestmark = pytest.mark.slow
 

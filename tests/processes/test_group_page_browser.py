@@ -14,12 +14,13 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import ROOT, env_for_process
-from test_processes import free_port, procs  # noqa: F401  (procs is a fixture)
 
 from bot.calendar import Week
 from bot.catalog.queries import open_store
 from bot.web import feeds
+from tests.support.processes import free_port
+from tests.support.repo import ROOT
+from tests.support.slack_group import env_for_process
 
 pytestmark = pytest.mark.slow
 

@@ -6,9 +6,10 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import CHANNEL, env_for_process
-from slack_standin import SlackStandin
-from test_processes import one_line, procs  # noqa: F401  (procs: the fixture)
+
+from tests.support.processes import one_line
+from tests.support.slack_group import CHANNEL, env_for_process
+from tests.support.slack_standin import SlackStandin
 
 pytestmark = pytest.mark.slow
 

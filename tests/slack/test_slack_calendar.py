@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from conftest import Clock, at
-
 from bot.web import feeds
+from tests.support.clock import Clock, at
 
 
 def test_calendar_answers_privately_with_addresses_that_are_served(make_harness):
@@ -26,10 +25,9 @@ def test_calendar_answers_privately_with_addresses_that_are_served(make_harness)
 
 
 def test_presenters_are_named_as_slack_shows_them_asked_once_a_day(tmp_path, store):
-    from conftest import settings_for
-    from slack_standin import SlackStandin
-
     from bot.web import member_names
+    from tests.support.slack_group import settings_for
+    from tests.support.slack_standin import SlackStandin
 
     users = {"U1": {"profile": {"display_name": "Ada L.", "real_name": "Ada Lovelace"}}, "U2": {}}
     with SlackStandin(users=users) as slack:

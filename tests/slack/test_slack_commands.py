@@ -10,49 +10,16 @@ from dataclasses import replace
 from urllib.parse import urlencode
 
 import pytest
-from conftest import CHANNEL, Clock, at, sign
-from slack_standin import check_message
 
 from bot.catalog import queries as catalog
 from bot.catalog.papers import PaperInput
 from bot.chat.commands import COMMANDS
 from bot.console.render import render as console_text
-
-
-def nodes(tree) -> list[dict]:
-    """Every dict inside a reply's blocks, depth first."""
-    found: list[dict] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            found.append(node)
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(tree)
-    return found
-
-
-def blocks_text(reply: dict) -> str:
-    """Everything a reader sees in a reply's blocks, joined (entities decoded, as Slack shows them)."""
-    texts = [
-        n["text"] for n in nodes(reply.get("blocks", [])) if n.get("type") in ("mrkdwn", "plain_text") and "text" in n
-    ]
-    return html.unescape("\n".join(texts))
-
-
-def buttons(reply: dict) -> list[dict]:
-    return [n for n in nodes(reply.get("blocks", [])) if n.get("type") == "button"]
-
-
-def valid(reply: dict) -> dict:
-    """The reply passes what Slack checks (blocks, limits, text fallback), and is ephemeral."""
-    check_message(reply)
-    assert reply.get("response_type") == "ephemeral"
-    return reply
+from tests.support.block_kit import blocks_text, buttons, nodes, valid
+from tests.support.clock import Clock, at
+from tests.support.slack_group import CHANNEL
+from tests.support.slack_harness import sign
+from tests.support.slack_standin import check_message
 
 
 @pytest.fixture

@@ -11,12 +11,13 @@ import time
 from urllib.parse import urlencode
 
 import pytest
-from conftest import CHANNEL, Clock, at
-from slack_standin import check_message, check_view
-from test_slack_commands import blocks_text, buttons, valid
 
 from bot.announcing import sender as outbox_sender
 from bot.schedule import weekly
+from tests.support.block_kit import blocks_text, buttons, valid
+from tests.support.clock import Clock, at
+from tests.support.slack_group import CHANNEL
+from tests.support.slack_standin import check_message, check_view
 
 
 @pytest.fixture

@@ -7,14 +7,14 @@ import logging
 import time
 
 import pytest
-from arxiv_standin import ArxivStandin
-from conftest import Clock, at
-from crossref_standin import CrossrefStandin
-from test_http_door import Door
-from test_slack_commands import blocks_text, valid
 
 from bot.catalog import queries as catalog
 from bot.intake import lookup
+from tests.support.arxiv_standin import ArxivStandin
+from tests.support.block_kit import blocks_text, valid
+from tests.support.clock import Clock, at
+from tests.support.crossref_standin import CrossrefStandin
+from tests.support.slack_door import Door
 
 DOI = "10.1145/3600006.3613145"
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 
 import pytest
-from arxiv_standin import ArxivStandin
-from conftest import CHANNEL, Clock, at
-from test_http_door import Door
-from test_slack_commands import blocks_text, buttons, valid
 
 from bot.catalog import queries as catalog
 from bot.intake import lookup
+from tests.support.arxiv_standin import ArxivStandin
+from tests.support.block_kit import blocks_text, buttons, valid
+from tests.support.clock import Clock, at
+from tests.support.slack_door import Door
+from tests.support.slack_group import CHANNEL
 
 
 @pytest.fixture
@@ -147,11 +148,10 @@ def test_a_suggestion_is_acknowledged_within_slacks_3_seconds_and_answered_after
 
 
 def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
-    from slack_standin import check_message, check_view
-
     from bot.chat.replies import AddForm, SuggestionLine, SuggestionList
     from bot.rich_text import Button, text
     from bot.slack import blocks
+    from tests.support.slack_standin import check_message, check_view
 
     long = "长" * 300 + " <!here> & *bold*"
     lines = [

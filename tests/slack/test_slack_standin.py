@@ -16,7 +16,8 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 from slack_sdk.http_retry.builtin_interval_calculators import FixedValueRetryIntervalCalculator
 from slack_sdk.webhook import WebhookClient
-from slack_standin import Call, RejectedAck, SlackStandin
+
+from tests.support.slack_standin import Call, RejectedAck, SlackStandin
 
 CHANNEL = "C0PAPERS"
 # slack_sdk warns when text is missing; these tests omit it on purpose.

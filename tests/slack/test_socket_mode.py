@@ -6,10 +6,12 @@ import html
 from contextlib import closing, contextmanager
 
 import pytest
-from conftest import CHANNEL, Clock, at
 from slack_bolt.adapter.socket_mode import SocketModeHandler
-from slack_standin import check_message
-from test_slack_commands import blocks_text, buttons
+
+from tests.support.block_kit import blocks_text, buttons
+from tests.support.clock import Clock, at
+from tests.support.slack_group import CHANNEL
+from tests.support.slack_standin import check_message
 
 #: Socket Mode over a real websocket, with waits for reconnects: slow, left out of the development loop.
 pytestmark = pytest.mark.slow

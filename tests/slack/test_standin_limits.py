@@ -5,7 +5,8 @@ import time
 import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_standin import PostLimits, SlackStandin
+
+from tests.support.slack_standin import PostLimits, SlackStandin
 
 CHANNELS = [f"C0G{i:04d}" for i in range(12)]
 

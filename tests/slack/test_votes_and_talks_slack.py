@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from conftest import CHANNEL, Clock, at
-from slack_standin import check_message, check_view
-
 from bot.catalog import queries as catalog
 from bot.runtime.scheduler import ScheduledChecks
+from tests.support.clock import Clock, at
+from tests.support.slack_group import CHANNEL
+from tests.support.slack_standin import check_message, check_view
 
 MONDAY = "2026-12-07 09:00"
 

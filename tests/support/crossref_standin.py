@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from urllib.parse import unquote, urlsplit
 
-from arxiv_standin import StandinServer
+from tests.support.arxiv_standin import StandinServer
 
 WORKS: dict[str, dict] = {
     "10.1145/3600006.3613145": {

@@ -27,6 +27,7 @@ Standard library + slack_sdk (Block Kit models) + websockets only.  Import it as
 """
 
 import base64
+import contextlib
 import copy
 import itertools
 import json
@@ -841,10 +842,8 @@ class SlackStandin:
         with self._lock:
             connections = list(self._ws_connections)
         for ws in connections:
-            try:
+            with contextlib.suppress(ConnectionClosed):  # it closed since the snapshot: it is reconnecting already
                 ws.send(json.dumps({"type": "disconnect", "reason": reason, "debug_info": {"host": "applink-standin"}}))
-            except ConnectionClosed:  # it closed since the snapshot: it is reconnecting already
-                pass
 
 
 class _HttpServer(ThreadingHTTPServer):
@@ -882,10 +881,8 @@ class _HttpHandler(BaseHTTPRequestHandler):
                 params.update(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
         for key in ("blocks", "attachments", "metadata", "view"):
             if isinstance(params.get(key), str):  # form bodies carry these as JSON strings
-                try:
+                with contextlib.suppress(ValueError):  # left as a string; the validators reject it
                     params[key] = json.loads(params[key])
-                except ValueError:
-                    pass  # left as a string; the validators reject it
         if url.path.startswith("/api/"):
             method = url.path[len("/api/") :]
             auth = self.headers.get("Authorization", "")

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import jsonschema
-from conftest import ROOT
 from slack_sdk import WebClient
 
 from bot.chat import commands
@@ -15,6 +14,7 @@ from bot.chat.commands import COMMANDS
 from bot.console.render import render
 from bot.slack.blocks import message
 from bot.slack.settings import SETTINGS
+from tests.support.repo import ROOT
 
 MANIFEST = json.loads((ROOT / "manifest.json").read_text())
 README = (ROOT / "README.md").read_text()
@@ -250,15 +250,29 @@ def test_the_systemd_unit_runs_the_bot_as_its_own_user_writing_only_the_database
     assert str(Path(db).parent) in unit["ReadWritePaths"][0].split()
 
 
-def test_the_architecture_page_names_every_module_and_no_gone_one():
-    """docs/architecture.md's map follows the code: a new module is placed in it, a removed one leaves it."""
+def architecture_tree() -> set[str]:
+    """The files and folders docs/architecture.md's tree names (`bot/store/connection.py`, `bot/store/`)."""
     page = (ROOT / "docs" / "architecture.md").read_text()
-    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "bot").glob("*.py")} - {
-        "bot/__init__.py",
-        "bot/__main__.py",
-    }
-    named = set(re.findall(r"`(bot/[\w/]+\.py)`", page))
-    assert modules - named == set(), "modules missing from docs/architecture.md"
-    assert {n for n in named if not (ROOT / n).exists()} == set(), "docs/architecture.md names modules that are gone"
-    for adapter in ("bot/slack/", "bot/console/"):
-        assert f"`{adapter}`" in page
+    tree = page.split("## The tree", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    named, folders = set(), ["bot"]
+    for line in tree.splitlines()[1:]:
+        prefix, name = re.fullmatch(r"([│ ]*)[├└]── (\S+).*", line).groups()
+        depth = len(prefix) // 4 + 1
+        del folders[depth:]
+        path = "/".join(folders) + "/" + name
+        named.add(path)
+        if name.endswith("/"):
+            folders.append(name.rstrip("/"))
+    return named
+
+
+def test_the_architecture_page_names_every_module_and_no_gone_one():
+    """docs/architecture.md's tree follows the code: a new module or package is placed in it, a removed one
+    leaves it."""
+    files = {p.relative_to(ROOT).as_posix() for p in (ROOT / "bot").rglob("*.py") if p.name != "__init__.py"}
+    folders = {p.parent.relative_to(ROOT).as_posix() + "/" for p in (ROOT / "bot").rglob("__init__.py")} - {"bot/"}
+    named = architecture_tree()
+    assert files - named == set(), f"modules missing from docs/architecture.md's tree: {sorted(files - named)}"
+    assert folders - named == set(), f"packages missing from docs/architecture.md's tree: {sorted(folders - named)}"
+    gone = {n for n in named if not (ROOT / n).exists()}
+    assert gone == set(), f"docs/architecture.md's tree names what is gone: {sorted(gone)}"

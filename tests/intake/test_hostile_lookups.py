@@ -8,13 +8,13 @@ import logging
 import time
 
 import pytest
-from arxiv_standin import ArxivStandin
-from crossref_standin import CrossrefStandin
 
 from bot import cli
 from bot.catalog import queries as catalog
 from bot.catalog.refs import Ref, parse
 from bot.intake import lookup
+from tests.support.arxiv_standin import ArxivStandin
+from tests.support.crossref_standin import CrossrefStandin
 
 NOT_A_FEED = "arXiv sent an answer that is not a valid feed: nothing was saved."
 TOO_LARGE = "arXiv sent more than a paper's record: nothing was saved."

@@ -8,11 +8,12 @@ import io
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import CHANNEL, Clock, at, group_settings
-from slack_standin import SlackStandin
 
 from bot import cli
 from bot.runtime.scheduler import ScheduledChecks
+from tests.support.clock import Clock, at
+from tests.support.slack_group import CHANNEL, group_settings
+from tests.support.slack_standin import SlackStandin
 
 SECOND = "C0SECOND"
 ZURICH = ZoneInfo("Europe/Zurich")

@@ -15,17 +15,17 @@ import subprocess
 import sys
 
 import pytest
-from conftest import at
 
 from bot import cli
 from bot.catalog import queries as catalog
+from tests.support.clock import at
 
 FULL = "disk"
 
 
 @pytest.fixture
 def clock():
-    from conftest import Clock
+    from tests.support.clock import Clock
 
     return Clock(at("2026-12-02 10:00"))
 

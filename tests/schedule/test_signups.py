@@ -6,7 +6,6 @@ import threading
 from datetime import datetime
 
 import pytest
-from conftest import TZ, at
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +17,7 @@ from bot.console.session import serve as console_serve
 from bot.schedule import slots
 from bot.schedule.signups import Member
 from bot.slack.members import PLATFORM as SLACK
+from tests.support.clock import TZ, at
 
 
 @pytest.fixture

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import TZ, at
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from slack_standin import check_message
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.chat import commands
@@ -15,6 +13,8 @@ from bot.console.render import render
 from bot.schedule.signups import Member
 from bot.slack import blocks
 from bot.slack.listeners.commands import from_slack
+from tests.support.clock import TZ, at
+from tests.support.slack_standin import check_message
 
 VERBS = [c.name for c in COMMANDS]
 words = st.one_of(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import html
 
 import pytest
-from conftest import TZ, at
 from slack_sdk import WebClient
-from slack_standin import check_message
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.schedule import reminders, signups
 from bot.schedule.signups import Member
 from bot.slack.client import SlackTransport
+from tests.support.clock import TZ, at
+from tests.support.slack_standin import check_message
 
 
 @pytest.fixture

@@ -7,11 +7,12 @@ import html
 import time
 
 import pytest
-from conftest import CHANNEL, Clock, at
-from slack_standin import check_message
 
 from bot.announcing import changes as announce
 from bot.announcing import sender as outbox_sender
+from tests.support.clock import Clock, at
+from tests.support.slack_group import CHANNEL
+from tests.support.slack_standin import check_message
 
 W1, W2, W3 = "2026-12-14", "2026-12-21", "2026-12-28"
 
@@ -202,9 +203,8 @@ def test_a_member_who_books_thirty_weeks_in_a_minute_gets_one_message_with_every
 
 
 def test_the_weekly_post_is_updated_at_once_while_the_announcement_waits(make_harness, monkeypatch):
-    from test_slack_commands import blocks_text, buttons
-
     from bot.schedule import weekly
+    from tests.support.block_kit import blocks_text, buttons
 
     clock = Clock(at("2026-12-07 09:00"))
     h = make_harness(clock)

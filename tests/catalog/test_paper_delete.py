@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import io
 
-from conftest import TZ, at
-
 from bot import cli
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.catalog import queries as catalog
 from bot.chat import commands
 from bot.console.render import render as console_text
 from bot.schedule.signups import Member
+from tests.support.clock import TZ, at
 
 
 def _ctx(store, user="UADMIN", admin=True, when="2026-12-02 10:00"):

@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 
 import icalendar
 import pytest
-from conftest import settings_for
 
 from bot.chat import commands
 from bot.runtime import both_platforms
 from bot.schedule.signups import Member
 from bot.web import feeds, http_door, member_names
+from tests.support.slack_group import settings_for
 
 PUBLIC = "https://example.org/reading"
 

@@ -6,10 +6,11 @@ import html
 from datetime import UTC, datetime
 
 import pytest
-from conftest import CHANNEL, Clock, at
-from slack_standin import SlackStandin
 
 from bot.schedule import groups
+from tests.support.clock import Clock, at
+from tests.support.slack_group import CHANNEL
+from tests.support.slack_standin import SlackStandin
 
 OTHER = "C0OTHER"
 MANY = 200

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from conftest import TZ, at
-
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.catalog import queries as catalog
 from bot.chat import commands
 from bot.console.render import render as console_text
 from bot.schedule.signups import Member
+from tests.support.clock import TZ, at
 
 GROUP = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
 

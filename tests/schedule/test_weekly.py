@@ -13,9 +13,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import CHANNEL, TZ, Clock, at
 from slack_sdk import WebClient
-from slack_standin import check_message
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.catalog import queries as catalog
@@ -31,6 +29,9 @@ from bot.slack import blocks
 from bot.slack.client import SlackTransport
 from bot.store import liveness
 from bot.store.connection import Store
+from tests.support.clock import TZ, Clock, at
+from tests.support.slack_group import CHANNEL
+from tests.support.slack_standin import check_message
 
 
 @pytest.fixture

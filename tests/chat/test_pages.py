@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from conftest import TZ, at
-
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.chat import commands
 from bot.chat.replies import PaperList
 from bot.schedule.signups import Member
 from bot.slack.members import PLATFORM as SLACK
+from tests.support.clock import TZ, at
 
 
 def _list(store, line: str, platform: commands.Platform) -> PaperList:

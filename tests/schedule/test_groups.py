@@ -8,14 +8,15 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import CHANNEL, Clock, at
-from slack_standin import SlackStandin
 
 from bot.calendar import Week
 from bot.catalog import queries as catalog
 from bot.rich_text import ChannelRef
 from bot.runtime.scheduler import ScheduledChecks
 from bot.schedule import groups, weekly
+from tests.support.clock import Clock, at
+from tests.support.slack_group import CHANNEL
+from tests.support.slack_standin import SlackStandin
 
 OTHER = "C0OTHER"
 SHANGHAI = ZoneInfo("Asia/Shanghai")

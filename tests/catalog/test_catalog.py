@@ -6,7 +6,6 @@ import json
 
 import pytest
 import yaml
-from conftest import ROOT
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +13,7 @@ from bot.catalog import files as papers_file
 from bot.catalog import queries as catalog
 from bot.catalog import search_terms
 from bot.catalog.papers import PaperInput
+from tests.support.repo import ROOT
 
 SEED_LINES = (ROOT / "data" / "papers.yaml").read_text(encoding="utf-8")
 

@@ -7,13 +7,13 @@ import io
 import time
 
 import pytest
-from arxiv_standin import ArxivStandin
-from crossref_standin import CrossrefStandin
 
 from bot import cli
 from bot.catalog import queries as catalog
 from bot.catalog.refs import Ref, parse
 from bot.intake import lookup
+from tests.support.arxiv_standin import ArxivStandin
+from tests.support.crossref_standin import CrossrefStandin
 
 
 @pytest.mark.parametrize(

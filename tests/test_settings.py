@@ -8,11 +8,11 @@ import pytest
 
 from bot.calendar import Meeting
 from bot.settings import SettingError
-from bot.slack.settings import SETTINGS, Settings
+from bot.slack.settings import SETTINGS, SlackSettings
 
 
 def test_defaults_are_the_contracts():
-    s = Settings.load({}, dotenv=None)
+    s = SlackSettings.load({}, dotenv=None)
     assert s.api_url == "https://slack.com/api/"
     assert s.port == 3000
     assert str(s.db_path) == "data/paperbot.db"
@@ -25,21 +25,21 @@ def test_defaults_are_the_contracts():
 def test_dotenv_is_read_and_the_environment_wins(tmp_path):
     env_file = tmp_path / ".env"
     env_file.write_text('PAPERBOT_TIMEZONE="Asia/Shanghai"\nPORT=4000\n# a comment\nexport PAPERBOT_ADMINS=U1,U2\n')
-    s = Settings.load({"PORT": "5000"}, dotenv=env_file)
+    s = SlackSettings.load({"PORT": "5000"}, dotenv=env_file)
     assert s.timezone.key == "Asia/Shanghai" and s.port == 5000 and s.admins == {"U1", "U2"}
 
 
 def test_a_database_path_under_home_means_home(tmp_path):
     from pathlib import Path
 
-    assert Settings.load({"PAPERBOT_DB": "~/reading/paperbot.db"}, dotenv=None).db_path == (
+    assert SlackSettings.load({"PAPERBOT_DB": "~/reading/paperbot.db"}, dotenv=None).db_path == (
         Path.home() / "reading" / "paperbot.db"
     )
 
 
 def test_blank_values_mean_default(tmp_path):
     # .env.example copied as it is must work: its blanks are "not set".
-    s = Settings.load({"SLACK_APP_TOKEN": "", "PAPERBOT_MEETING": " ", "PAPERBOT_FOCUS_TAG": ""}, dotenv=None)
+    s = SlackSettings.load({"SLACK_APP_TOKEN": "", "PAPERBOT_MEETING": " ", "PAPERBOT_FOCUS_TAG": ""}, dotenv=None)
     assert s.app_token is None and s.focus_tag is None
 
 
@@ -65,13 +65,13 @@ def test_blank_values_mean_default(tmp_path):
 )
 def test_a_malformed_setting_is_one_line_naming_it(name, value, words):
     with pytest.raises(SettingError) as err:
-        Settings.load({name: value}, dotenv=None)
+        SlackSettings.load({name: value}, dotenv=None)
     message = str(err.value)
     assert message.startswith(f"{name}: ") and words in message and "\n" not in message
 
 
 def test_require_names_the_missing_setting():
-    s = Settings.load({}, dotenv=None)
+    s = SlackSettings.load({}, dotenv=None)
     with pytest.raises(SettingError, match="^SLACK_BOT_TOKEN: is not set"):
         s.require("SLACK_BOT_TOKEN")
     with pytest.raises(SettingError, match="^PAPERBOT_CHANNEL: is not set"):
@@ -79,11 +79,11 @@ def test_require_names_the_missing_setting():
 
 
 def test_focus_tag_is_folded():
-    assert Settings.load({"PAPERBOT_FOCUS_TAG": "#Parallelism_DP"}, dotenv=None).focus_tag == "parallelism-dp"
+    assert SlackSettings.load({"PAPERBOT_FOCUS_TAG": "#Parallelism_DP"}, dotenv=None).focus_tag == "parallelism-dp"
 
 
 def test_env_example_lists_every_setting_and_nothing_else():
-    from conftest import ROOT
+    from tests.support.repo import ROOT
 
     names = [
         line.split("=", 1)[0].strip()
@@ -92,7 +92,7 @@ def test_env_example_lists_every_setting_and_nothing_else():
     ]
     assert sorted(names) == sorted(SETTINGS)
     # ...and copying it unchanged gives a valid configuration.
-    Settings.load({}, dotenv=ROOT / ".env.example")
+    SlackSettings.load({}, dotenv=ROOT / ".env.example")
 
 
 @pytest.mark.parametrize(
@@ -127,7 +127,7 @@ def test_a_dotenv_line_that_would_be_ignored_stops_the_start(tmp_path, dotenv, w
     path = tmp_path / ".env"
     path.write_text(dotenv, encoding="utf-8")
     with pytest.raises(SettingError) as e:
-        Settings.load({}, dotenv=path)
+        SlackSettings.load({}, dotenv=path)
     assert str(e.value) == f"{path}: {words}" or str(e.value).startswith(f"{path}: {words}")
 
 
@@ -138,7 +138,7 @@ def test_a_dotenv_may_hold_other_tools_names(tmp_path):
         "HOST=0.0.0.0\nexport PAPERBOT_TIMEZONE=Asia/Shanghai\n",
         encoding="utf-8",
     )
-    assert str(Settings.load({}, dotenv=path).timezone) == "Asia/Shanghai"
+    assert str(SlackSettings.load({}, dotenv=path).timezone) == "Asia/Shanghai"
 
 
 @pytest.mark.parametrize("argv, verbose", [(["run", "-v"], True), (["-v", "run"], True), (["run"], False)])
@@ -153,12 +153,12 @@ def test_a_dotenv_that_is_not_utf8_is_named(tmp_path):
     path = tmp_path / ".env"
     path.write_bytes("PAPERBOT_TIMEZONE=Europe/Zürich\n".encode("latin-1"))
     with pytest.raises(SettingError, match=r"\.env: is not UTF-8 text \(byte 26\): save it as UTF-8"):
-        Settings.load({}, dotenv=path)
+        SlackSettings.load({}, dotenv=path)
 
 
 def test_a_missing_signing_secret_names_socket_mode_too():
     """The manifest sets up Socket Mode: `run` with the bot token alone names both ways in."""
-    s = Settings.load({"SLACK_BOT_TOKEN": "xoxb-1"}, dotenv=None)
+    s = SlackSettings.load({"SLACK_BOT_TOKEN": "xoxb-1"}, dotenv=None)
     with pytest.raises(SettingError) as err:
         s.require("SLACK_SIGNING_SECRET")
     line = str(err.value)
@@ -167,7 +167,7 @@ def test_a_missing_signing_secret_names_socket_mode_too():
 
 def test_a_missing_token_says_where_slack_shows_it():
     with pytest.raises(SettingError, match="api.slack.com/apps → your app → OAuth & Permissions"):
-        Settings.load({}, dotenv=None).require("SLACK_BOT_TOKEN")
+        SlackSettings.load({}, dotenv=None).require("SLACK_BOT_TOKEN")
 
 
 def test_the_groups_own_settings_know_no_platform():

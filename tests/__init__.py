@@ -1,0 +1,1 @@
+"""paperbot's tests: a package, so that `tests.support` is this one and no installed `tests` shadows it."""
