@@ -141,7 +141,7 @@ def _served(settings: PlatformSettings) -> list[PlatformSettings]:
 
 
 def cmd_console(args, settings: PlatformSettings) -> int:
-    from bot.chat.commands import Context
+    from bot.chat.context import Context
     from bot.schedule import groups
     from bot.schedule.signups import Member
 

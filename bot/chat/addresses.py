@@ -44,16 +44,11 @@ def renewed_reply(store: Store, public_url: str | None, group_id: int, member: s
     )
 
 
-def calendar_reply(store: Store, public_url: str | None, group_id: int, member: str, args: str, *, operator=False):
+def calendar_reply(
+    store: Store, public_url: str | None, group_id: int, member: str, renew: bool, *, operator: bool = False
+) -> Notice:
     """The answer to `calendar` (the member's addresses) or `calendar renew` (a new member secret).
     `operator`: asked by whoever runs paperbot (the console), who can write the calendar and page as files."""
-
-    words = args.split()
-    if words not in ([], ["renew"]):
-        return Notice(
-            text("Usage: ", command_code("calendar"), " for your addresses, or ", command_code("calendar renew")),
-            ok=False,
-        )
     if not public_url and operator:
         return Notice(
             text(
@@ -73,10 +68,10 @@ def calendar_reply(store: Store, public_url: str | None, group_id: int, member: 
                 " lists the coming weeks.",
             )
         )
-    if words == ["renew"]:
+    if renew:
         feeds.renew_member_secret(store, member)
     found = feeds.urls(store, public_url, group_id, member)
-    renewed = "Your calendar has a new address; the old one no longer answers.\n" if words else ""
+    renewed = "Your calendar has a new address; the old one no longer answers.\n" if renew else ""
     return Notice(
         text(
             renewed,

@@ -120,7 +120,7 @@ class AddForm:
     when a look-up gave them (title, authors, year, url, summary, tags).
 
     `lookup`: a link still to be looked up; the adapter opens or answers at once and fills the form in
-    when the look-up returns (commands.fill_add_form). `again`: the command that opens this form
+    when the look-up returns (paper_commands.fill_add_form). `again`: the command that opens this form
     again (a button, where a form cannot be the answer). `note`: one line above the form.
     """
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from bot.chat import commands
+from bot.chat.context import Context, Platform
 from bot.console.render import inline, render
 from bot.intake import lookup
 from bot.rich_text import COMMAND, Text
@@ -36,18 +37,16 @@ def read_member(word: str) -> str | None:
     return name if re.fullmatch(r"[A-Za-z0-9._-]{1,80}", name) else None
 
 
-PLATFORM = commands.Platform(
-    read_member, member_example="ada", forms=False, in_channel="paperbot console --channel {channel}"
-)
+PLATFORM = Platform(read_member, member_example="ada", forms=False, in_channel="paperbot console --channel {channel}")
 
 
-def _acted_on(context: commands.Context, line: str) -> groups.Group | None:
+def _acted_on(context: Context, line: str) -> groups.Group | None:
     """The group a command typed here acted on: its channel's (`--channel`), or for a command of a
     group typed elsewhere the only group that posts; None when no one group is it."""
     here = groups.of_channel(context.store, context.env_group, context.where)
     if here is not None or context.where is not None:
         return here
-    if commands.split(line)[0] not in commands.NEEDS_GROUP:
+    if not commands.acts_on_a_group(line):
         return None
     try:
         return groups.where(context.store, context.env_group, None)
@@ -65,7 +64,7 @@ def _keeping_in(told: list[str]) -> Callable[[str, Text], None]:
 
 
 def serve(
-    make_context: Callable[[], commands.Context],
+    make_context: Callable[[], Context],
     stdin: TextIO = sys.stdin,
     stdout: TextIO = sys.stdout,
     platform: str | None = None,

@@ -23,8 +23,9 @@ from bot.announcing import changes as announce
 from bot.announcing.sender import OutboxSender
 from bot.catalog import queries as catalog
 from bot.catalog.papers import InvalidPaper
-from bot.chat import commands
-from bot.chat.commands import Context, Platform
+from bot.chat import commands, paper_commands
+from bot.chat.context import Context, Platform
+from bot.chat.registry import PAPER, TAG, kinds_of
 from bot.chat.replies import AddForm, EditForm, Notice
 from bot.delivery.answer_time import Replies
 from bot.delivery.background import Background
@@ -215,7 +216,7 @@ class DiscordBot:
         be the first answer, so a look-up that outlasts it (DEFER_AFTER) is answered with the paper
         found and a button that opens the filled-in form (the look-up is kept for it)."""
         if form.lookup is not None:
-            filled = commands.fill_add_form(ctx, form)
+            filled = paper_commands.fill_add_form(ctx, form)
             if not isinstance(filled, AddForm):
                 return render.message(filled)
             return {MODAL: render.add_form(filled), "message": render.message(filled)}
@@ -263,10 +264,11 @@ class DiscordBot:
         """The add (or edit) form, filled in: the paper added (or saved), or why not, in one line."""
         number = render.edited_number(data.get("custom_id"))
         if number is not None:
-            return _saved(lambda: commands.edit_paper(ctx, number, render.form_values(data)), "Saved", f"edit {number}")
+            values = render.form_values(data)
+            return _saved(lambda: paper_commands.edit_paper(ctx, number, values), "Saved", f"edit {number}")
         if data.get("custom_id") != render.ADD_FORM:
             return Notice(text("That form is not paperbot's any more. Try the command again."), ok=False)
-        return _saved(lambda: commands.add_paper(ctx, render.form_values(data)), "Added", "add")
+        return _saved(lambda: paper_commands.add_paper(ctx, render.form_values(data)), "Added", "add")
 
     def _when_ready(self, token: str, future: Future) -> None:
         try:
@@ -301,13 +303,14 @@ class DiscordBot:
             return []
         _, option, typed = found
         typed = typed.strip()
-        if option == "tag":
+        kind = kinds_of(commands.VERBS).get(option)
+        if kind is TAG:
             folded = catalog.fold_tag(typed) if typed else ""
             tags = catalog.tag_counts(self.store)
             starts = [t for t in tags if t[0].startswith(folded)]
             inside = [t for t in tags if folded in t[0] and not t[0].startswith(folded)]
             return [{"name": f"{t} ({n})"[:100], "value": t[:100]} for t, n in (starts + inside)[:CHOICES_MAX]]
-        if option != "paper":
+        if kind is not PAPER:
             return []
         papers: list = []
         if not typed:

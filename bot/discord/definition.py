@@ -1,4 +1,5 @@
-"""`/paper` as a Discord command: one subcommand per verb with its options, registered at start.
+"""`/paper` as a Discord command: one subcommand per verb with its options, registered at start;
+both drawn from the verbs' declarations (bot/chat/registry.py), and read back into the core's text.
 
 Discord allows 25 subcommands a command: `group` and `manage` are subcommand groups holding the
 verbs added later, and a definition over the limit raises TooManySubcommands (at start, and in tests).
@@ -10,72 +11,21 @@ invite_url(app_id)                   # the invite with the permissions the bot n
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.chat import commands
+from bot.chat.registry import TEXT, Arg, Verb
 from bot.rich_text import Code, text
 
 STRING, USER = 3, 6
 SUBCOMMAND, SUBCOMMAND_GROUP = 1, 2
 
-#: `group` is a subcommand group (Discord allows 25 entries a command): its subcommands, each the
-#: core's text after `/paper`, with their options; `group list` is `groups`.
-GROUP_SUBCOMMANDS: dict[str, tuple[str, str, list[tuple[str, int, str, bool, bool]]]] = {
-    "show": ("group", "this channel's reading group and its settings", []),
-    "start": ("group start", "admins: make this channel a reading group", []),
-    "set": (
-        "group set",
-        "admins: change one of the group's settings",
-        [
-            ("setting", STRING, "timezone, schedule, meeting, remind-days, focus-tag, admins, …", True, False),
-            ("value", STRING, "its new value, e.g. Europe/Berlin or thu 16:00", True, False),
-        ],
-    ),
-    "stop": ("group stop", "admins: no more posts or reminders in this channel", []),
-    "list": ("groups", "every reading group of the install", []),
-}
 #: `manage` is a subcommand group of the admins' verbs on one paper, each read back as the verb itself
-#: (`manage archive paper:7` is `archive 7`); it stands where the first of them is in COMMANDS.
+#: (`manage archive paper:7` is `archive 7`); it stands where the first of them is in VERBS.
 MANAGE = ("edit", "archive", "restore", "delete")
-#: Verbs that are subcommands of a subcommand group (`group`, `manage`), not subcommands of their own.
-IN_GROUP = {"groups", *MANAGE}
-
-#: Each verb's options, in the order the core reads them: (name, type, description, required, autocomplete).
-OPTIONS: dict[str, list[tuple[str, int, str, bool, bool]]] = {
-    "help": [],
-    "tags": [],
-    "tag": [("tag", STRING, "a tag, such as parallelism-dp", True, True)],
-    "search": [("words", STRING, "words of a title, summary or tag", True, False)],
-    "show": [("paper", STRING, "a paper: its number, id or title", True, True)],
-    "week": [],
-    "schedule": [],
-    "signup": [
-        ("paper", STRING, "the paper you present", True, True),
-        ("date", STRING, "YYYY-MM-DD or next (default: the first open week)", False, False),
-    ],
-    "withdraw": [("slot", STRING, "the paper or the date of your slot", True, False)],
-    "mine": [],
-    "assign": [
-        ("user", USER, "who presents", True, False),
-        ("paper", STRING, "the paper they present", True, True),
-        ("date", STRING, "YYYY-MM-DD or next (default: the first open week)", False, False),
-    ],
-    "unassign": [("date", STRING, "the week's date: YYYY-MM-DD or next", True, False)],
-    "skip": [("date", STRING, "the week's date: YYYY-MM-DD or next", True, False)],
-    "vote": [("paper", STRING, "the paper you want read (again: take your vote back)", True, True)],
-    "archive": [("paper", STRING, "the paper to take out of lists, search and the rotation", True, True)],
-    "restore": [("paper", STRING, "the archived paper to bring back", True, True)],
-    "edit": [("paper", STRING, "the paper to edit (or: <paper> <field> <value>, e.g. 7 year 2024)", True, True)],
-    "delete": [("paper", STRING, "the paper to delete: only one nothing refers to", True, True)],
-    "slides": [
-        ("talk", STRING, "the paper (its latest talk) or the talk's date", True, False),
-        ("url", STRING, "a link to the slides, a recording or notes (or: remove <link>)", True, False),
-    ],
-    "past": [],
-    "add": [
-        ("link", STRING, "an arXiv id, DOI or link, to fill the form in (none: the empty form)", False, False),
-        ("tags", STRING, "tags for it, separated by commas (default: proposed from the catalog's)", False, False),
-    ],
-    "suggest": [("link", STRING, "the paper's arXiv id, DOI or link", True, False)],
-}
+#: Verbs that are subcommands of a subcommand group (`manage`, or a subcommand that is the verb under
+#: another name: `group list` is `groups`), not subcommands of their own.
+IN_GROUP = {*MANAGE, *(s.same_as for v in commands.VERBS.values() for s in v.subs if s.same_as)}
 
 #: View Channel, Send Messages, Embed Links, Read Message History: what the weekly post, the
 #: announcements and finding the post again after a crash need; nothing else.
@@ -86,36 +36,48 @@ class TooManySubcommands(ValueError):
     """The verbs of COMMANDS do not fit in `/paper`: a new verb must go into a subcommand group."""
 
 
-def _option(name: str, kind: int, about: str, required: bool, auto: bool) -> dict:
-    return {
-        "name": name,
-        "type": kind,
-        "description": about,
-        "required": required,
-        **({"autocomplete": True} if auto else {}),
-    }
+#: Where every argument of a verb is typed only: one optional string with the words after the verb.
+ARGS = Arg("args", TEXT, optional=True)
 
 
-def _group_definition() -> dict:
-    subs = [
-        {"name": name, "type": SUBCOMMAND, "description": about, "options": [_option(*o) for o in options]}
-        for name, (_, about, options) in GROUP_SUBCOMMANDS.items()
-    ]
-    return {"name": "group", "type": SUBCOMMAND_GROUP, "description": "this channel's reading group", "options": subs}
+def options_of(verb: Verb) -> list[Arg]:
+    """A verb's arguments that are Discord options, in the order the core reads them."""
+    if verb.args and all(a.typed_only for a in verb.args):
+        return [replace(ARGS, about=f"{verb.args_usage}, e.g. {verb.example}")]
+    return [a for a in verb.args if not a.typed_only]
 
 
-def _verb_definition(c: commands.Command) -> dict:
-    about = c.summary + (" (admins)" if c.admin else "")
-    return {
-        "name": c.name,
-        "type": SUBCOMMAND,
-        "description": about[:100],
-        "options": [_option(*o) for o in options_of(c)],
-    }
+def _options(verb: Verb) -> list[dict]:
+    options, grouped = [], False
+    for arg in options_of(verb):
+        grouped = grouped or arg.optional  # an argument after an optional one comes with it or not at all
+        choices = [{"name": c, "value": c} for c in arg.choices]
+        options.append(
+            {
+                "name": arg.name,
+                "type": arg.kind.option_type,
+                "description": (arg.about or arg.kind.about)[:100],
+                "required": not grouped,
+                **({"autocomplete": True} if arg.kind.autocomplete else {}),
+                **({"choices": choices} if 0 < len(choices) <= 25 else {}),
+            }
+        )
+    return options
+
+
+def _about(verb: Verb) -> str:
+    return (verb.summary + (" (admins)" if verb.rights.admins_only else ""))[:100]
+
+
+def _verb_definition(verb: Verb) -> dict:
+    if verb.subs:
+        subs = [_verb_definition(s) for s in verb.subs]
+        return {"name": verb.name, "type": SUBCOMMAND_GROUP, "description": verb.summary[:100], "options": subs}
+    return {"name": verb.name, "type": SUBCOMMAND, "description": _about(verb), "options": _options(verb)}
 
 
 def _manage_definition() -> dict:
-    subs = [_verb_definition(commands.BY_NAME[name]) for name in MANAGE if name in commands.BY_NAME]
+    subs = [_verb_definition(commands.VERBS[name]) for name in MANAGE if name in commands.VERBS]
     return {
         "name": "manage",
         "type": SUBCOMMAND_GROUP,
@@ -125,15 +87,13 @@ def _manage_definition() -> dict:
 
 
 def definition() -> list[dict]:
-    subs = []
-    for c in commands.COMMANDS:
-        if c.name == "group":
-            subs.append(_group_definition())
-        elif c.name in MANAGE:
+    subs: list[dict] = []
+    for verb in commands.VERBS.values():
+        if verb.name in MANAGE:
             if not any(s["name"] == "manage" for s in subs):
                 subs.append(_manage_definition())
-        elif c.name not in IN_GROUP:
-            subs.append(_verb_definition(c))
+        elif verb.name not in IN_GROUP:
+            subs.append(_verb_definition(verb))
     # Cut at 25, the verbs past the limit would be missing from Discord without a word: refuse instead.
     if len(subs) > MAX_SUBCOMMANDS:
         over = ", ".join(s["name"] for s in subs[MAX_SUBCOMMANDS:])
@@ -157,16 +117,6 @@ def definition() -> list[dict]:
 MAX_SUBCOMMANDS = 25
 
 
-def options_of(command: commands.Command) -> list[tuple[str, int, str, bool, bool]]:
-    """A verb's options: as OPTIONS says, or for a verb of the core not described there yet, one
-    optional string with the rest of the command line, so that every verb can be run."""
-    if command.name in OPTIONS:
-        return OPTIONS[command.name]
-    if not command.args:
-        return []
-    return [("args", STRING, f"{command.args}, e.g. {command.example}"[:100], False, False)]
-
-
 def _given(sub: dict) -> dict:
     return {o.get("name"): o.get("value") for o in sub.get("options") or [] if isinstance(o, dict)}
 
@@ -188,40 +138,45 @@ class UnknownSubcommand(ValueError):
         self.said = text(Code(f"/paper {group}"), " has no ", Code(name[:30]), "; its subcommands are ", *listed, ".")
 
 
+def _words(verb: Verb, sub: dict) -> list[str]:
+    """The values of a subcommand's options, as the core reads them after the verb."""
+    given = _given(sub)
+    words = []
+    for arg in options_of(verb):
+        value = given.get(arg.name)
+        if value is None or value == "":
+            continue
+        value = " ".join(str(value).split())
+        words.append(f"<@{value}>" if arg.kind.option_type == USER else value)
+    return words
+
+
 def line_of(data: dict) -> str:
     """The core's command text for a `/paper` interaction's data; UnknownSubcommand for a subcommand
     group's subcommand that it does not have."""
     sub = _first(data.get("options"))
     if not sub:
         return "help"
-    verb = str(sub.get("name", "help"))
-    if sub.get("type") == SUBCOMMAND_GROUP and verb == "manage":
+    name = str(sub.get("name", "help"))
+    verb = commands.VERBS.get(name)
+    if sub.get("type") == SUBCOMMAND_GROUP and name == "manage":
         inner = _first(sub.get("options"))
-        verb = str(inner.get("name", ""))
-        if not verb:
+        name = str(inner.get("name", ""))
+        if not name:
             return "help"
-        if verb not in MANAGE:
-            raise UnknownSubcommand("manage", verb, MANAGE)
-        sub = inner
-    elif sub.get("type") == SUBCOMMAND_GROUP:
+        if name not in MANAGE:
+            raise UnknownSubcommand("manage", name, MANAGE)
+        sub, verb = inner, commands.VERBS.get(name)
+    elif sub.get("type") == SUBCOMMAND_GROUP and verb is not None and verb.subs:
         inner = _first(sub.get("options"))
-        name = str(inner.get("name") or "show")
-        if name not in GROUP_SUBCOMMANDS:
-            raise UnknownSubcommand(verb, name, GROUP_SUBCOMMANDS)
-        text, _, options = GROUP_SUBCOMMANDS[name]
-        given = _given(inner)
-        values = [" ".join(str(given[o[0]]).split()) for o in options if given.get(o[0]) not in (None, "")]
-        return " ".join([text, *values])
-    given = _given(sub)
-    words = [verb]
-    command = commands.BY_NAME.get(verb)
-    for name, kind, *_ in options_of(command) if command is not None else []:
-        value = given.get(name)
-        if value is None or value == "":
-            continue
-        value = " ".join(str(value).split())
-        words.append(f"<@{value}>" if kind == USER else value)
-    return " ".join(words)
+        names = [s.name for s in verb.subs]
+        picked = str(inner.get("name") or names[0])
+        if picked not in names:
+            raise UnknownSubcommand(name, picked, names)
+        chosen = verb.subs[names.index(picked)]
+        typed = chosen.same_as or (name if chosen is verb.subs[0] else chosen.words)
+        return " ".join([typed, *_words(chosen, inner)])
+    return " ".join([name, *(_words(verb, sub) if verb is not None else [])])
 
 
 def focused(data: dict) -> tuple[str, str, str] | None:
@@ -252,8 +207,10 @@ def as_shown(words: str) -> str:
     verb, space, rest = words.partition(" ")
     if verb in MANAGE:
         return f"manage {words}"
-    if verb == "groups":
-        return "group list" + space + rest
+    for other in commands.VERBS.values():
+        for s in other.subs:
+            if s.same_as == verb:
+                return s.words + space + rest
     return words
 
 

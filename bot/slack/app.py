@@ -27,7 +27,7 @@ from bot.announcing import changes as announce
 from bot.announcing.sender import OutboxSender
 from bot.calendar import Week
 from bot.chat import commands
-from bot.chat.commands import Context
+from bot.chat.context import Context
 from bot.chat.replies import Home, Notice
 from bot.delivery.answer_time import ANSWER_SECONDS, Replies, answer_deadline, arrived_at
 from bot.delivery.background import Background

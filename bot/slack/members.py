@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bot.chat.commands import Platform
+from bot.chat.context import Platform
 from bot.slack import blocks
 
 #: A member in a command, as listeners.commands.from_slack leaves a mention: `@U012AB`, or

@@ -7,7 +7,7 @@ import io
 from bot import cli
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.catalog import queries as catalog
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.console.render import render as console_text
 from bot.schedule.signups import Member
 from tests.support.clock import TZ, at
@@ -15,7 +15,7 @@ from tests.support.clock import TZ, at
 
 def _ctx(store, user="UADMIN", admin=True, when="2026-12-02 10:00"):
     group = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
-    return commands.Context(store, group, Member(user, lambda: admin), at(when))
+    return context.Context(store, group, Member(user, lambda: admin), at(when))
 
 
 def _say(store, line, **kw) -> str:

@@ -5,16 +5,16 @@ from __future__ import annotations
 import dataclasses
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.chat.replies import PaperList
 from bot.schedule.signups import Member
 from bot.slack.members import PLATFORM as SLACK
 from tests.support.clock import TZ, at
 
 
-def _list(store, line: str, platform: commands.Platform) -> PaperList:
+def _list(store, line: str, platform: context.Platform) -> PaperList:
     group = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
-    ctx = commands.Context(store, group, Member("U1", lambda: False), at("2026-12-02 10:00"), platform=platform)
+    ctx = context.Context(store, group, Member("U1", lambda: False), at("2026-12-02 10:00"), platform=platform)
     reply = commands.run(ctx, line).reply
     assert isinstance(reply, PaperList), reply
     return reply

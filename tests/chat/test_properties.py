@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.chat import commands
-from bot.chat.commands import COMMANDS, Context
+from bot.chat.commands import VERBS as DECLARED
+from bot.chat.context import Context
+from bot.chat.replies import AddForm
 from bot.console.render import render
 from bot.schedule.signups import Member
 from bot.slack import blocks
@@ -16,7 +18,7 @@ from bot.slack.listeners.commands import from_slack
 from tests.support.clock import TZ, at
 from tests.support.slack_standin import check_message
 
-VERBS = [c.name for c in COMMANDS]
+VERBS = list(DECLARED)
 words = st.one_of(
     st.sampled_from(
         [
@@ -78,7 +80,7 @@ def ctx_factory(tmp_path_factory):
 def test_every_line_gets_a_valid_reply(ctx_factory, line, admin, user):
     answer = commands.run(ctx_factory(user, admin), from_slack(line))
     assert render(answer.reply).strip()
-    if not isinstance(answer.reply, commands.AddForm):
+    if not isinstance(answer.reply, AddForm):
         message = blocks.message(answer.reply)
         check_message(message)
         assert message["text"].strip()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.catalog import queries as catalog
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.console.render import render as console_text
 from bot.schedule.signups import Member
 from tests.support.clock import TZ, at
@@ -13,7 +13,7 @@ GROUP = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mo
 
 
 def _ctx(store, user="UADMIN", admin=False, when="2026-12-02 10:00", **kw):
-    return commands.Context(store, GROUP, Member(user, lambda: admin), at(when), **kw)
+    return context.Context(store, GROUP, Member(user, lambda: admin), at(when), **kw)
 
 
 def say(store, line, user="U1", admin=False, when="2026-12-02 10:00") -> str:

@@ -343,19 +343,19 @@ def test_a_bot_cannot_be_assigned(make_bot, discord):
 
 
 def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monkeypatch):
-    from bot.chat import commands
+    from bot.chat import commands, registry
     from bot.discord import definition
     from tests.support.discord_standin import check_commands
 
-    extra = commands.Command("retire", "<paper>", "retire a paper", "retire 7", commands.cmd_show, admin=True)
-    monkeypatch.setattr(commands, "COMMANDS", [*commands.COMMANDS, extra])
-    monkeypatch.setitem(commands.BY_NAME, "retire", extra)
+    monkeypatch.setattr(commands, "VERBS", dict(commands.VERBS))
+    paper = registry.Arg("paper", registry.PAPER)
+    registry.verb(commands.VERBS, "retire", "retire a paper", "retire 7", paper)(lambda ctx, paper: None)
     body = definition.definition()
     check_commands(body)
     subs = {o["name"]: o for o in body[0]["options"]}
     # `groups` is `group list`; edit, archive, restore and delete are in `manage`.
-    assert set(subs) == {c.name for c in commands.COMMANDS} - definition.IN_GROUP | {"manage"}
-    assert "retire" in subs and subs["retire"]["options"][0]["name"] == "args"
+    assert set(subs) == set(commands.VERBS) - definition.IN_GROUP | {"manage"}
+    assert "retire" in subs and subs["retire"]["options"][0]["name"] == "paper"
     assert [o["name"] for o in subs["group"]["options"]] == ["show", "start", "set", "stop", "list"]
     assert [o["name"] for o in subs["manage"]["options"]] == ["edit", "archive", "restore", "delete"]
     archive = {"name": "archive", "type": 1, "options": [{"name": "paper", "type": 3, "value": " 7 "}]}
@@ -370,7 +370,7 @@ def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monke
     assert definition.line_of(data) == "group set meeting thu 16:00"
     data = {"name": "paper", "options": [{"name": "group", "type": 2, "options": [{"name": "list", "type": 1}]}]}
     assert definition.line_of(data) == "groups"
-    assert definition.line_of(slash("retire", MEMBER, args="7")["data"]) == "retire 7"
+    assert definition.line_of(slash("retire", MEMBER, paper="7")["data"]) == "retire 7"
     data = slash("assign", MEMBER, user=ADMIN, paper="7", date="next")["data"]
     assert definition.line_of(data) == f"assign <@{ADMIN}> 7 next"
     data = slash("search", MEMBER, words="  数据   并行 ")["data"]

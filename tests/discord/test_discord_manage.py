@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.catalog import queries as catalog
-from bot.chat import commands
+from bot.chat import commands, registry
 from bot.discord import definition
 from tests.support.discord_group import ADMIN, MEMBER, respond
 from tests.support.discord_standin import check_commands, slash
@@ -48,7 +48,7 @@ def test_the_definition_is_valid_for_discord_and_reaches_every_verb_of_the_core(
     check_commands(body)
     assert len(body[0]["options"]) <= 25
     paths = reachable(body)
-    assert set(paths) == {c.name for c in commands.COMMANDS}
+    assert set(paths) == set(commands.VERBS)
     assert [paths[v] for v in ("edit", "archive", "restore", "delete")] == [
         "manage edit",
         "manage archive",
@@ -72,8 +72,9 @@ def test_the_definition_is_valid_for_discord_and_reaches_every_verb_of_the_core(
 
 
 def test_a_verb_past_discords_limit_fails_the_definition_loudly(monkeypatch):
-    more = [commands.Command(f"extra{i}", "", "an extra verb", f"extra{i}", commands.cmd_help) for i in range(4)]
-    monkeypatch.setattr(commands, "COMMANDS", [*commands.COMMANDS, *more])
+    monkeypatch.setattr(commands, "VERBS", dict(commands.VERBS))
+    for i in range(4):
+        registry.verb(commands.VERBS, f"extra{i}", "an extra verb", f"extra{i}")(lambda ctx: None)
     with pytest.raises(definition.TooManySubcommands, match="extra3"):
         definition.definition()
 

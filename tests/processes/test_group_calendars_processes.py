@@ -9,7 +9,7 @@ import icalendar
 import pytest
 
 from bot.catalog.queries import open_store
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.schedule import groups
 from bot.schedule.signups import Member
 from bot.web import feeds
@@ -50,7 +50,7 @@ def test_run_serves_a_group_started_in_chat_after_it_started(procs, tmp_path, sl
     assert wait_for(port, "/healthz", proc)[0] == 200
 
     # An admin starts a second group and books a talk in it while `run` is running.
-    ctx = commands.Context(store, settings.group, Member("UADMIN", lambda: True), settings.now(), where="C0SECOND")
+    ctx = context.Context(store, settings.group, Member("UADMIN", lambda: True), settings.now(), where="C0SECOND")
     ctx.env = groups.from_settings(settings)
     assert commands.run(ctx, "group start").reply.ok
     assert commands.run(ctx, "assign U3 6 2027-03-04").reply.ok

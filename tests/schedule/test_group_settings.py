@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.console.render import render
 from bot.schedule import groups
 from bot.schedule.signups import Member
@@ -19,7 +19,7 @@ ENV = Settings.load({"PAPERBOT_CHANNEL": "C0ENV", "PAPERBOT_MEETING": "thu 16:00
 
 def run(store, line: str, where: str | None = "C0NEW", user: str = "ops", admin: bool = True) -> str:
     member = Member(user, lambda: admin)
-    ctx = commands.Context(store, ENV.group, member, NOW, ENV.focus_tag, ENV.channel, lambda change: None, where=where)
+    ctx = context.Context(store, ENV.group, member, NOW, ENV.focus_tag, ENV.channel, lambda change: None, where=where)
     ctx.env = groups.from_settings(ENV)
     return render(commands.run(ctx, line).reply)
 

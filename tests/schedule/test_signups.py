@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule, Week
 from bot.chat import commands
-from bot.chat.commands import Context
+from bot.chat.context import Context
 from bot.console.render import inline, render
 from bot.console.session import serve as console_serve
 from bot.schedule import slots

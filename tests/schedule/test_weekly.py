@@ -517,9 +517,9 @@ def test_the_scheduler_tells_admins_once_and_keeps_trying(make_harness, slack):
 
 
 def test_week_names_the_focus_tag_when_no_paper_has_it_any_more(store, group):
-    from bot.chat import commands
+    from bot.chat import commands, context
 
-    ctx = commands.Context(store, group, Member("U1"), at("2026-12-07 10:00"), focus_tag="profiling")
+    ctx = context.Context(store, group, Member("U1"), at("2026-12-07 10:00"), focus_tag="profiling")
     reply = console_text(commands.run(ctx, "week").reply)
     assert "No paper is tagged `profiling`" in reply and "catalog is empty" not in reply
 

@@ -13,7 +13,7 @@ import pytest
 
 from bot.catalog import queries as catalog
 from bot.catalog.papers import PaperInput
-from bot.chat.commands import COMMANDS
+from bot.chat.commands import VERBS
 from bot.console.render import render as console_text
 from tests.support.block_kit import blocks_text, buttons, nodes, valid
 from tests.support.clock import Clock, at
@@ -246,7 +246,7 @@ def test_the_next_page_of_a_very_long_search_is_the_next_page(h):
     assert "(41–60)" in blocks_text(page2)
 
 
-@pytest.mark.parametrize("command", COMMANDS, ids=[c.name for c in COMMANDS])
+@pytest.mark.parametrize("command", VERBS.values(), ids=list(VERBS))
 def test_every_command_through_a_signed_request(h, command):
     """Each command's own help example, as an admin would type it, answered with valid Block Kit."""
     reply = h.command(command.example, user="UADMIN")
@@ -257,7 +257,7 @@ def test_every_command_through_a_signed_request(h, command):
     assert reply["text"].strip() and "Something went wrong" not in reply["text"]
 
 
-@pytest.mark.parametrize("command", [c for c in COMMANDS if c.name != "add"], ids=lambda c: c.name)
+@pytest.mark.parametrize("command", [c for c in VERBS.values() if c.name != "add"], ids=lambda c: c.name)
 def test_every_help_example_still_works_years_later(h, clock, command):
     """help is read long after it was written: each example, typed by an admin, is answered, not refused."""
     from bot.chat import commands
@@ -277,7 +277,9 @@ def test_every_help_example_still_works_years_later(h, clock, command):
 def test_help_says_which_commands_are_for_admins_in_its_text_fallback_too(h):
     reply = valid(h.command("help"))
     admin_lines = [line for line in reply["text"].splitlines() if line.endswith("(admins)")]
-    assert len(admin_lines) == sum(c.admin for c in COMMANDS) and any("/paper skip" in x for x in admin_lines)
+    assert len(admin_lines) == sum(c.rights.admins_only for c in VERBS.values()) and any(
+        "/paper skip" in x for x in admin_lines
+    )
 
 
 def test_the_next_page_of_a_search_shows_the_query_as_it_was_typed(h):

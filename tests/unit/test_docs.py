@@ -9,8 +9,8 @@ from pathlib import Path
 import jsonschema
 from slack_sdk import WebClient
 
-from bot.chat import commands
-from bot.chat.commands import COMMANDS
+from bot.chat import commands, context
+from bot.chat.commands import VERBS
 from bot.console.render import render
 from bot.slack.blocks import message
 from bot.slack.settings import SETTINGS
@@ -30,7 +30,7 @@ def test_manifest_is_valid_for_slacks_schema():
 
 
 def test_help_readme_and_manifest_name_the_same_commands():
-    usages = [c.usage for c in COMMANDS]
+    usages = [c.usage for c in VERBS.values()]
     [slash] = MANIFEST["features"]["slash_commands"]
     assert slash["command"] == "/paper" and slash["should_escape"] is True  # mentions arrive as <@U…>
     assert slash["usage_hint"].split(" | ") == usages
@@ -39,7 +39,7 @@ def test_help_readme_and_manifest_name_the_same_commands():
     help_reply = commands.run(None, "help").reply  # help needs no context
     text = render(help_reply)
     slack_text = json.dumps(message(help_reply), ensure_ascii=False)
-    for c in COMMANDS:
+    for c in VERBS.values():
         assert c.usage in text and f"/paper {c.example}" in text
         assert c.name in slack_text
 
@@ -124,7 +124,7 @@ INVOKED = re.compile(r"(?:^|(?<=\s)|(?<=bin/))paperbot (?:([a-z][a-z-]*)|(--[a-z
 
 
 def test_every_verb_and_command_named_in_readme_and_docs_exists():
-    verbs, names = _verbs(), {c.name for c in COMMANDS}
+    verbs, names = _verbs(), set(VERBS)
     for doc, text in {"README.md": README, **DOCS}.items():
         code = _code(text)
         for verb, option in INVOKED.findall(code):
@@ -195,8 +195,8 @@ def test_the_readme_session_is_what_the_console_prints(tmp_path):
     now = datetime(2026, 12, 3, 21, 44, tzinfo=ZoneInfo("Asia/Shanghai"))
 
     out = io.StringIO()
-    context = lambda: commands.Context(store, settings.group, Member("console", lambda: True), now)  # noqa: E731
-    console_serve(context, io.StringIO(typed.replace("\\n", "\n")), out)
+    make = lambda: context.Context(store, settings.group, Member("console", lambda: True), now)  # noqa: E731
+    console_serve(make, io.StringIO(typed.replace("\\n", "\n")), out)
     assert out.getvalue().rstrip() == shown.rstrip()
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 import icalendar
 import pytest
 
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.runtime import both_platforms
 from bot.schedule.signups import Member
 from bot.web import feeds, http_door, member_names
@@ -61,7 +61,7 @@ def _served(tmp_path, store, application):
                 conn.close()
 
         def do(self, line: str, user: str = "UADMIN"):
-            ctx = commands.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
+            ctx = context.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
             ctx.public_url = settings.public_url
             answer = commands.run(ctx, line)
             assert answer.reply.ok, answer.reply

@@ -16,7 +16,7 @@ import pytest
 
 from bot import cli
 from bot.catalog.queries import open_store
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.console.render import render
 from bot.schedule import groups, talks
 from bot.schedule.signups import Member
@@ -65,7 +65,7 @@ def install(tmp_path, seeded_file, monkeypatch):
 
     class Install:
         def do(self, line: str, where: str | None, user: str = "UADMIN", now=None, ok: bool = True):
-            ctx = commands.Context(
+            ctx = context.Context(
                 store,
                 settings.group,
                 Member(user, lambda: user == "UADMIN"),

@@ -13,7 +13,7 @@ import vobject
 
 from bot import cli
 from bot.catalog.queries import open_store
-from bot.chat import commands
+from bot.chat import commands, context
 from bot.schedule.signups import Member
 
 ENV = {
@@ -38,7 +38,7 @@ def group(tmp_path, seeded_file, monkeypatch):
     store = open_store(tmp_path / "paperbot.db")
 
     def do(line: str, user: str = "U1") -> str:
-        ctx = commands.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
+        ctx = context.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
         answer = commands.run(ctx, line)
         assert answer.reply.ok, answer.reply
         return answer

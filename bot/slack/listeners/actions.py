@@ -15,6 +15,7 @@ import logging
 import re
 
 from bot.chat import commands
+from bot.chat.context import Answer, Context
 from bot.chat.replies import AddForm, Notice
 from bot.delivery.sending import Rejected, Uncertain
 from bot.rich_text import text
@@ -40,7 +41,7 @@ def register(app, bot) -> None:
                 failed = open_add_form(bot, body, answer.reply)
                 ack()
                 if failed:
-                    bot.later(answer_press, bot, body, action, commands.Answer(Notice(text(failed["text"]), ok=False)))
+                    bot.later(answer_press, bot, body, action, Answer(Notice(text(failed["text"]), ok=False)))
                 return
         ack()
         if answer.change is not None:
@@ -48,7 +49,7 @@ def register(app, bot) -> None:
         bot.later(answer_press, bot, body, action, answer)
 
 
-def press(context: commands.Context, action: dict) -> commands.Answer:
+def press(context: Context, action: dict) -> Answer:
     """Run the button's command as the person who clicked; its Answer (never raises)."""
     user = context.member.id
     command = action.get("value", "")
@@ -59,7 +60,7 @@ def press(context: commands.Context, action: dict) -> commands.Answer:
         return commands.run(context, command)
     except Exception:
         log.exception("button %r from %s failed", command, user)
-        return commands.Answer(Notice(text(OOPS), ok=False))
+        return Answer(Notice(text(OOPS), ok=False))
 
 
 def answer_press(bot, body: dict, action: dict, answer) -> None:

@@ -7,7 +7,7 @@ import logging
 import re
 from dataclasses import replace
 
-from bot.chat import commands
+from bot.chat import commands, paper_commands
 from bot.chat.replies import AddForm, EditForm, Notice
 from bot.delivery.sending import Rejected, Uncertain
 from bot.intake import lookup
@@ -106,7 +106,7 @@ def fill_add_form(bot, user: str, channel: str | None, view_id: str, form: AddFo
     """The open modal, filled in with what the look-up found; or, when it failed, the empty form with
     the one line saying why; or a note that the catalog has the paper already."""
     try:
-        filled = commands.fill_add_form(bot.context(user), form)
+        filled = paper_commands.fill_add_form(bot.context(user), form)
     except Exception:  # the modal must never stay at "Looking up…": the empty form, saying so
         log.exception("filling in the add form failed")
         filled = Notice(text("The look-up failed: nothing was saved. Fill the form in by hand."), ok=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import re
 
-from bot.chat.commands import Answer
+from bot.chat.context import Answer
 from bot.chat.replies import Notice
 from bot.rich_text import COMMAND, command_code, text
 from bot.slack.listeners import actions

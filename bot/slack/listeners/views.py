@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from bot.catalog.papers import InvalidPaper
-from bot.chat import commands
+from bot.chat import commands, paper_commands
 from bot.chat.replies import Notice
 from bot.delivery.sending import Rejected, Uncertain
 from bot.rich_text import COMMAND, Code, PaperRef, text
@@ -26,7 +26,7 @@ def register(app, bot) -> None:
         for name in blocks.ADD_FIELDS:
             state = ((view.get("state") or {}).get("values") or {}).get(name) or {}
             values[name] = (state.get(name) or {}).get("value")
-        paper = _saved(ack, bot, user, lambda ctx: commands.add_paper(ctx, values), blocks.ADD_FIELDS)
+        paper = _saved(ack, bot, user, lambda ctx: paper_commands.add_paper(ctx, values), blocks.ADD_FIELDS)
         if paper is None:
             return
         ack()
@@ -41,7 +41,7 @@ def register(app, bot) -> None:
         if not number.isdigit():
             ack(response_action="errors", errors={"title": "This form lost the paper it edits: open it again."})
             return
-        paper = _saved(ack, bot, user, lambda ctx: commands.edit_paper(ctx, int(number), values), values)
+        paper = _saved(ack, bot, user, lambda ctx: paper_commands.edit_paper(ctx, int(number), values), values)
         if paper is None:
             return
         ack()

@@ -1,0 +1,239 @@
+"""The group's weeks: who presents what and when, and the talks given."""
+
+from __future__ import annotations
+
+from bot.chat.context import Answer, Context, calendars, notice
+from bot.chat.lists import mark_archived, pager
+from bot.chat.registry import CHOICE, DATE, MEMBER, PAPER, SLOT, WORD, Arg, Scope, Verb, group_admins, verb
+from bot.chat.replies import Mine, Notice, PastTalks, Schedule, WeekCard
+from bot.rich_text import Code, Mention, PaperRef, Text, When, command_code, text
+from bot.schedule import signups, slots, talks, weekly
+
+VERBS: dict[str, Verb] = {}
+
+#: When a week is named: as the usage line and Discord's options say it.
+WEEK_ABOUT = "YYYY-MM-DD or next (default: the first open week)"
+
+
+@verb(
+    VERBS,
+    "week",
+    "this week's paper, presenter and meeting",
+    "week",
+    scope=Scope.WHERE,
+    nothing_after=lambda typed: (": it shows this week. The weeks after it: ", command_code("schedule"), "."),
+)
+def week(ctx: Context) -> Answer:
+    this = ctx.group.week_of(ctx.now)
+    line = slots.line_for(ctx.store, ctx.group, this)
+    mark_archived(ctx, [line])
+    if line.state == "skipped":
+        return Answer(WeekCard(line, featured=False, posted=False, note=text("No meeting this week.")))
+    posted = ctx.channel is not None and weekly.posted(ctx.store, ctx.channel, this) is not None
+    if line.state == "presenter":
+        return Answer(WeekCard(line, featured=False, posted=posted))
+    post = weekly.plan(ctx.store, ctx.group, this, ctx.focus_tag, ctx.channel, ctx.now, ctx.rotation)
+    if post is None:
+        if ctx.focus_tag:  # PAPERBOT_FOCUS_TAG names a tag that no paper has any more
+            return notice("No paper is tagged ", Code(ctx.focus_tag), ": there is no paper of the week yet.", ok=False)
+        return notice("The catalog is empty: there is no paper of the week yet.", ok=False)
+    line.paper = post.paper
+    line.archived = post.archived  # posted before it was archived: the week's paper still
+    button = post.signup_button  # the post's own
+    note: Text = text(post.nobody) if button else post.elsewhere_note()
+    return Answer(WeekCard(line, featured=True, posted=posted, button=button, note=note))
+
+
+@verb(
+    VERBS,
+    "schedule",
+    "the coming weeks and their presenters",
+    "schedule",
+    scope=Scope.WHERE,
+    nothing_after=lambda typed: (": it lists the coming weeks, from this one.",),
+)
+def schedule(ctx: Context) -> Answer:
+    lines = mark_archived(ctx, slots.schedule(ctx.store, ctx.group, ctx.now))
+    return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", command_code("signup <paper> [<date>]"))))
+
+
+@verb(
+    VERBS,
+    "signup",
+    "present a paper (default: the first open week)",
+    "signup streaming-diloco next",
+    Arg("paper", PAPER, "the paper you present"),
+    Arg("date", DATE, WEEK_ABOUT, optional=True),
+    scope=Scope.WHERE,
+)
+def signup(ctx: Context, paper: str, date: str | None) -> Answer:
+    change = signups.signup(ctx.store, ctx.group, ctx.now, ctx.member, paper, date, then=ctx.on_change)
+    line = change.line
+    return Answer(
+        Notice(
+            text(
+                "You're signed up: you present ",
+                PaperRef(line.paper),
+                " on ",
+                When(line.meeting),
+                ". Changed your mind? ",
+                command_code(f"withdraw {line.meeting.date().isoformat()}"),
+            )
+        ),
+        change,
+    )
+
+
+@verb(
+    VERBS,
+    "withdraw",
+    "give up one of your slots",
+    "withdraw 7",
+    Arg("slot", SLOT, "the paper or the date of your slot"),
+    scope=Scope.WHERE,
+)
+def withdraw(ctx: Context, slot: str) -> Answer:
+    change = signups.withdraw(ctx.store, ctx.group, ctx.now, ctx.member, slot, then=ctx.on_change)
+    before = change.before
+    assert before is not None  # a withdrawal is of a slot that was
+    return Answer(
+        Notice(text("You gave up ", When(before.meeting), " (", PaperRef(before.paper), "). The week is open again.")),
+        change,
+    )
+
+
+@verb(
+    VERBS,
+    "mine",
+    "your coming and past slots",
+    "mine",
+    nothing_after=lambda typed: (": it shows your own slots. Everyone's: ", command_code("schedule"), "."),
+)
+def mine(ctx: Context) -> Answer:
+    upcoming, past = slots.mine_in(ctx.store, calendars(ctx), ctx.now, ctx.member.id)
+    return Answer(Mine(ctx.member.id, upcoming, past))
+
+
+@verb(
+    VERBS,
+    "assign",
+    "put someone in a week",
+    "assign @ada 7 next",
+    Arg("user", MEMBER, "who presents"),
+    Arg("paper", PAPER, "the paper they present"),
+    Arg("date", DATE, WEEK_ABOUT, optional=True),
+    scope=Scope.WHERE,
+    rights=group_admins("assign weeks"),
+)
+def assign(ctx: Context, user: str, paper: str, date: str | None) -> Answer:
+    if ctx.vet_presenter is not None:
+        ctx.vet_presenter(user)
+    change = signups.assign(ctx.store, ctx.group, ctx.now, ctx.member, user, paper, date, then=ctx.on_change)
+    line = change.line
+    # Papers may repeat, but an admin who books one that is coming up already should know.
+    also = [s for s in slots.history(ctx.store, ctx.group, line.paper) if s.meeting > ctx.now and s.week != line.week]
+    note: list = []
+    if also:
+        more_weeks = f" and {len(also) - 1} more week{'s' if len(also) > 2 else ''}" if len(also) > 1 else ""
+        note = [
+            " It is also coming up on ",
+            When(also[0].meeting),
+            " (",
+            Mention(also[0].presenter),
+            ")",
+            more_weeks,
+            ".",
+        ]
+    return Answer(
+        Notice(
+            text(Mention(line.presenter), " presents ", PaperRef(line.paper), " on ", When(line.meeting), ".", *note)
+        ),
+        change,
+    )
+
+
+#: A week's date, for the admins' verbs on one week.
+THE_WEEK = Arg("date", DATE, "the week's date: YYYY-MM-DD or next")
+
+
+@verb(
+    VERBS, "unassign", "clear a week", "unassign next", THE_WEEK, scope=Scope.WHERE, rights=group_admins("clear weeks")
+)
+def unassign(ctx: Context, date: str) -> Answer:
+    change = signups.unassign(ctx.store, ctx.group, ctx.now, ctx.member, date, then=ctx.on_change)
+    return Answer(
+        Notice(text("Cleared the week of ", When(change.line.meeting, with_time=False), ": it is open again.")), change
+    )
+
+
+@verb(
+    VERBS, "skip", "no meeting that week", "skip next", THE_WEEK, scope=Scope.WHERE, rights=group_admins("skip weeks")
+)
+def skip(ctx: Context, date: str) -> Answer:
+    change = signups.skip(ctx.store, ctx.group, ctx.now, ctx.member, date, then=ctx.on_change)
+    return Answer(
+        Notice(
+            text("No meeting in the week of ", When(change.line.meeting, with_time=False), ": no post, no presenter.")
+        ),
+        change,
+    )
+
+
+@verb(
+    VERBS,
+    "slides",
+    "attach slides, a recording or notes to a talk (presenter or admins)",
+    "slides 29 https://example.org/slides.pdf",
+    Arg("talk", SLOT, "the paper (its latest talk) or the talk's date"),
+    Arg("remove", CHOICE, choices=("remove",), optional=True, hidden=True, typed_only=True),
+    Arg("url", WORD, "a link to the slides, a recording or notes (or: remove <link>)", shown="<link>"),
+    scope=Scope.WHERE,
+)
+def slides(ctx: Context, talk: str, remove: str | None, url: str) -> Answer:
+    # Rights: the talk's presenter or an admin, which only the talk tells (talks.attach checks).
+    if remove:
+        line = talks.detach(ctx.store, ctx.group, ctx.now, ctx.member, talk, url)
+        return notice(
+            "Removed the link from the talk of ", When(line.meeting, with_time=False), " (", PaperRef(line.paper), ")."
+        )
+    line, added = talks.attach(ctx.store, ctx.group, ctx.now, ctx.member, talk, url)
+    if not added:
+        return notice("The talk of ", When(line.meeting, with_time=False), " has that link already.", ok=False)
+    return notice(
+        "Added the link to the talk of ",
+        When(line.meeting, with_time=False),
+        " (",
+        PaperRef(line.paper),
+        "). ",
+        *(
+            ("Talks given: ", command_code("past"))
+            if line.meeting <= ctx.now
+            else (
+                "It shows in ",
+                command_code(f"show {line.paper.number}" if line.paper else "schedule"),
+                " until the talk is given, then in ",
+                command_code("past"),
+                ".",
+            )
+        ),
+    )
+
+
+@verb(
+    VERBS,
+    "past",
+    "talks given, newest first, with their links",
+    "past",
+    scope=Scope.WHERE,
+    paged=True,
+    nothing_after=lambda typed: (": it lists the talks given, newest first.",),
+)
+def past(ctx: Context, page: int) -> Answer:
+    given, more = talks.past(ctx.store, ctx.group, ctx.now, page)
+    if not given:
+        if page > 1:
+            return notice(f"There is no page {page} of past talks.", ok=False)
+        return notice("No talk has been given yet. The coming ones: ", command_code("schedule"), ".")
+    mark_archived(ctx, [t.line for t in given])
+    footer = text("Add slides or a recording: ", command_code("slides <paper or date> <link>"))
+    return Answer(PastTalks(given, pager("past", page, more, talks.PAST_PAGE), footer))
