@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, time
 from pathlib import Path
 from typing import Any, ClassVar, Self
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from dotenv import dotenv_values
 
@@ -299,13 +299,27 @@ def _lookups(arxiv_api: str, crossref_api: str):
     return Lookups(arxiv_api, crossref_api)
 
 
+#: The longest zone name read; the database's longest is 32 characters (America/Argentina/ComodRivadavia).
+MAX_ZONE_CHARS = 64
+
+
+@functools.cache
+def _zone_names() -> frozenset[str]:
+    """The zones the database names: a folder of it (`Europe`), a file that is no zone (`zone.tab`)
+    and a path too long to open are none of them, so no name outside it is ever opened."""
+    return frozenset(available_timezones())
+
+
 def parse_timezone(name: str, raw: str) -> ZoneInfo:
-    """The IANA zone `raw` of setting `name`."""
-    try:
-        return ZoneInfo(raw.strip())
-    except (ZoneInfoNotFoundError, ValueError):
-        shown = raw.strip()[:60]
-        raise SettingError(name, f"unknown time zone {shown!r} (use an IANA name such as Europe/Berlin)") from None
+    """The IANA zone `raw` of setting `name` (the environment's, a group's)."""
+    key = raw.strip()
+    if len(key) <= MAX_ZONE_CHARS and key in _zone_names():
+        try:
+            return ZoneInfo(key)
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # the database changed under a running install
+            pass
+    shown = key[:60] + ("…" if len(key) > 60 else "")
+    raise SettingError(name, f"unknown time zone {shown!r} (use an IANA name such as Europe/Berlin)")
 
 
 def parse_schedule(name: str, raw: str, tz: ZoneInfo) -> PostSchedule:

@@ -12,6 +12,9 @@ each is parsed on its own by bibtexparser, so memory holds one entry, and a
 broken entry is that entry's problem. `@string` macros apply to the entries after them, and values
 are read as BibTeX reads them (`value`): `{...}`, `"..."`, digits and macros, joined by `#`; a field
 read that names a macro the file does not define skips its entry (BibTeX's styles define the months).
+A macro is kept expanded, so a value that names one costs its length, never a walk down the macros it
+was built from; the expansion is bounded before it is made (MAX_VALUE_CHARS a value, MAX_MACROS macros
+holding MAX_MACRO_CHARS in all): a file past a bound (macros that double each other) is refused whole.
 
 bibtexparser 2 (not 1): version 1's pyparsing grammar takes about 8 ms an entry
 (a 100,000-paper file: a quarter of an hour), version 2's own splitter about 0.4 ms.
@@ -31,6 +34,11 @@ from bot.catalog.papers import Paper
 
 #: The longest one entry may be (a title, 6,000 characters of abstract, escaped, and more).
 MAX_ENTRY_CHARS = 1 << 22
+#: The longest a value may be once its macros are expanded: ten times a paper's longest field, escaped.
+MAX_VALUE_CHARS = 1 << 16
+#: How many @string macros a file may define, and how many characters they may hold in all.
+MAX_MACROS = 10_000
+MAX_MACRO_CHARS = 1 << 22
 
 
 class Problem(str):
@@ -39,6 +47,10 @@ class Problem(str):
 
 class Unreadable(ValueError):
     """The file as a whole cannot be read as BibTeX."""
+
+
+class TooLarge(Unreadable):
+    """A value or the file's macros would expand past their bound; the text names the entry."""
 
 
 class BadValue(ValueError):
@@ -101,12 +113,37 @@ def _entries(text: TextIO) -> Iterator[tuple[int, str, str]]:
         yield start_line, kind, "".join(body)
 
 
+class _Macros(dict):
+    """The @string macros so far (names folded to lowercase), each as its expanded text, within the bounds."""
+
+    def __init__(self):
+        super().__init__(MONTHS)
+        self.held = 0  # the characters the file's macros hold
+
+    def define(self, where: str, key: str, raw: str) -> Problem | None:
+        """Define `key` as `raw` reads; a Problem when it cannot be read, TooLarge past a bound."""
+        name = key.lower()
+        try:
+            text = value(raw, self)
+        except BadValue as problem:
+            return Problem(f"@string {key[:40]} {problem}: skipped")
+        except TooLarge as bound:
+            raise TooLarge(f"{where}: @string {key[:40]} {bound}") from None
+        if name not in self and len(self) - len(MONTHS) >= MAX_MACROS:
+            raise TooLarge(f"{where}: @string {key[:40]} is past the {MAX_MACROS:,} macros a file may define")
+        self.held += len(text) - len(self.get(name, ""))
+        if self.held > MAX_MACRO_CHARS:
+            raise TooLarge(f"{where}: @string {key[:40]} brings the macros past {MAX_MACRO_CHARS:,} characters")
+        self[name] = text
+        return None
+
+
 def rows(text: TextIO) -> Iterator[tuple[str, object]]:
     """(where, row) for each entry: `line N` (its first line), and a dict of paper fields or a Problem."""
     # Imported here: bibtexparser takes a tenth of a second to import, which no other verb should wait for.
     import bibtexparser  # noqa: PLC0415
 
-    macros = dict(MONTHS)  # the @string macros so far (names folded to lowercase), each as its text
+    macros = _Macros()
     for line, kind, body in _entries(text):
         where = f"line {line}"
         if isinstance(body, Problem):
@@ -126,10 +163,9 @@ def rows(text: TextIO) -> Iterator[tuple[str, object]]:
                 yield where, Problem("is an @string that cannot be read")
                 continue
             for string in parsed.strings:
-                try:
-                    macros[string.key.lower()] = value(string.value, macros)
-                except BadValue as problem:
-                    yield where, Problem(f"@string {string.key[:40]} {problem}: skipped")
+                problem = macros.define(where, string.key, string.value)
+                if problem is not None:
+                    yield where, problem
             continue
         if failed or not entries:
             error = str(getattr(failed[0], "error", "")).split(":")[0] if failed else "no fields"
@@ -145,6 +181,8 @@ def rows(text: TextIO) -> Iterator[tuple[str, object]]:
         except BadValue as problem:
             yield where, Problem(f"{name} {problem}: skipped")
             continue
+        except TooLarge as bound:
+            raise TooLarge(f"{where}: entry {entry.key[:40]}, field {name}, {bound}") from None
         yield where, paper_fields(entry.key, fields)
 
 
@@ -165,8 +203,10 @@ _MACRO = re.compile(r"[^\s\"#%'(),={}0-9][^\s\"#%'(),={}]*")
 
 def value(raw: str, macros: dict[str, str]) -> str:  # noqa: C901 (a small parser: a branch per kind of token)
     """A field's or an @string's value as BibTeX reads it: `{...}`, `"..."`, digits and macro names,
-    joined by `#`. Raise BadValue (`names @string "x", which the file does not define`) otherwise."""
+    joined by `#`. Raise BadValue (`names @string "x", which the file does not define`) otherwise, and
+    TooLarge before the value would grow past MAX_VALUE_CHARS."""
     out: list[str] = []
+    size = 0  # the characters in out
     at, end = 0, len(raw)
     while True:
         while at < end and raw[at].isspace():
@@ -190,7 +230,7 @@ def value(raw: str, macros: dict[str, str]) -> str:  # noqa: C901 (a small parse
                     break
             if i == end:
                 raise BadValue(f"has a {'{' if ch == '{' else 'quote'} that is never closed")
-            out.append(raw[at + 1 : i])
+            part = raw[at + 1 : i]
             at = i + 1
         else:
             m = _NUMBER.match(raw, at) or _MACRO.match(raw, at)
@@ -201,8 +241,12 @@ def value(raw: str, macros: dict[str, str]) -> str:  # noqa: C901 (a small parse
                 if word.lower() not in macros:
                     raise BadValue(f'names @string "{word[:40]}", which the file does not define')
                 word = macros[word.lower()]
-            out.append(word)
+            part = word
             at = m.end()
+        size += len(part)
+        if size > MAX_VALUE_CHARS:  # checked before the join, which would hold it all
+            raise TooLarge(f"expands past {MAX_VALUE_CHARS:,} characters (macros that double each other?)")
+        out.append(part)
         while at < end and raw[at].isspace():
             at += 1
         if at == end:

@@ -347,6 +347,8 @@ def _bibtex_rows(path: Path, text: TextIO) -> Iterator[tuple[str, object]]:
     try:
         for where, row in bibtex.rows(text):
             yield where, _Bad(row) if isinstance(row, bibtex.Problem) else row
+    except bibtex.TooLarge as e:
+        raise UnreadableFile(f"{path} {e}: the file is refused") from None
     except bibtex.Unreadable as e:
         raise UnreadableFile(f"{path}: not valid BibTeX ({e})") from None
 

@@ -19,7 +19,7 @@ from bot.catalog import refs as paper_refs
 
 MAX_TITLE = 300
 MAX_SUMMARY = 6000
-MAX_URL = 1000
+MAX_URL = paper_refs.MAX_URL  # a paper's link is at most as long as a reference's
 #: A url written into a chat link (each & as &amp;) is at most this long, so that a paper's
 #: link and title always fit in one block of a message.
 MAX_LINK = 1200

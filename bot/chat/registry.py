@@ -82,6 +82,9 @@ def _link(ctx: Context, verb: Verb, arg: Arg, word: str) -> paper_refs.Ref:
             then = (", or the empty form: ", command_code("add"), ".")
         else:
             then = (", or ", *BY_HAND)
+        why = paper_refs.problem(word)
+        if why is not None:  # shaped as a DOI, but none: say what is wrong with it
+            raise Refusal(Code(word[:80]), f" {why}", *then)
         raise Refusal(
             Code(word[:80]),
             " is not an arXiv id (2501.18512), an arXiv link, a DOI (10.1145/…) or a doi.org link. For example ",

@@ -262,10 +262,20 @@ def stop(store: Store, group: Group, then: Then = None) -> Group:
         return _made(replace(group, stopped=True), then)
 
 
+#: The longest value `group set` reads (a crontab, a meeting, a zone are under 100); admins: 100 mentions.
+MAX_VALUE_CHARS = 200
+MAX_ADMINS_CHARS = 4000
+
+
 def check(store: Store, group: Group, setting: str, value: str, read_member) -> tuple[str, object]:  # noqa: C901 (a branch per setting)
     """The column and value that `group set <setting> <value>` writes, checked as the environment's
     setting is. Raises SettingError (named by `setting`) and changes nothing."""
     raw = value.strip()
+    longest = MAX_ADMINS_CHARS if setting == "admins" else MAX_VALUE_CHARS
+    if len(raw) > longest:  # before any parsing, and never echoed whole
+        raise SettingError(
+            setting, f"{raw[:40]!r}… is {len(raw):,} characters long; a value here is at most {longest:,}"
+        )
     tz = group.calendar.tz
     if setting == "timezone":
         tz = parse_timezone(setting, raw)

@@ -6,7 +6,9 @@
     talks.past(store, group, now, page=1)                                            # talks given, newest first
 
 A talk is a week with a presenter (a row of `slots`); its links are rows of
-`talk_links`, several a talk, each kept once. Only the talk's presenter or an admin
+`talk_links`, several a talk, each kept once, and go with the talk: the store deletes
+them when it is withdrawn, cleared or replaced (migration m013's triggers), so they never
+show on the next presenter's talk of that week. Only the talk's presenter or an admin
 adds or removes them. A paper names its latest talk given (the coming one when it
 has none given yet).
 """
@@ -99,6 +101,10 @@ def attach(
     talk = _talk_of(store, group, now, ref)
     _may_change(member, talk)
     with store.write() as db:
+        now_there = slots.read_slot(db, talk.week, group_id)
+        asked = (talk.presenter, talk.paper.number if talk.paper else None)
+        if not isinstance(now_there, slots.Booked) or (now_there.presenter, now_there.paper) != asked:
+            raise Refusal("That talk changed just now (withdrawn or given to someone else): nothing was added.")
         row = db.execute(
             "SELECT count(*), sum(url = ?) FROM talk_links WHERE group_id = ? AND week = ?",
             [url, group_id, talk.week.key],

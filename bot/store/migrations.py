@@ -371,3 +371,27 @@ def m012_group_started_at(db: sqlite_utils.Database) -> None:
     # `updated_at` is its latest change, and a setting changed after this week's slot must not take
     # that week's post away.
     db.execute("ALTER TABLE groups ADD COLUMN started_at TEXT")
+
+
+@migrations()
+def m013_talk_links_go_with_their_talk(db: sqlite_utils.Database) -> None:
+    # Talk materials belong to the talk, not to its week: a withdrawn, cleared or replaced talk takes
+    # its links with it (before, they showed on the next presenter's talk of that week). Triggers, so
+    # that every way a slot goes or changes hands does it. The links already kept for a week with no
+    # talk now, or added before its talk was booked, were an earlier talk's (a time that cannot be
+    # read keeps its link).
+    db.executescript(
+        """
+        DELETE FROM talk_links WHERE NOT EXISTS (
+            SELECT 1 FROM slots s WHERE s.group_id = talk_links.group_id AND s.week = talk_links.week
+            AND s.kind = 'presenter' AND coalesce(julianday(s.booked_at) <= julianday(talk_links.added_at), 1)
+        );
+        CREATE TRIGGER talk_links_go_with_their_talk AFTER DELETE ON slots BEGIN
+            DELETE FROM talk_links WHERE group_id = OLD.group_id AND week = OLD.week;
+        END;
+        CREATE TRIGGER talk_links_go_with_a_changed_talk AFTER UPDATE OF kind, presenter, paper ON slots
+        WHEN OLD.kind IS NOT NEW.kind OR OLD.presenter IS NOT NEW.presenter OR OLD.paper IS NOT NEW.paper BEGIN
+            DELETE FROM talk_links WHERE group_id = OLD.group_id AND week = OLD.week;
+        END;
+        """
+    )

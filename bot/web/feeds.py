@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from bot import platforms
 from bot.schedule import groups
@@ -33,6 +33,8 @@ from bot.web.site import Group
 
 log = logging.getLogger(__name__)
 
+#: The pages and feeds whose first-drawn time is remembered (past it, all are forgotten and start again).
+SEEN_KEPT = 1000
 SECRET_BYTES = 24  # 32 characters of token_urlsafe: not guessed
 _SECRET = r"[A-Za-z0-9_-]{16,64}"
 _ROUTE = re.compile(rf"^/(g|m)/({_SECRET})/(calendar\.ics)?$")
@@ -121,25 +123,36 @@ def _etag(body: bytes) -> str:
     return '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
 
 
-def _not_modified(environ, etag: str, modified: datetime, now: datetime) -> bool:
-    """RFC 9110 13.1: If-None-Match wins over If-Modified-Since; a date later than `now` is ignored
-    (13.1.3), since it would make every later change look old."""
-    match = environ.get("HTTP_IF_NONE_MATCH")
-    if match is not None:
-        tags = [t.strip().removeprefix("W/") for t in match.split(",")]
-        return "*" in tags or etag in tags
-    since = environ.get("HTTP_IF_MODIFIED_SINCE")
-    if since:
-        try:
-            when = parsedate_to_datetime(since)
-        except (TypeError, ValueError, IndexError):
-            return False
+#: The longest conditional header read; a longer one is junk, ignored as if absent (a real one is under 100).
+MAX_CONDITION_CHARS = 1024
+
+
+def _http_date(text: str) -> datetime | None:
+    """An HTTP date as a time in UTC, or None for anything else (junk, a year past 9999, an hour of 99):
+    a bad date header is treated as absent (RFC 9110 13.1.3), never an error."""
+    if len(text) > MAX_CONDITION_CHARS:
+        return None
+    try:
+        when = parsedate_to_datetime(text)
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
-        if when > now:
-            return False
-        return modified.replace(microsecond=0) <= when
-    return False
+        return when.astimezone(UTC)  # a zone's offset may carry a date past datetime's range
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _not_modified(environ, etag: str, modified: datetime, now: datetime) -> bool:
+    """RFC 9110 13.1: If-None-Match wins over If-Modified-Since; a date later than `now` is ignored
+    (13.1.3), since it would make every later change look old; a header too long or unreadable is
+    ignored, as if absent."""
+    match = environ.get("HTTP_IF_NONE_MATCH")
+    if match is not None and len(match) <= MAX_CONDITION_CHARS:
+        tags = [t.strip().removeprefix("W/") for t in match.split(",")]
+        return "*" in tags or etag in tags
+    when = _http_date(environ.get("HTTP_IF_MODIFIED_SINCE") or "")
+    if when is None or when > now:
+        return False
+    return modified.replace(microsecond=0) <= when
 
 
 class Feeds:
@@ -156,7 +169,8 @@ class Feeds:
     ):
         self.store, self.groups, self.ask, self.clock = store, groups, ask, clock
         self.prefix = urlsplit(public_url).path.rstrip("/")
-        # When each page was first drawn as it is (a page has no single time it changed).
+        # When each page was first drawn as it is (a page has no single time it changed), for at most
+        # SEEN_KEPT addresses and searches, each key of bounded size.
         self._first_seen: dict[str, tuple[str, datetime]] = {}
         self._lock = threading.Lock()
 
@@ -174,29 +188,30 @@ class Feeds:
         if method not in ("GET", "HEAD"):
             start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), ("Content-Type", "text/plain")])
             return [b"GET or HEAD only\n"]
-        try:
+        try:  # never a 500 or a traceback: one line in the log, the secret in it hashed
             answer = self._answer(environ, match)
-        except Exception as e:  # never a 500 or a traceback: one line in the log
-            log.warning(
-                "could not draw %s: %s: %s", match[1] == "g" and "a group's page" or "a feed", type(e).__name__, e
-            )
+            if answer is None:
+                return self._not_found(environ, start_response)
+            body, content_type, modified = answer
+            etag = _etag(body)
+            headers = [
+                ("ETag", etag),
+                ("Last-Modified", format_datetime(modified.astimezone(UTC), usegmt=True)),
+                ("Cache-Control", "private, no-cache"),
+                ("Referrer-Policy", "no-referrer"),
+                ("X-Robots-Tag", "noindex"),
+                ("X-Content-Type-Options", "nosniff"),
+            ]
+            if content_type.startswith("text/html"):
+                headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"))
+            unchanged = _not_modified(environ, etag, modified, self.clock())
+        except Exception as e:
+            what = "the page" if match[1] == "g" and not match[3] else "the feed"
+            why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
+            log.warning("could not draw %s at %s: %s", what, http_door.unsecret(match[0]), http_door.unsecret(why))
             start_response("503 Service Unavailable", [("Retry-After", "30"), ("Content-Type", "text/plain")])
             return [b"Busy; try again in a moment.\n"]
-        if answer is None:
-            return self._not_found(environ, start_response)
-        body, content_type, modified = answer
-        etag = _etag(body)
-        headers = [
-            ("ETag", etag),
-            ("Last-Modified", format_datetime(modified.astimezone(UTC), usegmt=True)),
-            ("Cache-Control", "private, no-cache"),
-            ("Referrer-Policy", "no-referrer"),
-            ("X-Robots-Tag", "noindex"),
-            ("X-Content-Type-Options", "nosniff"),
-        ]
-        if content_type.startswith("text/html"):
-            headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"))
-        if _not_modified(environ, etag, modified, self.clock()):
+        if unchanged:
             start_response("304 Not Modified", headers)
             return [b""]
         headers += [("Content-Type", content_type), ("Content-Length", str(len(body)))]
@@ -227,7 +242,7 @@ class Feeds:
             # The weeks shown move on with time (an old event leaves the window): a body never seen
             # before is news even when no event in it changed.
             return body, kind, max(changed, self._seen(match[0], body))
-        query = parse_qs(environ.get("QUERY_STRING") or "").get("q", [""])[0]
+        query = site.query_of(environ.get("QUERY_STRING") or "")
         path = match[0]
         html = site.page(
             self.store,
@@ -237,14 +252,16 @@ class Feeds:
             query=query,
             feed_url=f"{self.prefix}/g/{secret}/calendar.ics",
         ).encode()
-        return html, "text/html; charset=utf-8", self._seen(f"{path}?{query}", html)
+        # Keyed by the query's hash: what each remembered query holds is the same few bytes.
+        searched = hashlib.sha256(query.encode()).hexdigest()[:16] if query else ""
+        return html, "text/html; charset=utf-8", self._seen(f"{path}?{searched}", html)
 
     def _seen(self, key: str, body: bytes) -> datetime:
         etag = _etag(body)
         with self._lock:
             seen = self._first_seen.get(key)
             if seen is None or seen[0] != etag:
-                if len(self._first_seen) > 1000:
+                if len(self._first_seen) >= SEEN_KEPT:
                     self._first_seen.clear()
                 seen = self._first_seen[key] = (etag, self.clock().replace(microsecond=0))
             return seen[1]
@@ -347,7 +364,6 @@ def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
 def beside_connection(calendars: Feeds | None, port: int, logger: logging.Logger) -> Callable[[], None] | None:
     """The calendars and the group's page on `port`, in a thread beside a platform's connection (Socket
     Mode, the Gateway) that holds the main thread: the function that stops them, None with no calendars."""
-
     if calendars is None:
         return None
     stop = http_door.serve_beside(http_door.listen(around(None, calendars), port))

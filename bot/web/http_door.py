@@ -12,6 +12,7 @@ port refused as a StartError), `healthz` and `warn_of_schedule` are every platfo
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import io
 import logging
@@ -43,6 +44,9 @@ IDLE_SECONDS = 15
 THREADS = 8
 #: The largest body: a platform's largest request (a submitted form, a click on a long message) is a few hundred KB.
 MAX_BODY = 2 * 1024 * 1024
+#: The largest request line and headers: a platform's or a browser's are a few KB. waitress's own bound
+#: (256 KB) let a long `?q=` be kept whole in urlsplit's cache (128 request lines: 50 MB that stayed).
+MAX_HEAD = 16 * 1024
 #: What the channel stamps on each request; a client's own header of that name is overwritten.
 ARRIVED = "X_PAPERBOT_ARRIVED"
 
@@ -116,12 +120,44 @@ def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Patt
     return Signed(timestamp, signature, stamp)
 
 
+#: A run of a secret's alphabet (token_urlsafe's) long enough to be a feed's or page's secret, or most of one.
+_SECRETISH = re.compile(r"[A-Za-z0-9_-]{10,}")
+
+
+def unsecret(text: str) -> str:
+    """`text` (a path, a log line) with each run that may be a secret, or a secret one character off,
+    as a short hash of it (`#3fa2b1c4`): a line still tells requests apart and never holds a secret.
+    A run of lowercase letters only (`interactions`) stays: no secret of 32 characters is one."""
+
+    def hashed(run: re.Match) -> str:
+        word = run[0]
+        if word.isalpha() and word.islower():
+            return word
+        return "#" + hashlib.sha256(word.encode()).hexdigest()[:8]
+
+    return _SECRETISH.sub(hashed, text)
+
+
+class _Unsecret(logging.Filter):
+    """waitress's lines (`Client disconnected while serving /g/<secret>/`, a traceback) as one line
+    with no secret in it: the message hashed by `unsecret`, an error's traceback cut to its type."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        line = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            line = f"{line} ({type(record.exc_info[1]).__name__})"
+        record.msg, record.args = unsecret(" ".join(line.split())), None
+        record.exc_info = record.exc_text = None
+        return True
+
+
 _REASONS = {400: "400 Bad Request", 401: "401 Unauthorized", 404: "404 Not Found", 413: "413 Content Too Large"}
 
 
 def refuse(environ, start_response, refusal: Refused) -> Iterable[bytes]:
     """Answer a refused request: its status and a short body; one log line, never the body's text."""
-    log.warning("refused a request to %s from %s %s", environ.get("PATH_INFO"), environ.get("REMOTE_ADDR"), refusal)
+    path = unsecret(environ.get("PATH_INFO") or "")  # a feed's address one character off holds its secret
+    log.warning("refused a request to %s from %s %s", path, environ.get("REMOTE_ADDR"), refusal)
     start_response(_REASONS.get(refusal.status, f"{refusal.status} Refused"), [("Content-Type", "application/json")])
     return [b'{"error": "invalid request"}' if refusal.status == 401 else b'{"error": "bad request"}']
 
@@ -246,6 +282,10 @@ def http_server(
     closed, so that slow or idle sockets from anyone who can reach the port cannot crowd out the
     platform's requests."""
     _allow_open_files(connection_limit + 64)
+    for name in ("waitress", "waitress.queue"):
+        waitress_log = logging.getLogger(name)
+        if not any(isinstance(f, _Unsecret) for f in waitress_log.filters):
+            waitress_log.addFilter(_Unsecret())
     server = create_server(
         application,
         host=host,
@@ -257,6 +297,7 @@ def http_server(
         connection_limit=connection_limit,
         asyncore_use_poll=True,
         max_request_body_size=MAX_BODY,
+        max_request_header_size=MAX_HEAD,
         clear_untrusted_proxy_headers=True,
     )
     channel = _channel_class(_Doorkeeper(per_address), request_seconds)

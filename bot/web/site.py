@@ -9,11 +9,15 @@ reads without JavaScript; the static copy, which no server answers, searches wit
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import jinja2
 
@@ -35,6 +39,8 @@ OPEN_TAGS_UP_TO = 200
 RESULTS = 40
 #: A query longer than this is cut: nothing a person types into a search box.
 QUERY_CHARS = 200
+#: The most of a request's query string read: QUERY_CHARS characters, each up to 3 UTF-8 bytes %-escaped.
+QUERY_STRING_BYTES = QUERY_CHARS * 9 + 64
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff]")
 
@@ -154,6 +160,13 @@ def _in_catalog(store: Store) -> int:
     return store.db.execute("SELECT count(*) FROM papers WHERE archived_at IS NULL").fetchone()[0]
 
 
+def query_of(query_string: str) -> str:
+    """The search a page request asks for (`q=`), as the page shows it: its words, at most QUERY_CHARS.
+    Only the query string's first QUERY_STRING_BYTES are read: a longer one costs no more than that."""
+    value = parse_qs(query_string[:QUERY_STRING_BYTES]).get("q", [""])[0]
+    return " ".join(value[: QUERY_CHARS * 2].split())[:QUERY_CHARS]
+
+
 def page(
     store: Store,
     group: Group,
@@ -186,11 +199,43 @@ def page(
     )
 
 
+class NotAFile(OSError):
+    """What is in the way of a page's file is no regular file (a symlink, a pipe, a device, a folder)."""
+
+
 def write_static(
     store: Store, group: Group, now: datetime, folder: Path, *, ask: member_names.Ask | None = None
 ) -> list[Path]:
-    """The page as files in `folder` (made if missing), for any static host: index.html."""
+    """The page as files in `folder` (made if missing), for any static host: index.html.
+
+    Only regular files are written: a symlink at a file's place (which could lead out of `folder`),
+    a pipe (which would block) or a device is refused with NotAFile. Each file is written whole to
+    a new temporary file in `folder` and renamed over its place, which replaces what is there (even
+    a symlink made since the check) and never follows it."""
+    html = page(store, group, now, ask=ask, static=True).encode()
     folder.mkdir(parents=True, exist_ok=True)
     index = folder / "index.html"
-    index.write_text(page(store, group, now, ask=ask, static=True), encoding="utf-8")
+    _write_regular(index, html)
     return [index]
+
+
+def _write_regular(path: Path, data: bytes) -> None:
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        what = "a symbolic link" if stat.S_ISLNK(mode) else "a folder" if stat.S_ISDIR(mode) else "a pipe or a device"
+        raise NotAFile(
+            f"{path} is {what}, not a regular file: site writes only regular files (remove it, or name another folder)"
+        )
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o644)  # as a page a web server reads (mkstemp makes it 0600)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise

@@ -238,3 +238,61 @@ def test_string_macros_and_hash_joins_are_read_as_bibtex_reads_them(tmp_path, mo
 def test_a_value_bibtex_would_not_read_is_refused_naming_why(raw, problem):
     with pytest.raises(bibtex.BadValue, match=problem):
         bibtex.value(raw, {})
+
+
+def _doubling(levels: int, start: str = "xxxxxxxxxxxxxxxx") -> list[str]:
+    """@string macros that each hold the one before twice: 1 KB of them would expand to terabytes."""
+    lines = [f'@string{{m0 = "{start}"}}']
+    lines += [f"@string{{m{i} = m{i - 1} # m{i - 1}}}" for i in range(1, levels)]
+    return lines
+
+
+def test_a_macro_bomb_is_refused_in_one_line_naming_its_entry_in_bounded_memory(tmp_path):
+    """A 1 KB file of self-doubling @string macros took 2.1 GB on import: the expansion is bounded before
+    it is made, and the file is refused whole, in one line that names the @string, under a 1 GB cap."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    bomb = tmp_path / "bomb.bib"
+    bomb.write_text("\n".join([*_doubling(40), "@misc{bomb, title = m39}", "@misc{fine, title = {Fine}}"]) + "\n")
+    assert bomb.stat().st_size < 1100
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "PAPERBOT_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "import", str(bomb)],
+        capture_output=True,
+        text=True,
+        env={**env, "PAPERBOT_DB": str(tmp_path / "a.db")},
+        timeout=120,
+        preexec_fn=cap,
+    )
+    assert done.returncode == 1, done
+    lines = done.stderr.splitlines()
+    assert lines == [
+        f"paperbot: {bomb} line 14: @string m13 expands past 65,536 characters (macros that double each other?):"
+        " the file is refused"
+    ], done.stderr
+    assert "added" not in done.stdout  # nothing of it imported: not even the fine entry after it
+
+
+@pytest.mark.parametrize(
+    ("tail", "named"),
+    [
+        (["@misc{wide, title = m11 # m11 # m11 # m11 # m11}"], "line 13: entry wide, field title, expands past"),
+        (
+            [f"@string{{copy{i} = m11 # {{{i}}}}}" for i in range(200)],
+            "line 138: @string copy125 brings the macros past",
+        ),
+        ([f'@string{{s{i} = ""}}' for i in range(10_001)], "line 10001: @string s9988 is past the 10,000 macros"),
+    ],
+)
+def test_every_bound_on_macros_refuses_the_file_naming_the_entry(tail, named):
+    """A field that joins a macro many times, many copies of a large macro, many macros: each is bounded."""
+    text = io.StringIO("\n".join([*_doubling(12), *tail]) + "\n")
+    with pytest.raises(bibtex.TooLarge, match=named):
+        list(bibtex.rows(text))

@@ -260,3 +260,74 @@ def test_the_cards_talk_lines_name_no_paper_on_slack_and_discord(store):
     embed = discord_render.message(card)["embeds"][0]
     [field] = [f for f in embed["fields"] if f["name"] == "Presented"]
     assert title.split(":")[0] not in field["value"] and "U1" in field["value"], field
+
+
+def test_a_withdrawn_talk_takes_its_links_with_it_in_the_console(tmp_path, monkeypatch, capsys):
+    """A member signs up, attaches slides, withdraws; the next presenter of that week signs up: their
+    talk had the withdrawn talk's link. Materials belong to the talk, and go with it."""
+    import io
+
+    from bot import cli
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PAPERBOT_DB", str(tmp_path / "paperbot.db"))
+    for name in ("PAPERBOT_CHANNEL", "PAPERBOT_ADMINS", "SLACK_BOT_TOKEN", "PAPERBOT_TIMEZONE"):
+        monkeypatch.delenv(name, raising=False)
+
+    def console(typed: str, user: str) -> str:
+        monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+        assert cli.main(["console", "--user", user]) == 0
+        return capsys.readouterr().out
+
+    out = console("signup 7 next\nslides next https://example.org/mine.pdf\nshow 7\nwithdraw 7\n", "U1")
+    assert "example.org/mine.pdf" in out and "withdr" in out.lower(), out
+    out = console("signup 3 next\nshow 3\nslides next\n", "U2")
+    assert "You're signed up" in out and "example.org/mine.pdf" not in out, out
+    out = console("show 7\npast\n", "U3")
+    assert "example.org/mine.pdf" not in out, out
+    store = catalog.open_store(tmp_path / "paperbot.db")
+    assert store.db.execute("SELECT count(*) FROM talk_links").fetchone()[0] == 0
+    store.close()
+
+
+def test_an_unassigned_or_replaced_talk_takes_its_links_and_the_next_keeps_its_own(store):
+    say(store, "signup 7 2026-12-10", user="U1")
+    say(store, "slides 2026-12-10 https://example.org/one.pdf", user="U1")
+    assert say(store, "unassign 2026-12-10", user="UADMIN", admin=True).startswith("Cleared"), "unassigned"
+    say(store, "assign U2 3 2026-12-10", user="UADMIN", admin=True)
+    assert "one.pdf" not in say(store, "show 3")
+    say(store, "slides 2026-12-10 https://example.org/two.pdf", user="U2")
+    assert "two.pdf" in say(store, "show 3") and "one.pdf" not in say(store, "show 7")
+
+
+def test_an_old_database_drops_links_left_by_earlier_talks_and_keeps_the_talks_own(tmp_path):
+    """A database from before the migration: a week whose talk was withdrawn kept its link, and a week
+    given to the next presenter showed the earlier talk's; both go, the talk's own link stays."""
+    import sqlite_utils
+
+    from bot.store.connection import migrations
+
+    path = tmp_path / "old.db"
+    db = sqlite_utils.Database(path)
+    migrations.apply(db, stop_before="m013_talk_links_go_with_their_talk")
+    db.execute("INSERT INTO papers (id, title, added_at, updated_at) VALUES ('p', 'P', 'x', 'x')")
+    db.executescript(
+        """
+        INSERT INTO slots (group_id, week, kind, presenter, paper, booked_by, booked_at) VALUES
+            (1, '2026-W50', 'presenter', 'U2', 1, 'U2', '2026-12-05T10:00:00+00:00'),
+            (1, '2026-W51', 'presenter', 'U3', 1, 'U3', '2026-12-01T10:00:00+00:00');
+        INSERT INTO talk_links (group_id, week, url, added_by, added_at) VALUES
+            (1, '2026-W49', 'https://example.org/withdrawn.pdf', 'U1', '2026-12-01T10:00:00+00:00'),
+            (1, '2026-W50', 'https://example.org/earlier.pdf', 'U1', '2026-12-02T10:00:00+00:00'),
+            (1, '2026-W50', 'https://example.org/own.pdf', 'U2', '2026-12-05T10:00:00+00:00'),
+            (1, '2026-W51', 'https://example.org/unread.pdf', 'U3', 'sometime');
+        """
+    )
+    db.close()
+    opened = catalog.open_store(path)
+    kept = [r[0] for r in opened.db.execute("SELECT url FROM talk_links ORDER BY id")]
+    assert kept == ["https://example.org/own.pdf", "https://example.org/unread.pdf"], kept
+    with opened.write() as w:  # and from now on the store keeps it so
+        w.execute("DELETE FROM slots WHERE week = '2026-W50'")
+    assert [r[0] for r in opened.db.execute("SELECT url FROM talk_links")] == ["https://example.org/unread.pdf"]
+    opened.close()

@@ -88,3 +88,37 @@ def test_the_group_without_a_channel_is_described_in_one_bracket(console):
     first = out.splitlines()[0]
     assert first.startswith("Reading group (settings from the environment; no channel yet"), first
     assert first.count("(") == 1, first
+
+
+BAD_ZONES = ["Europe", "America/Argentina", "zone.tab", "Europe/Berlin/", "../zoneinfo/UTC", "x" * 300, "Z" * 5000]
+
+
+@pytest.mark.parametrize("zone", BAD_ZONES)
+def test_a_zone_that_is_no_zone_is_refused_in_one_line_naming_it(console, zone):
+    """`group set timezone Europe` (a folder of the zone database) or a long name gave "Something
+    went wrong" and a traceback: one line naming the zone, and nothing changes."""
+    code, out, err = console(f"group start\ngroup set timezone {zone}\ngroup\n", "--channel", "C0X")
+    assert code == 0, err
+    said = [line for line in out.splitlines() if line.startswith("✗")]
+    assert len(said) == 1 and said[0].startswith(f"✗ timezone: {'unknown time zone ' if len(zone) < 200 else ''}"), said
+    assert repr(zone[:40])[:-1] in said[0] and said[0].endswith("Nothing was changed.") and len(said[0]) < 300, said
+    assert "went wrong" not in out + err and "Traceback" not in err, out + err
+    with sqlite3.connect(console.db) as db:
+        assert db.execute("SELECT timezone FROM groups WHERE channel = 'C0X'").fetchone() == ("UTC",)
+
+
+@pytest.mark.parametrize("setting", ["schedule", "meeting", "remind-days", "meeting-minutes", "rotation", "admins"])
+def test_a_huge_setting_value_is_refused_in_one_line(console, setting):
+    code, out, err = console(f"group start\ngroup set {setting} {'9' * 5000}\n", "--channel", "C0X")
+    assert code == 0 and "went wrong" not in out + err and "Traceback" not in err, out + err
+    said = [line for line in out.splitlines() if line.startswith("✗")]
+    assert len(said) == 1 and len(said[0]) < 400, said
+
+
+@pytest.mark.parametrize("zone", BAD_ZONES)
+def test_a_paperbot_timezone_that_is_no_zone_stops_the_start_in_one_line(console, monkeypatch, zone):
+    monkeypatch.setenv("PAPERBOT_TIMEZONE", zone)
+    code, out, err = console("", "--channel", "C0X")
+    shown = zone[:60] + ("…" if len(zone) > 60 else "")
+    assert code != 0 and f"PAPERBOT_TIMEZONE: unknown time zone {shown!r}" in err, (out, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err

@@ -267,3 +267,38 @@ def test_markup_in_a_crossref_title_is_dropped():
         crossref.add("10.1234/x", title="Growth of MoS<sub>2</sub> <i>in vivo</i> &amp; more", authors=[("A", "B")])
         found = lookup.Lookups(crossref_api=crossref.url).fetch(parse("10.1234/x"), 2)
     assert found.title == "Growth of MoS2 in vivo & more" and found.year == 2024 and found.summary == ""
+
+
+def test_every_reference_reads_back_from_its_own_link_and_fits_the_catalog():
+    """A form carries a reference as its link and reads it again: whatever text parses, its link parses
+    back as the same reference, is at most a catalog link long, and holds no space or control character."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from bot.catalog.papers import MAX_URL
+
+    pieces = st.sampled_from(["%0A", "%25", "%20", "%00", "%ff", "%3C", "%2F", "é", "(", ")", ".", "/", "a", "Z", "%"])
+    suffix = st.lists(pieces, max_size=12).map("".join) | st.text(max_size=40)
+    texts = st.tuples(st.sampled_from(["10.1234/", "doi:10.1234/", "https://doi.org/10.1234/"]), suffix)
+
+    @settings(max_examples=400, deadline=None)
+    @given(texts, st.integers(0, 1000))
+    def check(parts, padding):
+        text = parts[0] + parts[1] + "a" * padding
+        ref = parse(text)
+        if ref is None:
+            return
+        assert parse(ref.url) == ref and len(ref.url) <= MAX_URL, (text, ref)
+        assert ref.url.isprintable() and not any(ch.isspace() for ch in ref.url), ref.url
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "text", ["10.1234/a%0Ab", "10.1234/" + "a" * 990, "https://arxiv.org/abs/2501.18512?x=" + "a" * 990]
+)
+def test_a_console_add_of_a_doi_that_spells_none_is_one_line(services, monkeypatch, tmp_path, capsys, text):
+    out = console(monkeypatch, tmp_path, capsys, f"add {text}\nsuggest {text}\n")
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 2 and all(line.startswith("✗ ") for line in lines), lines
+    assert "went wrong" not in out

@@ -79,3 +79,43 @@ def test_deep_json_from_crossref_is_one_line_and_the_add_form_says_so(h, door, s
     assert said in str(view["blocks"][0])
     assert not any(b["element"].get("initial_value") for b in view["blocks"] if b["type"] == "input")
     assert unsaved(h) and not tracebacks(caplog)
+
+
+@pytest.mark.parametrize(
+    ("doi", "said"),
+    [
+        ("10.1234/abc%0Adef", "holds a line break or another character no DOI has"),
+        ("10.1234/%ff%fe", "holds a line break or another character no DOI has"),
+        ("https://doi.org/10.1234/a%00b", "holds a line break or another character no DOI has"),
+        ("10.1234/" + "a" * 990, "is longer than a DOI's link may be (1,000 characters)"),
+        ("doi:10.1234/" + "é" * 200, "is longer than a DOI's link may be (1,000 characters)"),
+    ],
+)
+def test_a_doi_that_spells_no_doi_is_one_line_and_no_form(h, door, caplog, doi, said):
+    """`add` with %-escapes that read as a line break, or a DOI of about 990 characters, opened the
+    form and then failed on an AssertionError ("Something went wrong"): one line, no form, nothing saved."""
+    caplog.set_level(logging.INFO)
+    for line, user in ((f"add {doi}", "UADMIN"), (f"suggest {doi}", "U1")):
+        status, reply = door.command(line, user=user)
+        assert status == 200, status
+        shown = blocks_text(valid(reply))
+        assert shown.startswith(f"`{doi[:80]}` {said}") and "went wrong" not in shown, shown
+    assert not h.slack.calls_to("views.open") and not h.slack.calls_to("views.update")
+    assert unsaved(h) and not tracebacks(caplog)
+
+
+@pytest.mark.parametrize("doi", ["10.1234/a%25b", "10.1234/50%25-off", "10.1002/(sici)1097-4571(199806)49:8%3C693"])
+def test_a_doi_with_a_percent_or_brackets_is_looked_up_and_filled_in(h, door, services, caplog, doi):
+    """A DOI whose own text holds `%` or `<` (typed escaped): its link escapes them, and the form reads it
+    back as the same DOI."""
+    _, crossref = services
+    caplog.set_level(logging.INFO)
+    from urllib.parse import unquote
+
+    crossref.add(unquote(doi), title="Fifty percent off")
+    status, reply = door.command(f"add {doi}", user="UADMIN")
+    assert status == 200 and reply == {}, reply
+    assert h.slack.wait_for(lambda s: s.calls_to("views.update"), 10), "the form stayed at 'Looking up…'"
+    [update] = h.slack.calls_to("views.update")
+    assert "Fifty percent off" in str(update.params["view"]["blocks"]), update.params["view"]
+    assert not tracebacks(caplog)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import logging
 import re
 import socket
 from datetime import UTC, datetime, timedelta
@@ -11,6 +12,7 @@ import icalendar
 import pytest
 
 from bot.chat import commands, context
+from bot.runtime import both_platforms
 from bot.schedule.signups import Member
 from bot.web import feeds, http_door, member_names
 from tests.support.slack_group import settings_for
@@ -21,12 +23,21 @@ PUBLIC = "https://example.org/reading"
 @pytest.fixture
 def served(tmp_path, store):
     """The feeds of the test group, behind PAPERBOT_PUBLIC_URL's path, served on a free port."""
+    yield from _served(tmp_path, store, lambda calendars: feeds.around(None, calendars))
+
+
+@pytest.fixture
+def served_with_platforms(tmp_path, store):
+    """The same, beside the platforms' routes, as `run` serves them: other paths go to the platforms' door."""
+    yield from _served(tmp_path, store, lambda calendars: both_platforms.application([], calendars))
+
+
+def _served(tmp_path, store, application):
     settings = settings_for(tmp_path, PAPERBOT_PUBLIC_URL=PUBLIC)
     clock = [datetime.now(UTC)]
     group = feeds.environment_group(settings)
-    app = feeds.around(
-        None, feeds.Feeds(store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: clock[0])
-    )
+    calendars = feeds.Feeds(store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: clock[0])
+    app = application(calendars)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -35,6 +46,7 @@ def served(tmp_path, store):
 
     class Served:
         store = None
+        app = calendars
 
         def later(self, minutes: int) -> None:
             clock[0] += timedelta(minutes=minutes)
@@ -91,6 +103,76 @@ def test_an_if_modified_since_in_the_future_is_ignored(served):
     served.do("unassign 2027-03-04")
     status, _, body = served.get(feed, If_Modified_Since=future)
     assert status == 200 and b"U2" not in body
+
+
+#: If-Modified-Since values no server should choke on: a huge year, a zone past the range, junk.
+BAD_DATES = [
+    "Mon, 01 Jan 99999999999999999999 00:00:00 GMT",
+    "Fri, 31 Dec 9999 23:59:59 -2359",
+    "Sat, 01 Jan 0001 00:00:00 +2359",
+    "Mon, 01 Jan 2024 00:00:00 +99999999999999999999",
+    "Mon, 01 Jan 2024 99:99:99 GMT",
+    "Mon, 32 Foo 2024 00:00:00 GMT",
+    "9" * 5000,
+    "Mon, 01 Jan 2024 00:00:00 GMT" + " " * 4000 + "x",
+    "",
+    ",,,,",
+]
+
+
+@pytest.mark.parametrize("since", BAD_DATES)
+def test_a_bad_if_modified_since_is_ignored_as_if_absent_never_a_500(served, since, caplog):
+    """A date header that is no date (a year of twenty digits gave a 500 and a traceback) is treated as
+    absent: the feed and the page answer in full, and nothing is logged as an error."""
+    served.do("assign U2 5 2027-03-04")
+    urls = served.urls()
+    for address in (urls["group"], urls["page"], urls["member"]):
+        status, headers, body = served.get(address, If_Modified_Since=since)
+        assert status == 200 and body, (address, status)
+        assert served.get(address, If_Modified_Since=since, If_None_Match=headers["ETag"])[0] == 304
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info], caplog.text
+
+
+@pytest.mark.parametrize("match", ['"' + "x" * 5000 + '"', "," * 3000, "W/", "*" * 2000, "\t, W/W/W/"])
+def test_if_none_match_junk_is_a_full_answer(served, match):
+    """An If-None-Match that names no ETag, or is too long to be one's list, gets the feed whole."""
+    status, _, body = served.get(served.urls()["group"], If_None_Match=match)
+    assert status == 200 and b"BEGIN:VCALENDAR" in body
+
+
+def test_no_log_line_of_a_run_of_requests_holds_a_secret(served_with_platforms, store, caplog):
+    """A path one character off a feed's address went to the platforms' door, which logged it whole.
+    Across feeds, pages, near misses, bad headers and a feed that fails to draw, no line holds a
+    secret, while the near misses' lines still tell requests apart (a short hash)."""
+    served = served_with_platforms
+    caplog.set_level(logging.DEBUG)
+    urls = served.urls("U1")
+    group, member = urls["group"].split("/")[3], urls["member"].split("/")[3]
+    near = [
+        urls["group"] + "x",
+        urls["page"].rstrip("/"),
+        urls["page"] + "x",
+        urls["group"].replace(group, group + "!"),
+        urls["group"].replace(group, group[:16] + "." + group[16:]),
+        urls["member"].replace(member, member[:-1]),
+        urls["member"].removesuffix("calendar.ics"),
+        f"/reading/m/{member}/calendar.ics/",
+        f"/reading/x/{group}/",
+    ]
+    for path in near:
+        assert served.get(path)[0] == 404, path
+    assert served.get(urls["page"] + "?q=" + group)[0] == 200
+    assert served.get(urls["group"], If_Modified_Since=BAD_DATES[0])[0] == 200
+    with store.write() as db:  # members' feeds now fail to draw: the line names the address by a hash
+        db.execute("DROP TABLE member_secrets")
+    assert served.get(urls["member"])[0] == 503
+    lines = [r.getMessage() + (r.exc_text or "") for r in caplog.records]
+    assert any(line.startswith("could not draw the feed at /m/#") for line in lines), lines
+    refused = [line for line in lines if line.startswith("refused a request to")]
+    assert len(refused) >= 7 and len(set(refused)) == len(refused), lines  # each near miss told apart
+    for secret in (group, member):
+        for line in lines:
+            assert secret[:10] not in line and secret[-10:] not in line, line
 
 
 def test_a_wrong_or_old_secret_is_a_404_that_says_nothing_of_which_part_was_wrong(served):
@@ -157,3 +239,20 @@ def test_calendar_answers_the_members_addresses_privately(served):
     for path in served.urls("U1").values():
         assert "https://example.org" + path in shown
     assert served.urls("U1")["member"] != served.urls("U2")["member"]
+
+
+def test_long_page_queries_are_cut_and_leave_nothing_of_themselves_behind(served, store):
+    """1,000 long `?q=` values kept about 330 MB: each remembered page was keyed by its whole query. A query
+    is read to its first 200 characters, remembered by a hash; a request head past 16 KB is refused (431)."""
+    from bot.web import site
+
+    page = served.urls()["page"]
+    status, _, body = served.get(page + "?q=" + "diloco+" * 2000)  # 14 KB
+    assert status == 200 and ("diloco " * 28).strip().encode() in body and ("diloco " * 29).encode() not in body
+    assert served.get(page + "?q=" + "x" * 200_000)[0] == 431
+    for i in range(60):
+        assert served.get(page + f"?q={i}+" + "word+" * 2500)[0] == 200
+    calendars = served.app
+    assert len(calendars._first_seen) <= feeds.SEEN_KEPT
+    assert max(len(key) for key in calendars._first_seen) < 100, "a remembered page's key holds its query"
+    assert site.query_of("q=" + "%E4%B8%AD" * 300) == "中" * site.QUERY_CHARS

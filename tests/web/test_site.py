@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from html.parser import HTMLParser
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from bot import cli
 from bot.calendar import Week
 from bot.catalog.queries import open_store
@@ -127,3 +129,68 @@ def test_talk_links_are_named_by_what_they_are():
         ("https://notes.example.org/diloco", "notes.example.org"),
     ]
     assert site.labelled(["https://vimeo.com/1"]) == [("https://vimeo.com/1", "recording")]
+
+
+def _site(tmp_path, seeded_file, folder):
+    """`paperbot site FOLDER` as its own process, bounded in time: a pipe in the way once hung it."""
+    import os
+    import subprocess
+    import sys
+
+    shutil.copyfile(seeded_file, tmp_path / "paperbot.db")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PAPERBOT_", "SLACK_", "DISCORD_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "site", str(folder)],
+        capture_output=True,
+        text=True,
+        env={**env, "PAPERBOT_DB": str(tmp_path / "paperbot.db")},
+        cwd=tmp_path,
+        timeout=30,
+    )
+
+
+@pytest.mark.parametrize("kind", ["symlink out", "dangling symlink", "fifo", "folder"])
+def test_site_never_writes_through_a_symlink_nor_opens_a_pipe(tmp_path, seeded_file, kind):
+    """`site DIR` wrote through an index.html symlink to a file outside DIR, and hung on a FIFO: what is
+    in the way and no regular file is refused in one line, and nothing outside DIR changes."""
+    import os
+
+    public = tmp_path / "public"
+    public.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    index = public / "index.html"
+    if kind == "symlink out":
+        index.symlink_to(outside)
+    elif kind == "dangling symlink":
+        index.symlink_to(tmp_path / "made-outside.html")
+    elif kind == "fifo":
+        os.mkfifo(index)
+    else:
+        index.mkdir()
+    done = _site(tmp_path, seeded_file, public)
+    assert done.returncode == 1, done
+    what = {"fifo": "a pipe or a device", "folder": "a folder"}.get(kind, "a symbolic link")
+    assert done.stderr == (
+        f"paperbot: {public}: cannot write the page there ({index} is {what}, not a regular file: site writes"
+        " only regular files (remove it, or name another folder))\n"
+    ), done.stderr
+    assert outside.read_text() == "keep me" and not (tmp_path / "made-outside.html").exists()
+    assert sorted(p.name for p in public.iterdir()) == ["index.html"]  # no temporary file left
+
+
+def test_site_replaces_its_page_whole_and_keeps_a_hard_linked_copy_apart(tmp_path, seeded_file):
+    """The page is written to a new file and renamed over the old: a file hard-linked to the old page
+    (outside DIR) keeps what it had, and the new page is whole and readable."""
+    import os
+
+    public = tmp_path / "public"
+    public.mkdir()
+    (public / "index.html").write_text("old page")
+    os.link(public / "index.html", tmp_path / "linked.html")
+    done = _site(tmp_path, seeded_file, public)
+    assert done.returncode == 0 and done.stdout == f"Wrote {public / 'index.html'}.\n", done
+    assert (tmp_path / "linked.html").read_text() == "old page"
+    page = (public / "index.html").read_text()
+    assert page.rstrip().endswith("</html>") and os.stat(public / "index.html").st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in public.iterdir()) == ["index.html"]
