@@ -262,10 +262,11 @@ class DiscordBot:
 
     def _submitted(self, ctx: Context, data: dict) -> Notice:
         """The add (or edit) form, filled in: the paper added (or saved), or why not, in one line."""
-        number = render.edited_number(data.get("custom_id"))
-        if number is not None:
+        form = render.edited(data.get("custom_id"))
+        if form is not None:
+            number, was = form
             values = render.form_values(data)
-            return _saved(lambda: paper_commands.edit_paper(ctx, number, values), "Saved", f"edit {number}")
+            return _saved(lambda: paper_commands.save_form(ctx, number, values, was), "Saved", f"edit {number}")
         if data.get("custom_id") != render.ADD_FORM:
             return Notice(text("That form is not paperbot's any more. Try the command again."), ok=False)
         return _saved(lambda: paper_commands.add_paper(ctx, render.form_values(data)), "Added", "add")
