@@ -86,8 +86,6 @@ DISK_FULL = "The disk that holds the catalog is full, so nothing was changed. As
 
 def run(ctx: Context, line: str) -> Answer:
     """Answer one /paper command line. Never raises for anything a user typed."""
-    if ctx.place.foreign:  # every verb, help too: another server's members get this line and nothing else
-        return notice(NOT_HERE, ok=False)
     name, args = split(line)
     if not name:
         return Answer(_help())
@@ -109,6 +107,8 @@ def run(ctx: Context, line: str) -> Answer:
                 ok=False,
             )
         return Answer(_help(text("I don't know ", Code(name[:30]), ". Here is what I can do:")))
+    if command.name != "help" and ctx.place.foreign:  # another server's members: this line, and nothing done
+        return notice(NOT_HERE, ok=False)
     if command.name != "help" and not ctx.member.id.strip():  # a platform always names the user; without one, no one
         return notice("This request did not say who sent it, so nothing was done. Try the command again.", ok=False)
     try:

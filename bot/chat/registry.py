@@ -398,8 +398,10 @@ def check_place(ctx: Context) -> None:
 def check_rights(ctx: Context, rights: Rights, group: groups.Group | None = None) -> None:
     """Raise AdminOnly unless `ctx.member` may act with `rights` (in `group`, for a group's admins);
     Refusal for anyone of another server or workspace (the forms come here without a verb)."""
+    if not rights.admins_only:
+        return
     check_place(ctx)
-    if not rights.admins_only or ctx.member.is_admin():
+    if ctx.member.is_admin():
         return
     if rights.who == "group" and group is not None and ctx.member.id in group.admins:
         return

@@ -658,30 +658,20 @@ def edit_form(channel: str | None, paper) -> dict:
     private_metadata carries the channel, the paper's number and its form version, as `channel|number|version`."""
     view = add_form(channel)
     values = paper_commands.form_fields(paper, INPUT_MOST)
-    blocks = []
-    for block in view["blocks"]:
-        name = block.get("block_id")
-        if block.get("type") == "input" and name not in values:
-            continue
-        element = block.get("element") or {}
-        if block.get("type") == "input":
-            if name in ("tags", "summary"):  # the others' inputs hold the longest a paper may have
-                element["max_length"] = INPUT_MOST
-            if values[name]:
-                element["initial_value"] = values[name]
-        if name != "title":
-            block["optional"] = True  # emptied: the field is cleared
-        blocks.append(block)
+    blocks = [b for b in view["blocks"] if b["block_id"] in values]  # the add form's blocks are its inputs
+    for block in blocks:
+        name, element = block["block_id"], block["element"]
+        if name in ("tags", "summary"):  # the others' inputs hold the longest a paper may have
+            element["max_length"] = INPUT_MOST
+        if values[name]:
+            element["initial_value"] = values[name]
+        block["optional"] = name != "title"  # emptied: the field is cleared
     kept = [paper_commands.FORM_FIELDS[k] for k in paper_commands.FORM_FIELDS if k not in values]
     if kept:
+        many = len(kept) > 1
+        said = f"{'are' if many else 'is'} longer than this form holds: kept as {'they are' if many else 'it is'}"
         again = f"{COMMAND} edit {paper.number} {kept[0]} …"
-        said = (
-            "are longer than this form holds: kept as they are"
-            if len(kept) > 1
-            else "is longer than this form holds: kept as it is"
-        )
-        note = f"The {', '.join(kept)} {said}. `{again}` changes it."
-        blocks.insert(0, context(note))
+        blocks.insert(0, context(f"The {', '.join(kept)} {said}. `{again}` changes it."))
     return {
         **view,
         "blocks": blocks,
