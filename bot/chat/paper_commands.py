@@ -278,7 +278,9 @@ def edit(ctx: Context, paper: str, field: str | None, value: str | None) -> Answ
     return notice("Saved ", PaperRef(edited), f": {name} changed. ", command_code(f"show {edited.number}"))
 
 
-def edit_paper(ctx: Context, number: int, fields: dict, *, whole_form: bool = True) -> catalog.Paper:
+def edit_paper(
+    ctx: Context, number: int, fields: dict, *, whole_form: bool = True, check: catalog.Check | None = None
+) -> catalog.Paper:
     """Save an edit of paper `number` (the edit form, or one field): admins only. Raises Refusal, or
     InvalidPaper naming the bad field. `whole_form`: a field left empty is cleared (the form shows them all)."""
     check_rights(ctx, EDITING)
@@ -294,7 +296,7 @@ def edit_paper(ctx: Context, number: int, fields: dict, *, whole_form: bool = Tr
     if "title" in fields and not (fields["title"] or "").strip():
         raise catalog.InvalidPaper("title", "title cannot be empty")
     changes = catalog.validate({**fields, "id": paper.id}, new=False)
-    return catalog.edit(ctx.store, paper, changes, clear_year=clear_year)
+    return catalog.edit(ctx.store, paper, changes, clear_year=clear_year, check=check)
 
 
 #: The edit form's fields, in the order the form's version lists them; what a member calls each.
@@ -339,11 +341,8 @@ def _all_fields(paper: catalog.Paper) -> dict[str, str]:
 def save_form(ctx: Context, number: int, values: dict, was: str) -> catalog.Paper:
     """Save a submitted edit form: only the fields the admin changed (a field the form left out, or
     gave back as it showed it, stays as it is); refused, naming what changed, when the paper changed
-    since the form opened (`was`, its form_version)."""
+    since the form opened (`was`, its form_version), checked under the write lock."""
     check_rights(ctx, EDITING)
-    paper = catalog.by_number(ctx.store, number)
-    if paper is None:
-        raise Refusal(f"There is no paper #{number} any more: nothing was saved.")
     if len(was) != 6 * len(FORM_FIELDS):
         raise Refusal(
             "This form is from an older paperbot: nothing was saved. ",
@@ -351,17 +350,24 @@ def save_form(ctx: Context, number: int, values: dict, was: str) -> catalog.Pape
             " opens it again.",
         )
     before = dict(zip(FORM_FIELDS, (was[i : i + 6] for i in range(0, len(was), 6)), strict=True))
-    moved = [FORM_FIELDS[k] for k, v in _all_fields(paper).items() if _digest(v) != before[k]]
-    if moved:
-        raise Refusal(
-            f"#{number} was changed since this form opened (its {', '.join(moved)}): nothing was saved. ",
-            command_code(f"edit {number}"),
-            " opens it as it is now.",
-        )
+
+    def unchanged(paper: catalog.Paper) -> None:
+        moved = [FORM_FIELDS[k] for k, v in _all_fields(paper).items() if _digest(v) != before[k]]
+        if moved:
+            raise Refusal(
+                f"#{number} was changed since this form opened (its {', '.join(moved)}): nothing was saved. ",
+                command_code(f"edit {number}"),
+                " opens it as it is now.",
+            )
+
     changed = {k: v or "" for k, v in values.items() if k in FORM_FIELDS and _digest(v) != before[k]}
+    paper = catalog.by_number(ctx.store, number)
+    if paper is None:
+        raise Refusal(f"There is no paper #{number} any more: nothing was saved.")
     if not changed:
+        unchanged(paper)
         return paper
-    return edit_paper(ctx, number, changed)
+    return edit_paper(ctx, number, changed, check=unchanged)
 
 
 def suggestion_checked(ctx: Context, link: paper_refs.Ref) -> Answer | None:
