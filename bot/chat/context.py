@@ -55,9 +55,7 @@ IDS_ONLY = Platform(_member_id)
 
 
 #: The one line for a request from a server or workspace that is not the install's.
-NOT_HERE = (
-    "paperbot is not set up in this server or workspace, so nothing was done. Ask whoever runs it to add it here."
-)
+NOT_HERE = "paperbot is not set up in this server or workspace, so nothing was done."
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ CHOICES_MAX = 25
 ANSWER_RETRY_SECONDS = 5.0
 #: How long Discord may take to say which server a channel is in, or whether a user is a member of it.
 HOME_TIMEOUT = 2.0
+#: While Discord has not said which server PAPERBOT_CHANNEL is in, it is asked again this often at most.
+HOME_ASK_AGAIN = 30.0
 #: Whether a user who writes directly is a member of the install's server is asked again after this.
 MEMBER_KNOWN_FOR = 600.0
 MEMBERS_KEPT = 10_000
@@ -98,6 +100,7 @@ class DiscordBot:
         self.transport = DiscordTransport(self.rest, settings.admins)
         self.app_id: str | None = None
         self._home: str | None = None  # the server of PAPERBOT_CHANNEL, once Discord said it
+        self._home_again = 0.0  # when to ask Discord for it again, while it is not known
         self._members: dict[str, tuple[bool, float]] = {}  # member of the install's server? until when
         self.replies = Replies()
         self._stopping = threading.Event()
@@ -112,10 +115,11 @@ class DiscordBot:
 
     def home_server(self) -> str | None:
         """The install's own server: DISCORD_GUILD, else the server of PAPERBOT_CHANNEL, asked of Discord
-        once (at start, by check_channel; again until it answers). None while it is not known."""
+        once (at start, by check_channel; again, every HOME_ASK_AGAIN, until it answers). None while it is not known."""
         if self.settings.guild:
             return self.settings.guild
-        if self._home is None and self.settings.channel:
+        if self._home is None and self.settings.channel and time.monotonic() >= self._home_again:
+            self._home_again = time.monotonic() + HOME_ASK_AGAIN  # not a slow call on every request meanwhile
             try:
                 found = self.rest.call("GET", f"/channels/{self.settings.channel}", timeout=HOME_TIMEOUT)
             except (Rejected, Uncertain) as e:
