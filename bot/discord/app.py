@@ -134,9 +134,19 @@ class DiscordBot:
         home = self.home_server()
         guild = interaction.get("guild_id")
         if guild:
+            if home is None and self._from_a_group_channel(interaction):
+                # Discord signed it, and a channel is in one server only: that server is the install's.
+                self._home = home = str(guild)
+                log.info("the install's server is %s, that of a group's channel", home)
             return Place(str(guild), home)
         user = door.user_of(interaction) or ""
         return Place(None, home, stranger=not self._at_home(home, user))
+
+    def _from_a_group_channel(self, interaction: dict) -> bool:
+        """Was `interaction` sent from PAPERBOT_CHANNEL or a chat group's channel? Learning the install's
+        server so needs no REST route: Discord may not have answered `GET /channels/{id}` yet."""
+        channel = interaction.get("channel_id") or (interaction.get("channel") or {}).get("id")
+        return groups.of_channel(self.store, self.env, channel) is not None
 
     def _at_home(self, home: str | None, user: str) -> bool:
         if user in self.settings.admins:

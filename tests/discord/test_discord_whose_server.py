@@ -83,3 +83,21 @@ def test_the_gateway_path_refuses_another_server_too(make_bot, discord):
     answered = discord.answer_to(interaction)
     assert answered is not None and "not set up in this server" in answered["data"]["content"]
     assert catalog.find(bot.store, "7") is not None
+
+
+def test_the_install_learns_its_server_from_a_groups_channel_when_discord_will_not_say(make_bot, discord):
+    # A Discord that has no answer for GET /channels/{id}: the install's server is still learned, from
+    # the first signed request typed in the group's own channel, and another server stays another.
+    discord.fail_next("channel_object", 404, code=10003, times=50)
+
+    def abroad(interaction: dict) -> dict:  # a channel of the other server: a channel is in one server only
+        return {**elsewhere(interaction), "channel_id": "1000000000000000778"}
+
+    bot = make_bot()
+    refused = said(post(bot, discord, abroad(slash("archive", STRANGER, permissions=ADMINISTRATOR, paper="7"))))
+    assert "not set up in this server" in refused
+    assert "You're signed up" in said(post(bot, discord, slash("signup", MEMBER, paper="7")))
+    again = said(post(bot, discord, abroad(slash("archive", STRANGER, permissions=ADMINISTRATOR, paper="7"))))
+    assert "not set up in this server" in again
+    [(archived,)] = bot.store.db.execute("SELECT archived_at FROM papers WHERE number = 7").fetchall()
+    assert archived is None
