@@ -43,4 +43,7 @@
   form.hidden = false;
   form.addEventListener("submit", function (e) { e.preventDefault(); show(); });
   box.addEventListener("input", show);
+  // A search's own address, as the served page's: index.html?q=words.
+  var asked = new URLSearchParams(window.location.search).get("q");
+  if (asked) { box.value = asked; show(); }
 })();
