@@ -38,6 +38,8 @@ from bot.web import member_names
 PAST_SHOWN = 200
 #: Papers listed under one tag on the group's page, as many as a chat reply lists; the rest on the tag's pages.
 PER_TAG = 40
+#: The same once the catalog is past OPEN_TAGS_UP_TO (its tags folded): the page stays under a MB.
+PER_TAG_FOLDED = 10
 #: Papers on one page of a tag's listing.
 TAG_PAGE = 100
 #: The highest page number read from a request: past any catalog's last page, and a bounded OFFSET.
@@ -147,13 +149,13 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
     return talks[:PAST_SHOWN]
 
 
-def _by_tag(store: Store) -> list[tuple[str | None, int, list[Paper]]]:
-    """Each tag (by name) with its count and its first PER_TAG papers, then the untagged (None)."""
+def _by_tag(store: Store, per_tag: int) -> list[tuple[str | None, int, list[Paper]]]:
+    """Each tag (by name) with its count and its first `per_tag` papers, then the untagged (None)."""
     shelves: list[tuple[str | None, int, list[Paper]]] = []
     for tag, count in sorted(catalog.tag_counts(store)):
-        _, shelf = catalog.tagged(store, tag, 1, PER_TAG)
+        _, shelf = catalog.tagged(store, tag, 1, per_tag)
         shelves.append((tag, count, shelf.papers))
-    untagged = _untagged_page(store, 1, PER_TAG)
+    untagged = _untagged_page(store, 1, per_tag)
     if untagged.papers:
         shelves.append((None, untagged.total or 0, untagged.papers))
     return shelves
@@ -241,6 +243,7 @@ def page(
     if asked.tag is not None or asked.untagged:
         return tag_page(store, group, now, asked.tag, asked.page, href=href, static=static)
     results = search_pager = None
+    count = _in_catalog(store)
     if asked.query:
         found = catalog.search(store, asked.query, asked.page, RESULTS)
         results = found.papers if found is not None else []
@@ -257,13 +260,14 @@ def page(
         tz=group.calendar.tz.key,
         coming=_coming(store, group, now, ask),
         past=_past(store, group, now, ask),
-        shelves=_by_tag(store),
+        # A search's page lists its results, not the catalog again (drawn each time: a search is seldom kept).
+        shelves=[] if asked.query else _by_tag(store, PER_TAG if count <= OPEN_TAGS_UP_TO else PER_TAG_FOLDED),
         query=asked.query,
         results=results,
         search_pager=search_pager,
         static=static,
         feed_url=feed_url,
-        papers=(count := _in_catalog(store)),
+        papers=count,
         open_tags=count <= OPEN_TAGS_UP_TO,
         href=href,
     )
@@ -338,20 +342,14 @@ def _count(store: Store, tag: str | None) -> int:
     return catalog.tagged(store, tag, 1, 1)[1].total or 0
 
 
-#: The characters of a summary the static search reads: the words a reader looks for are near its start,
-#: and the index of 40,000 papers stays a few MB.
-INDEX_SUMMARY_CHARS = 160
-
-
 def search_index(store: Store) -> bytes:
     """Every paper of the catalog for the static page's search script: one JavaScript statement,
-    `paperbotIndex([[number, title, url, "tags summary's start"], ...])`, loaded by a script element
-    (a file:// page cannot fetch JSON)."""
+    `paperbotIndex([[number, title, url, tags], ...])`, loaded by a script element (a file:// page
+    cannot fetch JSON). Summaries are left out: 40,000 papers make 6 MB (1 MB gzipped), with them 12."""
     rows = store.db.execute(
         "SELECT p.number, p.title, p.url, coalesce((SELECT group_concat(t.name, ' ') FROM paper_tags pt "
-        "JOIN tags t ON t.id = pt.tag WHERE pt.paper = p.number), '') || ' ' || substr(p.summary, 1, ?) "
-        "FROM papers p WHERE p.archived_at IS NULL ORDER BY p.number",
-        [INDEX_SUMMARY_CHARS],
+        "JOIN tags t ON t.id = pt.tag WHERE pt.paper = p.number), '') FROM papers p WHERE p.archived_at IS NULL "
+        "ORDER BY p.number"
     )
     # JSON escapes "<" too: no "</script>" nor "<!--" can come out of a title.
     papers = json.dumps([list(r) for r in rows], ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
