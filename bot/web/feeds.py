@@ -49,8 +49,10 @@ _ROUTE = re.compile(rf"^/(g|m)/({_SECRET})/(calendar\.ics)?$")
 
 #: Pages and feeds drawn at once; more are answered 503 at once rather than queued behind them.
 RENDERS = 2
-#: Drawn pages and feeds kept (each keyed by its address, what it asks, the page version and the minute).
+#: Drawn pages and feeds kept (each keyed by its address, what it asks, the page version and the minute),
+#: and the most bytes they hold together (a 40,000-paper catalog's page is under 1 MB).
 KEPT = 64
+KEPT_BYTES = 16 * 1024 * 1024
 #: How long a drawn page is kept even when nothing is written: its weeks move on with the clock.
 KEPT_SECONDS = 60
 #: A request that waited this long for a page thread is answered 503: its reader has likely gone.
@@ -210,6 +212,7 @@ class Feeds:
         self._first_seen: dict[str, tuple[str, datetime]] = {}
         self._lock = threading.Lock()
         self._kept: OrderedDict[tuple, Drawn] = OrderedDict()
+        self._kept_bytes = 0
         self._drawing: dict[tuple, threading.Event] = {}
         self._renders = threading.BoundedSemaphore(RENDERS)
 
@@ -331,8 +334,9 @@ class Feeds:
             drawn = draw()
             with self._lock:
                 self._kept[key] = drawn
-                while len(self._kept) > KEPT:
-                    self._kept.popitem(last=False)
+                self._kept_bytes += len(drawn.body)
+                while len(self._kept) > 1 and (len(self._kept) > KEPT or self._kept_bytes > KEPT_BYTES):
+                    self._kept_bytes -= len(self._kept.popitem(last=False)[1].body)
             return drawn
         finally:
             with self._lock:

@@ -67,6 +67,7 @@ def door(tmp_path, store):
         finally:
             conn.close()
 
+    get.feeds = pages  # type: ignore[attr-defined]
     yield held, page, get
     held.go.set()
     stop()
@@ -112,3 +113,17 @@ def test_a_drawn_page_is_kept_until_a_write_changes_what_it_shows(door, store, t
         db.execute("UPDATE papers SET title = 'Retitled elsewhere' WHERE id = 'fresh'")
     other.close()
     assert b"Retitled elsewhere" in get(page)[2] and len(drawn) == 3
+
+
+def test_what_is_kept_is_bounded_in_count_and_bytes(door, monkeypatch):
+    held, page, get = door
+    held.go.set()
+    monkeypatch.setattr(feeds, "KEPT_BYTES", 3 * len(get(page)[2]))
+    for k in range(feeds.KEPT + 10):
+        assert get(f"{page}?q=w{k}")[0] == 200
+    kept = get.feeds._kept
+    assert 0 < len(kept) < feeds.KEPT and sum(len(d.body) for d in kept.values()) <= feeds.KEPT_BYTES
+    monkeypatch.setattr(feeds, "KEPT_BYTES", 1 << 30)
+    for k in range(feeds.KEPT + 10):
+        assert get(f"{page}?q=w{k}")[0] == 200
+    assert len(kept) == feeds.KEPT
