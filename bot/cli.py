@@ -585,8 +585,7 @@ def cmd_site(args, settings: PlatformSettings) -> int:
         written = site.write_static(store, group, settings.now(), Path(args.dir), ask=feeds.names_of(settings))
     except OSError as e:
         raise Failure(f"{args.dir}: cannot write the page there ({e.strerror or e})") from None
-    for path in written:
-        print(f"Wrote {path}.")
+    print(f"Wrote {written[0]}." + (f" And {len(written) - 1} more files beside it." if len(written) > 1 else ""))
     return 0
 
 
