@@ -355,21 +355,24 @@ def _post_group(args, settings: PlatformSettings, routes, group, at: datetime, *
     cal = group.calendar
     at = at.astimezone(cal.tz)
     now = max(at, datetime.now(cal.tz))  # a week posted late offers a meeting still ahead, not one that is over
-    if problem := cal.meeting_before_post(at):
-        print(f"paperbot: warning: {problem}", file=sys.stderr)
-    week = cal.week_of(at)
-    slot_time = cal.slot_of(week)
-    if group.started_at is not None and slot_time is not None and slot_time < group.started_at:
+    where = f"{group.channel}: " if several else ""
+    # The meeting that the latest slot announces: the first at or after that slot.
+    slot_time = cal.last_slot(at)
+    if slot_time is None:
+        return f"{where}No post is due: no slot of the schedule ({cal.schedule.expr}) has come yet."
+    week = cal.announced_by(slot_time)
+    if cal.ends(week) <= at:
+        upcoming = cal.next_slot(at)
+        then = f"; the next post is due at {upcoming.isoformat()}" if upcoming else ""
+        return f"{where}{week.key} needs no post: its meeting ({cal.meeting_of(week):%a %d %b %Y %H:%M}) is over{then}."
+    if group.started_at is not None and slot_time < group.started_at:
         # Asked for by its channel: the operator's call; `run` and a post-week of every group never post it.
         print(
             f"paperbot: warning: {group.channel}: {week.key}'s slot passed before the group started "
             f"({group.started_at.isoformat()}); posting it as asked",
             file=sys.stderr,
         )
-    where = f"{group.channel}: " if several else ""
     if args.dry_run:
-        if cal.slot_of(week) is None:
-            return f"{where}{week.key} needs no post: the schedule ({cal.schedule.expr}) has no slot that week."
         slot = slots.slot(store, week, cal.group_id)
         if slot is not None and slot.kind == "skipped":
             return f"{where}{week.key} is skipped: no meeting, no post."
@@ -410,6 +413,7 @@ def _post_group(args, settings: PlatformSettings, routes, group, at: datetime, *
         "done": f"{week.key} already has its post in {channel}.",
         "skipped": f"{where}{week.key} is skipped: no meeting, no post.",
         "no-slot": f"{where}{week.key} needs no post: {outcome.detail}.",
+        "over": f"{where}{week.key} needs no post: {outcome.detail}.",
     }
     if outcome.status in messages:
         return messages[outcome.status]
@@ -675,7 +679,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(os.environ)
         return args.fn(args, settings)
     except (SettingError, Failure) as e:
-        print(f"paperbot: {e}", file=sys.stderr)
+        for line in str(e).splitlines():  # several bad settings: one line each
+            print(f"paperbot: {line}", file=sys.stderr)
         return EXIT_USAGE if isinstance(e, SettingError) else EXIT_FAILED
     except KeyboardInterrupt:
         return 130

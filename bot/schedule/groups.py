@@ -120,7 +120,7 @@ def _group_of(row: tuple) -> Group:
     tz = ZoneInfo(tz_name)
     schedule = PostSchedule(schedule_text, tz)
     meeting = Meeting.parse(meeting_text) if meeting_text else schedule.default_meeting()
-    calendar = MeetingCalendar(tz, meeting, schedule, remind_days, gid)
+    calendar = MeetingCalendar(tz, meeting, schedule, remind_days, gid, minutes)
     admin_ids = frozenset(a for a in admins.split(",") if a)
     started_at = datetime.fromisoformat(started) if started else None
     return Group(
@@ -346,13 +346,7 @@ def stored_text(group: Group) -> dict[str, str]:
 
 def next_post(calendar: MeetingCalendar, now: datetime) -> datetime | None:
     """The group's next post slot after `now` (within a year and a bit)."""
-    week = calendar.week_of(now)
-    for _ in range(60):
-        slot = calendar.slot_of(week)
-        if slot is not None and slot > now:
-            return slot
-        week = week.plus(1)
-    return None
+    return calendar.next_slot(now)
 
 
 def next_meeting(calendar: MeetingCalendar, now: datetime) -> datetime:
