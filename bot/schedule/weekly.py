@@ -355,9 +355,10 @@ def not_due(store: Store, channel: str, group: MeetingCalendar, now: datetime, s
     slot = group.last_slot(now)
     week = None if slot is None else group.announced_by(slot)
     if slot is None or week is None or group.ends(week) <= now:  # no meeting to announce until the next slot
+        over = f"{week.key}'s meeting is over; " if week is not None else ""
         if upcoming is None:
-            return f"the schedule ({group.schedule.expr}) has no slot in the coming year"
-        return f"{group.announced_by(upcoming).key}'s post is due at {upcoming.isoformat()}"
+            return f"{over}the schedule ({group.schedule.expr}) has no slot in the coming year"
+        return f"{over}{group.announced_by(upcoming).key}'s post is due at {upcoming.isoformat()}"
     if started is not None and slot < started:
         return _before_start(group, week, started)
     if posted(store, channel, week) is not None:

@@ -407,11 +407,11 @@ def test_a_database_that_cannot_be_written_stops_the_start_in_one_line(procs, tm
     assert slack.calls_to("chat.postMessage") == []
 
 
-def test_a_meeting_before_the_post_in_the_week_is_warned_about(procs, tmp_path, slack):
+def test_the_evening_before_announces_the_next_mornings_meeting(procs, tmp_path, slack):
     env = env_for_process(tmp_path, slack.api_url, PAPERBOT_SCHEDULE="0 18 * * sun", PAPERBOT_MEETING="mon 10:00")
-    done = procs.run("post-week", "--dry-run", "--at", "2026-12-06T18:00:00+00:00", env=env)
-    assert done.returncode == 0 and "Paper of the week" in done.stdout
-    assert "PAPERBOT_MEETING (mon 10:00) comes before the weekly post (Sun 18:00, 2026-W49)" in done.stderr
+    done = procs.run("post-week", "--dry-run", "--at", "2026-12-06T18:00:00+01:00", env=env)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "2026-W50" in done.stdout and "Mon 07 Dec 2026 10:00" in done.stdout, done.stdout
 
 
 def test_post_week_for_a_past_week_offers_a_meeting_still_ahead(procs, tmp_path, slack):

@@ -148,12 +148,16 @@ def test_post_week_at_a_bare_time_reads_it_in_each_groups_own_zone(make_harness,
     assert code == 0, err
     lines = out.strip().splitlines()
     assert lines[0].startswith("No group's post is due"), out
-    assert f"{CHANNEL}: not due: 2026-W50's post is due at 2026-12-07T09:00:00+08:00." in lines, out
-    assert f"{SECOND}: not due: 2026-W50's post is due at 2026-12-07T09:00:00+01:00." in lines, out
+    assert (
+        f"{CHANNEL}: not due: 2026-W49's meeting is over; 2026-W50's post is due at 2026-12-07T09:00:00+08:00." in lines
+    )
+    assert (
+        f"{SECOND}: not due: 2026-W49's meeting is over; 2026-W50's post is due at 2026-12-07T09:00:00+01:00." in lines
+    )
     # The Thursday it was started: group 1's W49 is due (its meeting at 16:00 is ahead); C0SECOND's
     # Monday meeting is over, and it says when its first post is.
     code, out, err = dry_run("2026-12-03T15:00")
     assert code == 0, err
-    assert f"{SECOND}: not due: 2026-W50's post is due at 2026-12-07T09:00:00+01:00." in out, out
+    assert f"{SECOND}: not due: 2026-W49's meeting is over; 2026-W50's post is due at 2026-12-07T09:00:00+01:00." in out
     assert f"{CHANNEL}: not due" not in out, out
     assert posts(slack, CHANNEL) == [] and posts(slack, SECOND) == []  # a dry run posts nothing
