@@ -279,11 +279,11 @@ class Settings:
         return f"is not set ({self.NAMES[name][1]})"
 
     def require(self, *names: str) -> None:
-        """Raise SettingError for the first of `names` that has no value."""
+        """Raise SettingError for those of `names` that have no value, one line each."""
         values = self._values()
-        for name in names:
-            if not values[name]:
-                raise SettingError(name, self._unset(name))
+        missing = [SettingError(name, self._unset(name)) for name in names if not values[name]]
+        if missing:
+            raise missing[0] if len(missing) == 1 else SettingErrors(missing)
 
     @property
     def group(self) -> MeetingCalendar:
