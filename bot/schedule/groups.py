@@ -282,7 +282,11 @@ def check(store: Store, group: Group, setting: str, value: str, read_member) -> 
         parse_schedule("schedule", group.calendar.schedule.expr, tz)
         return "timezone", tz.key
     if setting == "schedule":
-        return "schedule", parse_schedule(setting, raw, tz).expr
+        schedule = parse_schedule(setting, raw, tz)
+        meeting = group.calendar.meeting if group.meeting_set else schedule.default_meeting()
+        if problem := replace(group.calendar, schedule=schedule, meeting=meeting).never_pairs(datetime.now(tz)):
+            raise SettingError(setting, problem)  # a post announces a meeting within 7 days: none would be
+        return "schedule", schedule.expr
     if setting == "meeting":
         if raw.lower() == NONE:
             return "meeting", None
