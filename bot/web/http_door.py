@@ -368,16 +368,12 @@ def healthz(start_response) -> list[bytes]:
 
 
 def warn_of_schedule(settings, store, logger: logging.Logger) -> None:
-    """Before a server starts: the focus tag checked, and a schedule the operator may not mean (a
-    meeting before its post, weeks without one) said as a warning on `logger`, not refused."""
+    """Before a server starts: the focus tag checked, and a schedule the operator may not mean
+    (meetings that no slot announces) said as a warning on `logger`, not refused."""
 
     check_focus_tag(settings, store)
-    for problem in (
-        settings.group.meeting_before_post(settings.now()),
-        settings.group.weeks_without_post(settings.now()),
-    ):
-        if problem:
-            logger.warning(problem)
+    if problem := settings.group.weeks_without_post(settings.now()):
+        logger.warning(problem)
 
 
 def serve_beside(server, name: str = "feeds-http") -> Callable[[], None]:
