@@ -348,9 +348,9 @@ def delete(store: Store, paper: Paper) -> None:
     with store.write() as db:
         if db.execute("SELECT 1 FROM papers WHERE number = ?", [paper.number]).fetchone() is None:
             return  # deleted meanwhile
-        for table, column in _references(db):
-            if db.execute(f'SELECT 1 FROM "{table}" WHERE "{column}" = ? LIMIT 1', [paper.number]).fetchone():
-                raise PaperInUse(_USES.get(table, f"the {table} table"))
+        use = _use(db, paper)
+        if use is not None:
+            raise PaperInUse(use)
         db.execute(
             "UPDATE tags SET papers = papers - 1 WHERE id IN (SELECT tag FROM paper_tags WHERE paper = ?)",
             [paper.number],
@@ -362,6 +362,18 @@ def delete(store: Store, paper: Paper) -> None:
             db.execute("DELETE FROM papers WHERE number = ?", [paper.number])
         except sqlite3.IntegrityError:  # a reference the look-up above did not know of
             raise PaperInUse("other records") from None
+
+
+def in_use(store: Store, paper: Paper) -> str | None:
+    """What refers to `paper` and so keeps it from deletion, in words; None: nothing does."""
+    return _use(store.db, paper)
+
+
+def _use(db, paper: Paper) -> str | None:
+    for table, column in _references(db):
+        if db.execute(f'SELECT 1 FROM "{table}" WHERE "{column}" = ? LIMIT 1', [paper.number]).fetchone():
+            return _USES.get(table, f"the {table} table")
+    return None
 
 
 def _references(db) -> list[tuple[str, str]]:

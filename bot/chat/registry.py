@@ -288,7 +288,11 @@ def _words(verb: Verb, args: str) -> dict[str, str | None]:
                 raise Unusable
             taken[arg.name] = ""
         elif arg.rest:
-            taken[arg.name], i = args[tokens[i].start() :].strip(), len(tokens)
+            end = len(tokens)
+            after = verb.args[k + 1 : k + 2]
+            if after and after[0].choices and left > 1 and tokens[-1][0].lower() in after[0].choices:
+                end -= 1  # a last word the next argument takes (`delete <paper> confirm`)
+            taken[arg.name], i = args[tokens[i].start() : tokens[end - 1].end()].strip(), end
         else:
             taken[arg.name], i = tokens[i][0], i + 1
     if i < len(tokens):
