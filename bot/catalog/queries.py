@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.catalog import files as papers_file
-from bot.catalog import search_terms
+from bot.catalog import search_terms, starting
 from bot.catalog.importing import (  # noqa: F401  (re-exported: other modules import these from here)
     _NUMBERED,
     Claims,
@@ -417,6 +417,7 @@ def _first_papers(store: Store, seed: Path | None) -> None:
     with store.write() as db:
         count = _seed(store, seed)
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded_digest', ?)", [starting.digest(db)])
 
 
 def _settle(store: Store, seed: Path | None) -> None:
@@ -432,6 +433,7 @@ def _settle(store: Store, seed: Path | None) -> None:
             empty = db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
             count = _seed(store, seed) if empty else 0
             db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded_digest', ?)", [starting.digest(db)])
         if merging_left_off(db):
             set_merging(db, MERGING)
 

@@ -9,11 +9,12 @@ from pathlib import Path
 import jsonschema
 from slack_sdk import WebClient
 
-from bot.chat import commands, context
+from bot.chat import commands
 from bot.chat.commands import VERBS
 from bot.console.render import render
 from bot.slack.blocks import message
 from bot.slack.settings import SETTINGS
+from tests.support import readme_session
 from tests.support.repo import ROOT
 
 MANIFEST = json.loads((ROOT / "manifest.json").read_text())
@@ -176,28 +177,10 @@ def test_an_installed_package_carries_the_seed_list():
 
 def test_the_readme_session_is_what_the_console_prints(tmp_path):
     """README's transcript, replayed at its moment (Thursday 3 December 2026, 21:44 in Shanghai)."""
-    import io
-    import shlex
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
     from bot.catalog.queries import open_store
-    from bot.console.session import serve as console_serve
-    from bot.schedule.signups import Member
-    from bot.settings import Settings
 
-    block = README.split("## A session", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
-    export, piped, shown = block.split("\n", 2)
-    environ = dict(assignment.split("=", 1) for assignment in shlex.split(export.removeprefix("$ export ")))
-    [typed] = re.fullmatch(r"\$ printf '([^']*)' \| paperbot console", piped).groups()
-    settings = Settings.load(environ, dotenv=None)
-    store = open_store(tmp_path / "paperbot.db")
-    now = datetime(2026, 12, 3, 21, 44, tzinfo=ZoneInfo("Asia/Shanghai"))
-
-    out = io.StringIO()
-    make = lambda: context.Context(store, settings.group, Member("console", lambda: True), now)  # noqa: E731
-    console_serve(make, io.StringIO(typed.replace("\\n", "\n")), out)
-    assert out.getvalue().rstrip() == shown.rstrip()
+    _, _, shown = readme_session.session()
+    assert readme_session.replay(open_store(tmp_path / "paperbot.db")).rstrip() == shown.rstrip()
 
 
 def test_slack_setup_says_why_for_every_scope_the_manifest_asks_for():
