@@ -75,10 +75,11 @@ def test_the_settings_table_in_docs_matches_the_code_and_env_example():
     assert names == list(SETTINGS) + list(DISCORD_SETTINGS)
     lines = (ROOT / ".env.example").read_text().splitlines()
     example = [line.split("=", 1)[0].strip() for line in lines if line.strip() and not line.startswith("#")]
-    assert example == list(SETTINGS)
+    # PAPERBOT_DB is there commented out: a value in .env would take the Docker image's database off its volume.
+    assert example == [name for name in SETTINGS if name != "PAPERBOT_DB"]
     # Discord's are there, commented out: a Slack install's .env leaves them unset.
     commented = [m[1] for line in lines if (m := re.match(r"^# ([A-Z_]+)=", line))]
-    assert commented == list(DISCORD_SETTINGS)
+    assert commented == ["PAPERBOT_DB", *DISCORD_SETTINGS]
     assert "docs/settings.md" in README
 
 
@@ -259,3 +260,31 @@ def test_the_architecture_page_names_every_module_and_no_gone_one():
     assert folders - named == set(), f"packages missing from docs/architecture.md's tree: {sorted(folders - named)}"
     gone = {n for n in named if not (ROOT / n).exists()}
     assert gone == set(), f"docs/architecture.md's tree names what is gone: {sorted(gone)}"
+
+
+def test_the_documented_docker_backup_reads_the_containers_database_and_fails_on_a_missing_one(tmp_path):
+    """.env's PAPERBOT_DB once moved the database off the volume, and the backup line then copied an empty one."""
+    import os
+    import shlex
+    import sqlite3
+    import subprocess
+    import sys
+
+    [line] = [ln for ln in DOCS["docs/operations.md"].splitlines() if ln.startswith("docker exec bot python -c")]
+    code = shlex.split(line)[5].replace("/data/backup.db", str(tmp_path / "backup.db"))
+
+    def backup(db) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PAPERBOT_DB": str(db)}
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+
+    missing = backup(tmp_path / "nowhere.db")
+    assert missing.returncode != 0 and "unable to open database" in missing.stderr
+    assert not (tmp_path / "nowhere.db").exists() and not (tmp_path / "backup.db").exists()
+
+    real = tmp_path / "paperbot.db"
+    with sqlite3.connect(real) as db:
+        db.execute("CREATE TABLE papers (title TEXT)")
+        db.execute("INSERT INTO papers VALUES ('kept')")
+    done = backup(real)
+    assert done.returncode == 0 and str(real) in done.stdout
+    assert sqlite3.connect(tmp_path / "backup.db").execute("SELECT title FROM papers").fetchall() == [("kept",)]
