@@ -226,15 +226,36 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
         earlier = "".join(f" AND rowid NOT IN (SELECT rowid FROM {t} WHERE {t} MATCH :q)" for t in groups[:i])
         earlier += f" AND rowid NOT IN ({ARCHIVED})"  # archived papers leave search
         arms.append(
-            f"SELECT * FROM (SELECT {i} AS g, rowid AS n FROM {table} WHERE {table} MATCH :q{earlier} "
+            f"SELECT * FROM (SELECT {i} AS g, rowid AS n, 0 AS s FROM {table} WHERE {table} MATCH :q{earlier} "
             "ORDER BY rowid DESC LIMIT :deep)"
         )
+    params = {"q": expr, "deep": skip + want, "want": want, "skip": skip}
+    grams, others = search_terms.shared_terms(query, expand=lambda prefix: _words_starting(db, prefix))
+    if grams:
+        arms.append(_sharing_arm(len(groups), grams, others, params))
     rows = db.execute(
         f"SELECT {PAPER_COLUMNS} FROM ({' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip) AS m "
-        "JOIN papers p ON p.number = m.n ORDER BY m.g, m.n DESC",
-        {"q": expr, "deep": skip + want, "want": want, "skip": skip},
+        "JOIN papers p ON p.number = m.n ORDER BY m.g, m.s DESC, m.n DESC",
+        params,
     ).fetchall()
     return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
+
+
+def _sharing_arm(g: int, grams: list[str], others: list[str], params: dict) -> str:
+    """The last arm of a search with a Chinese run typed without spaces (`数据并行训练`): the papers
+    that hold not all of it but at least half of its bigrams (and every other word), most shared
+    first. Read only when the papers holding all of it leave the page room (UNION ALL is lazy)."""
+    params["any"] = search_terms.all_of([*others, "(" + " OR ".join(grams) + ")"])
+    params["need"] = (len(grams) + 1) // 2
+    shared = []
+    for k, gram in enumerate(grams):
+        params[f"g{k}"] = gram
+        shared.append(f"(rowid IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :g{k}))")
+    return (
+        f"SELECT * FROM (SELECT {g} AS g, n, s FROM (SELECT rowid AS n, {' + '.join(shared)} AS s FROM paper_search "
+        f"WHERE paper_search MATCH :any AND rowid NOT IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :q) "
+        f"AND rowid NOT IN ({ARCHIVED})) WHERE s >= :need ORDER BY s DESC, n DESC LIMIT :deep)"
+    )
 
 
 def _words_starting(db, prefix: str) -> list[str] | None:
