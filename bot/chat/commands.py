@@ -30,7 +30,7 @@ from bot.store.connection import Busy, DiskFull
 _HELP: dict[str, Verb] = {}
 
 
-@verb(_HELP, "help", "these commands", "help", ignores_words=True)
+@verb(_HELP, "help", "these commands", "help", ignores_words=True, reference="these commands")
 def help_(ctx: Context) -> Answer:
     return Answer(_help())
 

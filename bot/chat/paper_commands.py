@@ -53,6 +53,9 @@ EDITING = catalog_admins("edit papers")
         shown="<tags>",
     ),
     rights=ADDING,
+    reference=(
+        "admins: add a paper: the form, filled in from an arXiv id, DOI or link ([more](docs/papers-from-chat.md))"
+    ),
 )
 def add(ctx: Context, link: paper_refs.Ref | None, tags: str | None) -> Answer:
     if link is None:
@@ -153,6 +156,7 @@ def add_paper(ctx: Context, fields: dict) -> catalog.Paper:
         choices=("confirm",),
     ),
     rights=catalog_admins("delete papers"),
+    reference="admins: delete a paper that no talk or post refers to; without `confirm`, asks first (a button)",
 )
 def delete(ctx: Context, paper: str, confirm: str | None) -> Answer:
     found = signups.find_paper(ctx.store, paper, with_tags=True)
@@ -190,6 +194,7 @@ def _undo(paper: catalog.Paper) -> tuple:
     "vote for a paper to read (again: take it back)",
     "vote 7",
     Arg("paper", PAPER, "the paper you want read (again: take your vote back)"),
+    reference="one vote for a paper to read, again takes it back; lists show the votes",
 )
 def vote(ctx: Context, paper: str) -> Answer:
     found = signups.find_paper(ctx.store, paper)
@@ -215,6 +220,7 @@ def vote(ctx: Context, paper: str) -> Answer:
     "archive 7",
     Arg("paper", PAPER, "the paper to take out of lists, search and the rotation"),
     rights=catalog_admins("archive papers"),
+    reference="admins: out of lists, search and the rotation; its history and booked talks stay",
 )
 def archive(ctx: Context, paper: str) -> Answer:
     found = signups.find_paper(ctx.store, paper)
@@ -242,6 +248,7 @@ def archive(ctx: Context, paper: str) -> Answer:
     "restore 7",
     Arg("paper", PAPER, "the archived paper to bring back"),
     rights=catalog_admins("restore papers"),
+    reference="admins: an archived paper back",
 )
 def restore(ctx: Context, paper: str) -> Answer:
     found = signups.find_paper(ctx.store, paper)
@@ -271,6 +278,7 @@ EDIT_FIELDS = {
     Arg("field", WORD, optional=True, shown="<field>", typed_only=True),
     Arg("value", TEXT, rest=True, may_be_empty=True, shown="<value>", typed_only=True),
     rights=EDITING,
+    reference="admins: the add form filled in with the paper, or one field (`edit 7 year 2025`)",
 )
 def edit(ctx: Context, paper: str, field: str | None, value: str | None) -> Answer:
     found = signups.find_paper(ctx.store, paper, with_tags=True)
@@ -343,6 +351,7 @@ def suggestion_checked(ctx: Context, link: paper_refs.Ref) -> Answer | None:
     "suggest a paper by arXiv id, DOI or link",
     "suggest 2501.18512",
     Arg("link", LINK, "the paper's arXiv id, DOI or link"),
+    reference="anyone: suggest a paper by arXiv id, DOI or link, for the admins to accept or decline",
 )
 def suggest(ctx: Context, link: paper_refs.Ref) -> Answer:
     checked = suggestion_checked(ctx, link)
@@ -404,6 +413,7 @@ def _waiting(ctx: Context) -> Answer:
     Arg("decision", CHOICE, optional=True, choices=("accept", "decline"), typed_only=True),
     Arg("n", NUMBER, typed_only=True),
     rights=catalog_admins("see and decide suggestions"),
+    reference="admins: the suggested papers, with Accept and Decline buttons",
 )
 def suggestions_(ctx: Context, decision: str | None, n: int | None) -> Answer:
     if decision is None or n is None:

@@ -229,6 +229,8 @@ class Verb:
     same_as: str | None = None
     #: The verb's words as typed (`group set`), where it is a subcommand.
     path: str = field(default="", compare=False)
+    #: Its row in README's command table, where a line can say more than help's summary (links, forms).
+    reference: str = ""
 
     @property
     def words(self) -> str:
