@@ -232,7 +232,7 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     params = {"q": expr, "deep": skip + want, "want": want, "skip": skip}
     grams, others = search_terms.shared_terms(query, expand=lambda prefix: _words_starting(db, prefix))
     if grams:
-        arms.append(_sharing_arm(len(groups), grams, others, params))
+        arms.append(_sharing_arm(db, len(groups), grams, others, params))
     rows = db.execute(
         f"SELECT {PAPER_COLUMNS} FROM ({' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip) AS m "
         "JOIN papers p ON p.number = m.n ORDER BY m.g, m.s DESC, m.n DESC",
@@ -241,20 +241,39 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
 
 
-def _sharing_arm(g: int, grams: list[str], others: list[str], params: dict) -> str:
+#: The newest papers sharing part of a Chinese run that are scored, at most: bounds a search's cost
+#: whatever the catalog's size.
+SHARING_CANDIDATES = 500
+
+
+def _sharing_arm(db, g: int, grams: list[str], others: list[str], params: dict) -> str:
     """The last arm of a search with a Chinese run typed without spaces (`数据并行训练`): the papers
     that hold not all of it but at least half of its bigrams (and every other word), most shared
-    first. Read only when the papers holding all of it leave the page room (UNION ALL is lazy)."""
+    first, among the newest SHARING_CANDIDATES sharing any. Read only when the papers holding all
+    of it leave the page room (UNION ALL is lazy)."""
     params["any"] = search_terms.all_of([*others, "(" + " OR ".join(grams) + ")"])
     params["need"] = (len(grams) + 1) // 2
+    # The oldest of the newest papers sharing any bigram: the candidates and each bigram are read from
+    # it on only (FTS5 seeks to a rowid range), so the cost stays the same as the catalog grows.
+    params["low"] = (
+        db.execute(
+            "SELECT min(n) FROM (SELECT rowid AS n FROM paper_search WHERE paper_search MATCH :any "
+            f"ORDER BY rowid DESC LIMIT {SHARING_CANDIDATES})",
+            params,
+        ).fetchone()[0]
+        or 0
+    )
+    candidates = (
+        "SELECT rowid AS n FROM paper_search WHERE paper_search MATCH :any AND rowid >= :low AND rowid NOT IN "
+        f"(SELECT rowid FROM paper_search WHERE paper_search MATCH :q AND rowid >= :low) AND rowid NOT IN ({ARCHIVED})"
+    )
     shared = []
     for k, gram in enumerate(grams):
         params[f"g{k}"] = gram
-        shared.append(f"(rowid IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :g{k}))")
+        shared.append(f"(n IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :g{k} AND rowid >= :low))")
     return (
-        f"SELECT * FROM (SELECT {g} AS g, n, s FROM (SELECT rowid AS n, {' + '.join(shared)} AS s FROM paper_search "
-        f"WHERE paper_search MATCH :any AND rowid NOT IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :q) "
-        f"AND rowid NOT IN ({ARCHIVED})) WHERE s >= :need ORDER BY s DESC, n DESC LIMIT :deep)"
+        f"SELECT * FROM (SELECT {g} AS g, n, s FROM (SELECT n, {' + '.join(shared)} AS s FROM ({candidates})) "
+        "WHERE s >= :need ORDER BY s DESC, n DESC LIMIT :deep)"
     )
 
 
