@@ -523,11 +523,9 @@ def cmd_init(args, settings: PlatformSettings) -> int:
                 print(starting.empty(_store(settings, seed=False), path.resolve()))
                 return 0
         except NotADatabase as e:
-            raise Failure(
-                f"PAPERBOT_DB: {path} {e}; init makes only a new database, and leaves this file as it is"
-            ) from None
-        except starting.Used as used:
-            raise Failure(f"PAPERBOT_DB: {path} {used}") from None
+            raise Failure(f"PAPERBOT_DB: {path} {e}; init makes only new databases and left it as it is") from None
+        except starting.Used as e:  # it says what it kept
+            raise Failure(f"PAPERBOT_DB: {path} {e}") from None
         raise Failure(
             f"PAPERBOT_DB: {path} exists already; init makes only a new database and leaves it as it is "
             "(to start afresh, stop paperbot and remove the file, with its -wal and -shm beside it, "
@@ -536,8 +534,7 @@ def cmd_init(args, settings: PlatformSettings) -> int:
     store = _store(settings, seed=not args.empty, quiet_when_new=True)  # init says it in its own line
     if not store.created:  # another process made it first
         raise Failure(f"PAPERBOT_DB: {path} was made by another process meanwhile; it was left as it is")
-    papers = catalog.count(store)
-    print(f"Made a new database at {path.resolve()} with {papers} paper{'' if papers == 1 else 's'}.")
+    print(f"Made a new database at {path.resolve()} with {(n := catalog.count(store))} paper{'' if n == 1 else 's'}.")
     return 0
 
 
