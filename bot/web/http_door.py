@@ -128,8 +128,8 @@ def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Patt
 _SECRETISH = re.compile(r"[A-Za-z0-9_-]{10,}")
 #: A path in a line (`/g/<secret>/calendar.ics`), up to a space.
 _PATH = re.compile(r"/\S*")
-#: A path's segment kept as it is: a word of lowercase letters (`g`, `calendar.ics`, `interactions`).
-_PLAIN_SEGMENT = re.compile(r"[a-z]+(?:[.-][a-z]+)*")
+#: A path's segment kept as it is: a word of lowercase letters (`g`, `calendar.ics`), `.`, `..` or `*`.
+_PLAIN_SEGMENT = re.compile(r"[a-z]+(?:[.-][a-z]+)*|\.\.?|\*")
 
 
 def _hashed(word: str) -> str:
