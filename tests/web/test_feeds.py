@@ -34,9 +34,13 @@ def served_with_platforms(tmp_path, store):
 
 def _served(tmp_path, store, application):
     settings = settings_for(tmp_path, PAPERBOT_PUBLIC_URL=PUBLIC)
-    clock = [datetime.now(UTC)]
+    # The real time plus what a test moved it by: the store stamps each change with the real time, so a
+    # clock fixed at the start would see a change saved a second later as one from its future.
+    ahead = [timedelta(0)]
     group = feeds.environment_group(settings)
-    calendars = feeds.Feeds(store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: clock[0])
+    calendars = feeds.Feeds(
+        store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: datetime.now(UTC) + ahead[0]
+    )
     app = application(calendars)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -49,7 +53,7 @@ def _served(tmp_path, store, application):
         app = calendars
 
         def later(self, minutes: int) -> None:
-            clock[0] += timedelta(minutes=minutes)
+            ahead[0] += timedelta(minutes=minutes)
 
         def get(self, path: str, method: str = "GET", **headers) -> tuple[int, dict, bytes]:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
