@@ -239,7 +239,7 @@ def test_a_signup_while_the_weekly_post_is_on_its_way_reaches_the_post(h, clock)
     args = (h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     poster = threading.Thread(target=weekly.post_week, args=args)
     poster.start()
-    assert h.slack.wait_for(lambda s: s.messages(CHANNEL), timeout=5)
+    assert h.slack.wait_for(lambda s: s.messages(CHANNEL))
     clock.set(at("2026-12-07 09:05"))
     assert "You're signed up" in h.command("signup 4 2026-12-07", user="U3", drain=False)["text"]
     poster.join()
@@ -723,7 +723,7 @@ def test_an_announcement_waits_while_replies_are_under_way_and_goes_once_they_ar
     assert channel_lines(h.slack) == []
     done.set()
     other.join()
-    assert h.slack.wait_for(lambda s: s.messages(CHANNEL), timeout=5)
+    assert h.slack.wait_for(lambda s: s.messages(CHANNEL))
     assert channel_lines(h.slack)[0].startswith("📅 <@U1> will present #7")
 
 
