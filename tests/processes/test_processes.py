@@ -1103,11 +1103,15 @@ def test_remind_waiting_out_a_rate_limit_while_the_presenter_withdraws_sends_not
     week = monday(3)
     assert "You're signed up" in procs.run("console", "--user", "U1", env=env, input=f"signup 5 {week}\n").stdout
     due = datetime.combine(week + timedelta(days=1), datetime.min.time().replace(hour=16))  # thu 16:00, 2 days ahead
-    slack.fail_next("chat.postMessage", status=429, retry_after=3)
+    withdrawn: list = []
+
+    def withdraw() -> None:  # while `remind` waits for the 429, so before its Retry-After ends, however slow
+        withdrawn.append(procs.run("console", "--user", "U1", env=env, input=f"withdraw {week}\n"))
+
+    slack.fail_next("chat.postMessage", status=429, retry_after=1, meanwhile=withdraw)
     reminding = procs.start("remind", "--at", due.isoformat(timespec="minutes"), env=env)
-    assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=20), reminding.log()
-    withdrawn = procs.run("console", "--user", "U1", env=env, input=f"withdraw {week}\n")  # during Retry-After
-    assert "You gave up" in withdrawn.stdout, withdrawn.stdout + withdrawn.stderr
+    assert slack.wait_for(lambda s: withdrawn, timeout=60), reminding.log()
+    assert "You gave up" in withdrawn[0].stdout, withdrawn[0].stdout + withdrawn[0].stderr
     assert reminding.wait(60) == 0, reminding.log()
     assert f"No reminder for U1 about {iso_week(week)} after all" in reminding.log()
     assert slack.messages("DU1") == []
