@@ -17,7 +17,7 @@ import difflib
 import logging
 import sqlite3
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -293,9 +293,17 @@ def add(store: Store, paper: PaperInput) -> Paper:
     return found
 
 
-def edit(store: Store, paper: Paper, changes: PaperInput, *, clear_year: bool = False) -> Paper:
+#: Given a paper as it is under the write lock; raises to change nothing.
+Check = Callable[[Paper], None]
+
+
+def edit(
+    store: Store, paper: Paper, changes: PaperInput, *, clear_year: bool = False, check: Check | None = None
+) -> Paper:
     """Change a paper's fields (None: as it is); its number, id, talks, votes and posts stay. The
-    search index follows in the same transaction. `clear_year`: the year is taken away."""
+    search index follows in the same transaction. `clear_year`: the year is taken away. `check` is
+    given the paper as it is under the write lock, and may raise to change nothing (a form's save
+    over a paper changed since it opened)."""
     changes = PaperInput(
         id=paper.id,
         title=changes.title,
@@ -309,6 +317,10 @@ def edit(store: Store, paper: Paper, changes: PaperInput, *, clear_year: bool = 
     with store.write() as db:
         if db.execute("SELECT 1 FROM papers WHERE number = ?", [paper.number]).fetchone() is None:
             raise InvalidPaper("title", f"#{paper.number} was deleted meanwhile")
+        if check is not None:
+            now = by_number(store, paper.number)
+            assert now is not None
+            check(now)
         if changes.title is not None:
             same = db.execute(
                 "SELECT number FROM papers WHERE title = ? COLLATE NOCASE AND number != ?",

@@ -21,6 +21,7 @@ VERBS: dict[str, Verb] = {}
     "tags",
     paged=True,
     nothing_after=lambda typed: (": it lists every tag. The papers of one: ", command_code(f"tag {typed[:50]}"), "."),
+    reference="every tag with its paper count",
 )
 def tags(ctx: Context, page: int) -> Answer:
     counts = catalog.tag_counts(ctx.store)
@@ -33,7 +34,15 @@ def tags(ctx: Context, page: int) -> Answer:
     return Answer(TagCounts(counts[first : first + size], len(counts), first, buttons))
 
 
-@verb(VERBS, "tag", "the papers with a tag", "tag parallelism-dp", Arg("tag", TAG, rest=True), paged=True)
+@verb(
+    VERBS,
+    "tag",
+    "the papers with a tag",
+    "tag parallelism-dp",
+    Arg("tag", TAG, rest=True),
+    paged=True,
+    reference="the papers with a tag (`Parallelism_DP`, `#parallelism-dp` and `parallelism dp` are one tag)",
+)
 def tag(ctx: Context, tag: str, page: int) -> Answer:
     size = ctx.platform.papers_page
     name, found = catalog.tagged(ctx.store, tag, page, size)
@@ -66,6 +75,7 @@ def tag(ctx: Context, tag: str, page: int) -> Answer:
     "search diloco",
     Arg("words", TEXT, "words of a title, summary or tag", rest=True, may_be_empty=True),
     paged=True,
+    reference="papers whose title, summary or tags match, best first; English and Chinese",
 )
 def search(ctx: Context, words: str, page: int) -> Answer:
     size = ctx.platform.papers_page
@@ -104,6 +114,7 @@ def search(ctx: Context, words: str, page: int) -> Answer:
     "one paper in full, who presented it or will",
     "show streaming-diloco",
     Arg("paper", PAPER, rest=True),
+    reference="one paper in full, who presented it or will",
 )
 def show(ctx: Context, paper: str) -> Answer:
     found = signups.find_paper(ctx.store, paper, with_tags=True)

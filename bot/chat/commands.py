@@ -17,7 +17,7 @@ import unicodedata
 from bot.calendar import BadDate
 from bot.catalog import refs as paper_refs
 from bot.chat import catalog_commands, group_commands, paper_commands, registry, schedule_commands
-from bot.chat.context import Answer, Context, calendars, in_group, notice
+from bot.chat.context import NOT_HERE, Answer, Context, calendars, in_group, notice
 from bot.chat.lists import mark_archived
 from bot.chat.registry import Verb, verb
 from bot.chat.replies import Help, HelpLine, Home, Notice, PaperEntry
@@ -30,7 +30,7 @@ from bot.store.connection import Busy, DiskFull
 _HELP: dict[str, Verb] = {}
 
 
-@verb(_HELP, "help", "these commands", "help", ignores_words=True)
+@verb(_HELP, "help", "these commands", "help", ignores_words=True, reference="these commands")
 def help_(ctx: Context) -> Answer:
     return Answer(_help())
 
@@ -107,6 +107,8 @@ def run(ctx: Context, line: str) -> Answer:
                 ok=False,
             )
         return Answer(_help(text("I don't know ", Code(name[:30]), ". Here is what I can do:")))
+    if command.name != "help" and ctx.place.foreign:  # another server's members: this line, and nothing done
+        return notice(NOT_HERE, ok=False)
     if command.name != "help" and not ctx.member.id.strip():  # a platform always names the user; without one, no one
         return notice("This request did not say who sent it, so nothing was done. Try the command again.", ok=False)
     try:
@@ -124,7 +126,7 @@ def to_look_up(ctx: Context, line: str) -> str | None:
     reply cannot wait that long acknowledges it at once, then answers `run(ctx, line)` afterwards.
     None for any other line, answered by `run` at once."""
     name, args = split(line)
-    if name != "suggest" or not ctx.member.id.strip():
+    if name != "suggest" or not ctx.member.id.strip() or ctx.place.foreign:
         return None
     try:
         values = registry.read(ctx, VERBS[name], args)
@@ -184,6 +186,8 @@ HOME_TALKS = 5
 def home(ctx: Context, notice: Notice | None = None) -> Home:
     """A member's own page (a platform's home tab): the coming weeks, their own slots, papers nobody has
     presented with a sign-up button, and `notice` on top."""
+    if ctx.place.foreign:
+        return Home(ctx.member.id, [], [], [], Notice(text(NOT_HERE), ok=False))
     upcoming, _ = slots.mine_in(ctx.store, calendars(ctx), ctx.now, ctx.member.id)
     try:
         group = groups.where(ctx.store, ctx.env_group, None)

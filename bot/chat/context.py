@@ -54,6 +54,34 @@ def _member_id(word: str) -> str | None:
 IDS_ONLY = Platform(_member_id)
 
 
+#: The one line for a request from a server or workspace that is not the install's.
+NOT_HERE = "paperbot is not set up in this server or workspace, so nothing was done."
+
+
+@dataclass(frozen=True)
+class Place:
+    """The Discord server or Slack workspace a request comes from, beside the install's own. Rights come
+    from that place only: until an install serves several, a request from another gets NOT_HERE."""
+
+    #: The server or workspace of the request; None: none (a direct message, the console).
+    where: str | None = None
+    #: The install's own (its server, its workspace); None with `where`: not known, so not trusted.
+    home: str | None = None
+    #: A request with no server (a direct message) from someone the adapter could not place in its
+    #: own server or workspace: taken as foreign.
+    stranger: bool = False
+
+    @property
+    def foreign(self) -> bool:
+        if self.where is None:
+            return self.stranger
+        return self.where != self.home
+
+
+#: The console, and tests that make a Context by hand: the install's own place.
+HOME = Place()
+
+
 @dataclass
 class Context:
     """Everything a command may use: the catalog, the group's calendar, who asks, and when."""
@@ -82,6 +110,8 @@ class Context:
     where: str | None = None
     #: The environment's group (group 1); None: the one `group`, `focus_tag` and `channel` make.
     env: groups.Group | None = None
+    #: Where the request comes from (commands.run refuses any other server's or workspace's).
+    place: Place = HOME
 
     @property
     def env_group(self) -> groups.Group:

@@ -38,6 +38,9 @@ VERBS: dict[str, Verb] = {}
     "calendar",
     Arg("renew", CHOICE, optional=True, choices=("renew",), typed_only=True),
     scope=Scope.WHERE,
+    reference=(
+        "your addresses of the group's calendar feed, page and your own talks ([docs/calendar.md](docs/calendar.md))"
+    ),
 )
 def calendar(ctx: Context, renew: str | None) -> Answer:
     # A platform without forms is the console, whose user runs paperbot and can write the files.
@@ -244,6 +247,7 @@ VERBS["group"] = Verb(
     "this channel's reading group; admins start, change or stop it",
     "group",
     _group,
+    reference='this channel\'s reading group; admins start, change (`group set meeting "thu 16:00"`) or stop it',
     subs=(
         sub("group", "show", "this channel's reading group and its settings", "group", _show),
         sub(
@@ -298,6 +302,7 @@ VERBS["group"] = Verb(
     "every reading group of the install",
     "groups",
     nothing_after=lambda typed: (": it lists every group. One group's settings: ", command_code("group"), "."),
+    reference="every reading group of the install",
 )
 def every_group(ctx: Context) -> Answer:
     every = groups.every(ctx.store, ctx.env_group)

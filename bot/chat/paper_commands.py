@@ -6,6 +6,8 @@ The catalog is every group's, so its changes are the install's admins' (registry
 
 from __future__ import annotations
 
+import hashlib
+
 from bot.catalog import queries as catalog
 from bot.catalog import refs as paper_refs
 from bot.catalog import votes
@@ -53,6 +55,9 @@ EDITING = catalog_admins("edit papers")
         shown="<tags>",
     ),
     rights=ADDING,
+    reference=(
+        "admins: add a paper: the form, filled in from an arXiv id, DOI or link ([more](docs/papers-from-chat.md))"
+    ),
 )
 def add(ctx: Context, link: paper_refs.Ref | None, tags: str | None) -> Answer:
     if link is None:
@@ -146,6 +151,7 @@ def add_paper(ctx: Context, fields: dict) -> catalog.Paper:
     "delete 32",
     Arg("paper", PAPER, "the paper to delete: only one nothing refers to", rest=True),
     rights=catalog_admins("delete papers"),
+    reference="admins: delete a paper that no talk or post refers to",
 )
 def delete(ctx: Context, paper: str) -> Answer:
     found = signups.find_paper(ctx.store, paper)
@@ -163,6 +169,7 @@ def delete(ctx: Context, paper: str) -> Answer:
     "vote for a paper to read (again: take it back)",
     "vote 7",
     Arg("paper", PAPER, "the paper you want read (again: take your vote back)"),
+    reference="one vote for a paper to read, again takes it back; lists show the votes",
 )
 def vote(ctx: Context, paper: str) -> Answer:
     found = signups.find_paper(ctx.store, paper)
@@ -188,6 +195,7 @@ def vote(ctx: Context, paper: str) -> Answer:
     "archive 7",
     Arg("paper", PAPER, "the paper to take out of lists, search and the rotation"),
     rights=catalog_admins("archive papers"),
+    reference="admins: out of lists, search and the rotation; its history and booked talks stay",
 )
 def archive(ctx: Context, paper: str) -> Answer:
     found = signups.find_paper(ctx.store, paper)
@@ -215,6 +223,7 @@ def archive(ctx: Context, paper: str) -> Answer:
     "restore 7",
     Arg("paper", PAPER, "the archived paper to bring back"),
     rights=catalog_admins("restore papers"),
+    reference="admins: an archived paper back",
 )
 def restore(ctx: Context, paper: str) -> Answer:
     found = signups.find_paper(ctx.store, paper)
@@ -244,6 +253,7 @@ EDIT_FIELDS = {
     Arg("field", WORD, optional=True, shown="<field>", typed_only=True),
     Arg("value", TEXT, rest=True, may_be_empty=True, shown="<value>", typed_only=True),
     rights=EDITING,
+    reference="admins: the add form filled in with the paper, or one field (`edit 7 year 2025`)",
 )
 def edit(ctx: Context, paper: str, field: str | None, value: str | None) -> Answer:
     found = signups.find_paper(ctx.store, paper, with_tags=True)
@@ -268,7 +278,9 @@ def edit(ctx: Context, paper: str, field: str | None, value: str | None) -> Answ
     return notice("Saved ", PaperRef(edited), f": {name} changed. ", command_code(f"show {edited.number}"))
 
 
-def edit_paper(ctx: Context, number: int, fields: dict, *, whole_form: bool = True) -> catalog.Paper:
+def edit_paper(
+    ctx: Context, number: int, fields: dict, *, whole_form: bool = True, check: catalog.Check | None = None
+) -> catalog.Paper:
     """Save an edit of paper `number` (the edit form, or one field): admins only. Raises Refusal, or
     InvalidPaper naming the bad field. `whole_form`: a field left empty is cleared (the form shows them all)."""
     check_rights(ctx, EDITING)
@@ -284,7 +296,78 @@ def edit_paper(ctx: Context, number: int, fields: dict, *, whole_form: bool = Tr
     if "title" in fields and not (fields["title"] or "").strip():
         raise catalog.InvalidPaper("title", "title cannot be empty")
     changes = catalog.validate({**fields, "id": paper.id}, new=False)
-    return catalog.edit(ctx.store, paper, changes, clear_year=clear_year)
+    return catalog.edit(ctx.store, paper, changes, clear_year=clear_year, check=check)
+
+
+#: The edit form's fields, in the order the form's version lists them; what a member calls each.
+FORM_FIELDS = {
+    "title": "title",
+    "authors": "authors",
+    "year": "year",
+    "url": "link",
+    "summary": "summary",
+    "tags": "tags",
+}
+
+
+def form_fields(paper: catalog.Paper, most: int) -> dict[str, str]:
+    """The fields an edit form offers, as text, each whole: a field longer than the platform's input
+    holds (`most` characters) is left out, so the form keeps it as it is."""
+    shown = {
+        "title": paper.title,
+        "authors": paper.authors or "",
+        "year": str(paper.year) if paper.year else "",
+        "url": paper.url or "",
+        "summary": paper.summary or "",
+        "tags": ", ".join(paper.tags),
+    }
+    return {k: v for k, v in shown.items() if len(v) <= most}
+
+
+def _digest(value: str | None) -> str:
+    """A short hash of a field's text, spaces aside (a platform may give back line breaks its own way)."""
+    return hashlib.sha256(" ".join((value or "").split()).encode()).hexdigest()[:6]
+
+
+def form_version(paper: catalog.Paper) -> str:
+    """The paper as an edit form opened it: a short hash of each field, for the form to carry (36 characters)."""
+    return "".join(_digest(v) for v in _all_fields(paper).values())
+
+
+def _all_fields(paper: catalog.Paper) -> dict[str, str]:
+    return form_fields(paper, 1 << 30)
+
+
+def save_form(ctx: Context, number: int, values: dict, was: str) -> catalog.Paper:
+    """Save a submitted edit form: only the fields the admin changed (a field the form left out, or
+    gave back as it showed it, stays as it is); refused, naming what changed, when the paper changed
+    since the form opened (`was`, its form_version), checked under the write lock."""
+    check_rights(ctx, EDITING)
+    if len(was) != 6 * len(FORM_FIELDS):
+        raise Refusal(
+            "This form is from an older paperbot: nothing was saved. ",
+            command_code(f"edit {number}"),
+            " opens it again.",
+        )
+    before = dict(zip(FORM_FIELDS, (was[i : i + 6] for i in range(0, len(was), 6)), strict=True))
+
+    def unchanged(paper: catalog.Paper) -> None:
+        moved = [FORM_FIELDS[k] for k, v in _all_fields(paper).items() if _digest(v) != before[k]]
+        if moved:
+            raise Refusal(
+                f"#{number} was changed since this form opened (its {', '.join(moved)}): nothing was saved. ",
+                command_code(f"edit {number}"),
+                " opens it as it is now.",
+            )
+
+    changed = {k: v or "" for k, v in values.items() if k in FORM_FIELDS and _digest(v) != before[k]}
+    paper = catalog.by_number(ctx.store, number)
+    if paper is None:
+        raise Refusal(f"There is no paper #{number} any more: nothing was saved.")
+    if not changed:
+        unchanged(paper)
+        return paper
+    return edit_paper(ctx, number, changed, check=unchanged)
 
 
 def suggestion_checked(ctx: Context, link: paper_refs.Ref) -> Answer | None:
@@ -305,6 +388,7 @@ def suggestion_checked(ctx: Context, link: paper_refs.Ref) -> Answer | None:
     "suggest a paper by arXiv id, DOI or link",
     "suggest 2501.18512",
     Arg("link", LINK, "the paper's arXiv id, DOI or link"),
+    reference="anyone: suggest a paper by arXiv id, DOI or link, for the admins to accept or decline",
 )
 def suggest(ctx: Context, link: paper_refs.Ref) -> Answer:
     checked = suggestion_checked(ctx, link)
@@ -366,6 +450,7 @@ def _waiting(ctx: Context) -> Answer:
     Arg("decision", CHOICE, optional=True, choices=("accept", "decline"), typed_only=True),
     Arg("n", NUMBER, typed_only=True),
     rights=catalog_admins("see and decide suggestions"),
+    reference="admins: the suggested papers, with Accept and Decline buttons",
 )
 def suggestions_(ctx: Context, decision: str | None, n: int | None) -> Answer:
     if decision is None or n is None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from bot.catalog import queries as catalog
 from bot.catalog import refs as paper_refs
-from bot.chat.context import IDS_ONLY, Answer, Context, Platform, in_group, notice
+from bot.chat.context import IDS_ONLY, NOT_HERE, Answer, Context, Platform, in_group, notice
 from bot.rich_text import ChannelRef, Code, command_code
 from bot.schedule import groups
 from bot.schedule.signups import AdminOnly, Refusal
@@ -214,6 +214,8 @@ class Verb:
     same_as: str | None = None
     #: The verb's words as typed (`group set`), where it is a subcommand.
     path: str = field(default="", compare=False)
+    #: Its row in README's command table, where a line can say more than help's summary (links, forms).
+    reference: str = ""
 
     @property
     def words(self) -> str:
@@ -386,9 +388,20 @@ def here(ctx: Context, words: str) -> groups.Group:
     return found
 
 
+def check_place(ctx: Context) -> None:
+    """Raise Refusal for a request from a server or workspace that is not the install's: nobody there
+    has any rights here."""
+    if ctx.place.foreign:
+        raise Refusal(NOT_HERE)
+
+
 def check_rights(ctx: Context, rights: Rights, group: groups.Group | None = None) -> None:
-    """Raise AdminOnly unless `ctx.member` may act with `rights` (in `group`, for a group's admins)."""
-    if not rights.admins_only or ctx.member.is_admin():
+    """Raise AdminOnly unless `ctx.member` may act with `rights` (in `group`, for a group's admins);
+    Refusal for anyone of another server or workspace (the forms come here without a verb)."""
+    if not rights.admins_only:
+        return
+    check_place(ctx)
+    if ctx.member.is_admin():
         return
     if rights.who == "group" and group is not None and ctx.member.id in group.admins:
         return

@@ -25,6 +25,7 @@ WEEK_ABOUT = "YYYY-MM-DD or next (default: the first open week)"
     "week",
     scope=Scope.WHERE,
     nothing_after=lambda typed: (": it shows this week. The weeks after it: ", command_code("schedule"), "."),
+    reference="this week's paper, presenter and meeting",
 )
 def week(ctx: Context) -> Answer:
     this = ctx.group.week_of(ctx.now)
@@ -53,6 +54,7 @@ def week(ctx: Context) -> Answer:
     "schedule",
     scope=Scope.WHERE,
     nothing_after=lambda typed: (": it lists the coming weeks, from this one.",),
+    reference="the coming weeks and their presenters",
 )
 def schedule(ctx: Context) -> Answer:
     lines = mark_archived(ctx, slots.schedule(ctx.store, ctx.group, ctx.now))
@@ -67,6 +69,7 @@ def schedule(ctx: Context) -> Answer:
     Arg("paper", PAPER, "the paper you present"),
     Arg("date", DATE, WEEK_ABOUT, optional=True),
     scope=Scope.WHERE,
+    reference="present a paper (default: the first open week)",
 )
 def signup(ctx: Context, paper: str, date: str | None) -> Answer:
     change = signups.signup(ctx.store, ctx.group, ctx.now, ctx.member, paper, date, then=ctx.on_change)
@@ -93,6 +96,7 @@ def signup(ctx: Context, paper: str, date: str | None) -> Answer:
     "withdraw 7",
     Arg("slot", SLOT, "the paper or the date of your slot"),
     scope=Scope.WHERE,
+    reference="give up one of your slots",
 )
 def withdraw(ctx: Context, slot: str) -> Answer:
     change = signups.withdraw(ctx.store, ctx.group, ctx.now, ctx.member, slot, then=ctx.on_change)
@@ -109,6 +113,7 @@ def withdraw(ctx: Context, slot: str) -> Answer:
     "your coming and past slots",
     "mine",
     nothing_after=lambda typed: (": it shows your own slots. Everyone's: ", command_code("schedule"), "."),
+    reference="your coming and past slots",
 )
 def mine(ctx: Context) -> Answer:
     upcoming, past = slots.mine_in(ctx.store, calendars(ctx), ctx.now, ctx.member.id)
@@ -125,6 +130,7 @@ def mine(ctx: Context) -> Answer:
     Arg("date", DATE, WEEK_ABOUT, optional=True),
     scope=Scope.WHERE,
     rights=group_admins("assign weeks"),
+    reference="admins: put someone in a week",
 )
 def assign(ctx: Context, user: str, paper: str, date: str | None) -> Answer:
     if ctx.vet_presenter is not None:
@@ -157,7 +163,14 @@ THE_WEEK = Arg("date", DATE, "the week's date: YYYY-MM-DD or next")
 
 
 @verb(
-    VERBS, "unassign", "clear a week", "unassign next", THE_WEEK, scope=Scope.WHERE, rights=group_admins("clear weeks")
+    VERBS,
+    "unassign",
+    "clear a week",
+    "unassign next",
+    THE_WEEK,
+    scope=Scope.WHERE,
+    rights=group_admins("clear weeks"),
+    reference="admins: clear a week",
 )
 def unassign(ctx: Context, date: str) -> Answer:
     change = signups.unassign(ctx.store, ctx.group, ctx.now, ctx.member, date, then=ctx.on_change)
@@ -167,7 +180,14 @@ def unassign(ctx: Context, date: str) -> Answer:
 
 
 @verb(
-    VERBS, "skip", "no meeting that week", "skip next", THE_WEEK, scope=Scope.WHERE, rights=group_admins("skip weeks")
+    VERBS,
+    "skip",
+    "no meeting that week",
+    "skip next",
+    THE_WEEK,
+    scope=Scope.WHERE,
+    rights=group_admins("skip weeks"),
+    reference="admins: no meeting that week",
 )
 def skip(ctx: Context, date: str) -> Answer:
     change = signups.skip(ctx.store, ctx.group, ctx.now, ctx.member, date, then=ctx.on_change)
@@ -188,6 +208,7 @@ def skip(ctx: Context, date: str) -> Answer:
     Arg("remove", CHOICE, choices=("remove",), optional=True, hidden=True, typed_only=True),
     Arg("url", WORD, "a link to the slides, a recording or notes (or: remove <link>)", shown="<link>"),
     scope=Scope.WHERE,
+    reference="the presenter or an admin: slides, a recording or notes for a talk (`… remove <link>`)",
 )
 def slides(ctx: Context, talk: str, remove: str | None, url: str) -> Answer:
     # Rights: the talk's presenter or an admin, which only the talk tells (talks.attach checks).
@@ -227,6 +248,7 @@ def slides(ctx: Context, talk: str, remove: str | None, url: str) -> Answer:
     scope=Scope.WHERE,
     paged=True,
     nothing_after=lambda typed: (": it lists the talks given, newest first.",),
+    reference="talks given, newest first, with their links",
 )
 def past(ctx: Context, page: int) -> Answer:
     given, more = talks.past(ctx.store, ctx.group, ctx.now, page)

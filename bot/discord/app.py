@@ -24,7 +24,7 @@ from bot.announcing.sender import OutboxSender
 from bot.catalog import queries as catalog
 from bot.catalog.papers import InvalidPaper
 from bot.chat import commands, paper_commands
-from bot.chat.context import Context, Platform
+from bot.chat.context import Context, Place, Platform
 from bot.chat.registry import PAPER, TAG, kinds_of
 from bot.chat.replies import AddForm, EditForm, Notice
 from bot.delivery.answer_time import Replies
@@ -53,6 +53,13 @@ DEFER_AFTER = 2.0
 CHOICES_MAX = 25
 #: A deferred answer that Discord rate-limits is tried once more after a wait this short at most.
 ANSWER_RETRY_SECONDS = 5.0
+#: How long Discord may take to say which server a channel is in, or whether a user is a member of it.
+HOME_TIMEOUT = 2.0
+#: While Discord has not said which server PAPERBOT_CHANNEL is in, it is asked again this often at most.
+HOME_ASK_AGAIN = 30.0
+#: Whether a user who writes directly is a member of the install's server is asked again after this.
+MEMBER_KNOWN_FOR = 600.0
+MEMBERS_KEPT = 10_000
 
 
 def read_member(word: str) -> str | None:
@@ -92,6 +99,9 @@ class DiscordBot:
         self.answers = Rest(settings.api_url, settings.token, timeout=5)
         self.transport = DiscordTransport(self.rest, settings.admins)
         self.app_id: str | None = None
+        self._home: str | None = None  # the server of PAPERBOT_CHANNEL, once Discord said it
+        self._home_again = 0.0  # when to ask Discord for it again, while it is not known
+        self._members: dict[str, tuple[bool, float]] = {}  # member of the install's server? until when
         self.replies = Replies()
         self._stopping = threading.Event()
         # "work" answers an interaction, "answer" sends what comes after it; Gateway interactions each
@@ -100,6 +110,63 @@ class DiscordBot:
         self.outbox = OutboxSender(
             store, DiscordPoster(self), lambda fn, *a: self.later(fn, *a, lane="channel"), self.replies, self._stopping
         )
+
+    # -- where -----------------------------------------------------------------------
+
+    def home_server(self) -> str | None:
+        """The install's own server: DISCORD_GUILD, else the server of PAPERBOT_CHANNEL, asked of Discord
+        once (at start, by check_channel; again, every HOME_ASK_AGAIN, until it answers). None while it is not known."""
+        if self.settings.guild:
+            return self.settings.guild
+        if self._home is None and self.settings.channel and time.monotonic() >= self._home_again:
+            self._home_again = time.monotonic() + HOME_ASK_AGAIN  # not a slow call on every request meanwhile
+            try:
+                found = self.rest.call("GET", f"/channels/{self.settings.channel}", timeout=HOME_TIMEOUT)
+            except (Rejected, Uncertain) as e:
+                log.warning("could not learn the server of PAPERBOT_CHANNEL (%s): requests are refused until then", e)
+                return None
+            self._home = found.get("guild_id")
+        return self._home
+
+    def place(self, interaction: dict) -> Place:
+        """Where `interaction` comes from. A direct message has no server: it is taken as the install's
+        from a member of the install's server (or PAPERBOT_ADMINS), asked of Discord once a while."""
+        home = self.home_server()
+        guild = interaction.get("guild_id")
+        if guild:
+            if home is None and self._from_a_group_channel(interaction):
+                # Discord signed it, and a channel is in one server only: that server is the install's.
+                self._home = home = str(guild)
+                log.info("the install's server is %s, that of a group's channel", home)
+            return Place(str(guild), home)
+        user = door.user_of(interaction) or ""
+        return Place(None, home, stranger=not self._at_home(home, user))
+
+    def _from_a_group_channel(self, interaction: dict) -> bool:
+        """Was `interaction` sent from PAPERBOT_CHANNEL or a chat group's channel? Learning the install's
+        server so needs no REST route: Discord may not have answered `GET /channels/{id}` yet."""
+        channel = interaction.get("channel_id") or (interaction.get("channel") or {}).get("id")
+        return groups.of_channel(self.store, self.env, channel) is not None
+
+    def _at_home(self, home: str | None, user: str) -> bool:
+        if user in self.settings.admins:
+            return True
+        if home is None or not render.is_discord_user(user):
+            return False
+        known = self._members.get(user)
+        if known is not None and known[1] > time.monotonic():
+            return known[0]
+        try:
+            self.rest.call("GET", f"/guilds/{home}/members/{user}", timeout=HOME_TIMEOUT)
+            member = True
+        except Rejected:  # 10007: not a member of the install's server
+            member = False
+        except Uncertain:
+            return False
+        if len(self._members) > MEMBERS_KEPT:  # a bound on what strangers' messages may make it hold
+            self._members.clear()
+        self._members[user] = (member, time.monotonic() + MEMBER_KNOWN_FOR)
+        return member
 
     # -- who -------------------------------------------------------------------------
 
@@ -142,6 +209,7 @@ class DiscordBot:
             if interaction.get("guild_id")
             else None,
             env=self.env,
+            place=self.place(interaction),
         )
 
     def queue_change(self, change: Change) -> None:
@@ -155,8 +223,9 @@ class DiscordBot:
         kind = interaction["type"]
         if kind == door.PING:
             return {"type": PONG}
-        if kind == door.AUTOCOMPLETE:
-            return {"type": CHOICES, "data": {"choices": self.choices(interaction["data"])}}
+        if kind == door.AUTOCOMPLETE:  # it changes nothing, but another server learns nothing of the catalog
+            at_home = not self.place(interaction).foreign
+            return {"type": CHOICES, "data": {"choices": self.choices(interaction["data"]) if at_home else []}}
         update = False
         line: str | None
         if kind == door.COMMAND:
@@ -262,10 +331,11 @@ class DiscordBot:
 
     def _submitted(self, ctx: Context, data: dict) -> Notice:
         """The add (or edit) form, filled in: the paper added (or saved), or why not, in one line."""
-        number = render.edited_number(data.get("custom_id"))
-        if number is not None:
+        form = render.edited(data.get("custom_id"))
+        if form is not None:
+            number, was = form
             values = render.form_values(data)
-            return _saved(lambda: paper_commands.edit_paper(ctx, number, values), "Saved", f"edit {number}")
+            return _saved(lambda: paper_commands.save_form(ctx, number, values, was), "Saved", f"edit {number}")
         if data.get("custom_id") != render.ADD_FORM:
             return Notice(text("That form is not paperbot's any more. Try the command again."), ok=False)
         return _saved(lambda: paper_commands.add_paper(ctx, render.form_values(data)), "Added", "add")
@@ -354,6 +424,7 @@ class DiscordBot:
         channel = self.settings.channel
         if not channel:
             return
+        self.home_server()
         try:
             self.rest.call("GET", f"/channels/{channel}/messages", query={"limit": 1}, timeout=10)
         except Rejected as e:

@@ -21,6 +21,7 @@ from datetime import datetime
 from functools import singledispatch
 
 from bot.catalog.papers import Paper, read_byline
+from bot.chat import paper_commands
 from bot.chat.replies import (
     AddForm,
     EditForm,
@@ -525,36 +526,43 @@ def add_form(form: AddForm | None = None) -> dict:
     return {"custom_id": ADD_FORM, "title": "Add a paper", "components": rows_}
 
 
-#: The edit form's custom_id: this prefix and the paper's number.
+#: The edit form's custom_id: this prefix, the paper's number, ":" and the paper's form version.
 EDIT_FORM = "edit:"
+#: The most characters a modal's text input holds.
+INPUT_MOST = 4000
 
 
 def edit_form(paper) -> dict:
-    """The add form as a modal, filled in with `paper` as it is; saving changes it."""
+    """The add form as a modal, filled in with `paper` as it is; saving changes what the admin changed.
+    A field longer than an input holds is left out (kept as it is), and the title says so."""
     modal = add_form()
-    values = {
-        "title": paper.title,
-        "url": paper.url,
-        "summary": paper.summary,
-        "tags": ", ".join(paper.tags),
-        "authors": getattr(paper, "authors", ""),
-        "year": str(paper.year) if getattr(paper, "year", None) else "",
-    }
+    values = paper_commands.form_fields(paper, INPUT_MOST)
+    authors, year = values.get("authors", ""), values.get("year", "")
+    values["by"] = f"{authors} ({year})" if authors and year else authors or year
+    kept = [paper_commands.FORM_FIELDS[k] for k in paper_commands.FORM_FIELDS if k not in values]
+    rows_ = []
     for row in modal["components"]:
-        for item in row["components"]:
-            value = values.get(item["custom_id"])
-            if value:
-                item["value"] = value[: item.get("max_length", 4000)]
-            if item["custom_id"] != "title":
-                item["required"] = False  # emptied: the field is cleared
-    return {**modal, "custom_id": f"{EDIT_FORM}{paper.number}", "title": f"Edit #{paper.number}"[:45]}
+        item = row["components"][0]
+        name = item["custom_id"]
+        if name not in values:
+            continue
+        item["max_length"] = INPUT_MOST if name != "title" else item["max_length"]
+        if values[name]:
+            item["value"] = values[name]
+        if name != "title":
+            item["required"] = False  # emptied: the field is cleared
+        rows_.append(row)
+    title = f"Edit #{paper.number}" + (f" ({', '.join(kept)} kept as is)" if kept else "")
+    custom_id = f"{EDIT_FORM}{paper.number}:{paper_commands.form_version(paper)}"
+    return {**modal, "components": rows_, "custom_id": custom_id, "title": title[:45]}
 
 
-def edited_number(custom_id: object) -> int | None:
-    """The paper an edit form's custom_id names, or None for any other form."""
-    if isinstance(custom_id, str) and custom_id.startswith(EDIT_FORM) and custom_id[len(EDIT_FORM) :].isdigit():
-        return int(custom_id[len(EDIT_FORM) :])
-    return None
+def edited(custom_id: object) -> tuple[int, str] | None:
+    """The paper an edit form's custom_id names and its version when the form opened; None for any other form."""
+    if not isinstance(custom_id, str) or not custom_id.startswith(EDIT_FORM):
+        return None
+    number, _, version = custom_id[len(EDIT_FORM) :].partition(":")
+    return (int(number), version) if number.isdigit() and len(number) < 12 else None
 
 
 def form_values(data: dict) -> dict[str, str | None]:

@@ -431,6 +431,12 @@ class Rest:
     def user(self, user: str, timeout: float | None = None) -> dict:
         return user_json(self._run(lambda c: c.fetch_user(int(user)), timeout))
 
+    def channel(self, channel: str, timeout: float | None = None) -> dict:
+        """The channel's id, and its server's (none for a direct message's channel)."""
+        found = self._run(lambda c: c.fetch_channel(int(channel)), timeout)
+        guild = getattr(found, "guild_id", None)
+        return {"id": str(found.id), **({"guild_id": str(guild)} if guild is not None else {})}
+
     def member(self, guild: str, user: str, timeout: float | None = None) -> dict:
         """`user` as a member of the server `guild` (Discord's 10007 when they are not one)."""
         return member_json(self._run(lambda c: c.fetch_member(int(guild), int(user)), timeout))
@@ -465,6 +471,7 @@ class Rest:
         ("GET", r"/gateway/bot", lambda r, m, b, q, t: {"url": r.gateway_url(t)}),
         ("POST", r"/users/@me/channels", lambda r, m, b, q, t: r.dm_channel(b["recipient_id"], t)),
         ("GET", r"/users/(?P<u>\d+)", lambda r, m, b, q, t: r.user(m["u"], t)),
+        ("GET", r"/channels/(?P<c>\d+)", lambda r, m, b, q, t: r.channel(m["c"], t)),
         ("GET", r"/guilds/(?P<g>\d+)/members/(?P<u>\d+)", lambda r, m, b, q, t: r.member(m["g"], m["u"], t)),
         ("GET", r"/guilds/(?P<g>\d+)/scheduled-events", lambda r, m, b, q, t: r.events(m["g"], t)),
         ("POST", r"/guilds/(?P<g>\d+)/scheduled-events", lambda r, m, b, q, t: r.create_event(m["g"], b, t)),

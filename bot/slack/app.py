@@ -12,6 +12,7 @@ waits for a second Slack call. The outbox is sent by the core's OutboxSender
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -20,24 +21,24 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from datetime import datetime
 
-from slack_bolt import App
+from slack_bolt import App, BoltResponse
 from slack_sdk import WebClient
 
 from bot.announcing import changes as announce
 from bot.announcing.sender import OutboxSender
 from bot.calendar import Week
 from bot.chat import commands
-from bot.chat.context import Context
+from bot.chat.context import NOT_HERE, Context, Place
 from bot.chat.replies import Home, Notice
 from bot.delivery.answer_time import ANSWER_SECONDS, Replies, answer_deadline, arrived_at
 from bot.delivery.background import Background
 from bot.delivery.sending import Rejected, Uncertain
-from bot.rich_text import Code, Mention, Text
+from bot.rich_text import Code, Mention, Text, text
 from bot.schedule import groups
 from bot.schedule.signups import Change, Member, Refusal
 from bot.slack import blocks
 from bot.slack.announce import SlackPoster
-from bot.slack.client import SlackTransport, answer_client, call, make_client
+from bot.slack.client import SlackTransport, answer_client, call, make_client, webhook
 from bot.slack.listeners import actions, events, fallbacks, views
 from bot.slack.listeners import commands as command_listeners
 from bot.slack.members import PLATFORM
@@ -92,6 +93,7 @@ class SlackBot:
         # the channel's work (announcements, post updates) may sleep through a Retry-After.
         self.background = Background({"answer": 8, "channel": 2})
         self._admins: dict[str, tuple[bool, float]] = {}
+        self._home: tuple[str | None, bool] | None = None  # the install's workspace (or org), and is it an org
         self.outbox = OutboxSender(
             store,
             SlackPoster(self),
@@ -99,6 +101,29 @@ class SlackBot:
             self.replies,
             self._stopping,
         )
+
+    # -- where ---------------------------------------------------------------
+
+    def learn_home(self) -> tuple[str | None, bool]:
+        """Ask Slack (auth.test) whose workspace the bot token is: the install's own. Raises as call does."""
+        said = call(self.client.auth_test)
+        grid = bool(said.get("is_enterprise_install"))
+        # An app installed on an Enterprise Grid organisation serves every workspace in it: its place is the org.
+        self._home = (said.get("enterprise_id") if grid else said.get("team_id")) or None, grid
+        return self._home
+
+    def place(self, team: str | None, enterprise: str | None) -> Place:
+        """Where a request from workspace `team` (of the Enterprise Grid organisation `enterprise`) comes
+        from, beside the install's own; learned at the first request when `run` did not (a test's app)."""
+        known = self._home
+        if known is None:
+            try:
+                known = self.learn_home()
+            except (Rejected, Uncertain) as e:
+                log.warning("could not learn the bot token's workspace (%s): requests are refused until then", e)
+                return Place(team or enterprise or "", None)
+        home, grid = known
+        return Place(enterprise if grid else team, home)
 
     # -- who and when --------------------------------------------------------
 
@@ -313,6 +338,13 @@ def build_app(bot: SlackBot) -> App:
         logger=bolt_log,
     )
 
+    @app.use
+    def whose_workspace(body, context, next):  # noqa: A002 (Bolt hands the rest of the chain by this name)
+        """The one door of every request: another workspace's gets one line, and nothing runs."""
+        if not bot.place(context.team_id, context.enterprise_id).foreign:
+            return next()
+        return not_here(bot, body)
+
     command_listeners.register(app, bot)
     actions.register(app, bot)
     views.register(app, bot)
@@ -326,3 +358,19 @@ def build_app(bot: SlackBot) -> App:
         )
 
     return app
+
+
+def not_here(bot: SlackBot, body: dict) -> BoltResponse:
+    """The answer to a request from another workspace: one line where its kind can show one."""
+    said = blocks.message(Notice(text(NOT_HERE), ok=False))
+    if body.get("command"):
+        return _json({"response_type": "ephemeral", **said})
+    if body.get("type") == "view_submission":
+        return _json({"response_action": "errors", "errors": {"title": NOT_HERE[:150]}})
+    if body.get("type") == "block_actions" and body.get("response_url"):
+        bot.later(lambda url: call(webhook(url).send, response_type="ephemeral", **said), body["response_url"])
+    return BoltResponse(status=200, body="")
+
+
+def _json(payload: dict) -> BoltResponse:
+    return BoltResponse(status=200, body=json.dumps(payload), headers={"content-type": "application/json"})

@@ -17,6 +17,7 @@ from datetime import datetime
 from functools import lru_cache, singledispatch
 
 from bot.catalog.papers import MAX_LINK
+from bot.chat import paper_commands
 from bot.chat.replies import (
     AddForm,
     EditForm,
@@ -647,29 +648,35 @@ def add_form(channel: str | None, form: AddForm | None = None, *, looking_up: st
 EDIT_CALLBACK = "edit_paper"
 
 
+#: The most characters a modal's plain_text_input holds.
+INPUT_MOST = 3000
+
+
 def edit_form(channel: str | None, paper) -> dict:
-    """The add form, filled in with `paper` as it is: saving changes it (its number and history stay).
-    private_metadata carries the channel and the paper's number, as `channel|number`."""
+    """The add form, filled in with `paper` as it is: saving changes what the admin changed (its number
+    and history stay). A field longer than an input holds is left out, kept as it is, and a note says so.
+    private_metadata carries the channel, the paper's number and its form version, as `channel|number|version`."""
     view = add_form(channel)
-    values = {
-        "title": paper.title,
-        "url": paper.url,
-        "summary": paper.summary,
-        "tags": ", ".join(paper.tags),
-        "authors": getattr(paper, "authors", ""),
-        "year": str(paper.year) if getattr(paper, "year", None) else "",
-    }
-    for block in view["blocks"]:
-        element = block.get("element") or {}
-        value = values.get(block.get("block_id"))
-        if block.get("type") == "input" and value:
-            element["initial_value"] = value[: element.get("max_length", 3000)]
-        if block.get("block_id") != "title":
-            block["optional"] = True  # emptied: the field is cleared
+    values = paper_commands.form_fields(paper, INPUT_MOST)
+    blocks = [b for b in view["blocks"] if b["block_id"] in values]  # the add form's blocks are its inputs
+    for block in blocks:
+        name, element = block["block_id"], block["element"]
+        if name in ("tags", "summary"):  # the others' inputs hold the longest a paper may have
+            element["max_length"] = INPUT_MOST
+        if values[name]:
+            element["initial_value"] = values[name]
+        block["optional"] = name != "title"  # emptied: the field is cleared
+    kept = [paper_commands.FORM_FIELDS[k] for k in paper_commands.FORM_FIELDS if k not in values]
+    if kept:
+        many = len(kept) > 1
+        said = f"{'are' if many else 'is'} longer than this form holds: kept as {'they are' if many else 'it is'}"
+        again = f"{COMMAND} edit {paper.number} {kept[0]} …"
+        blocks.insert(0, context(f"The {', '.join(kept)} {said}. `{again}` changes it."))
     return {
         **view,
+        "blocks": blocks,
         "callback_id": EDIT_CALLBACK,
-        "private_metadata": f"{channel or ''}|{paper.number}",
+        "private_metadata": f"{channel or ''}|{paper.number}|{paper_commands.form_version(paper)}",
         "title": {"type": "plain_text", "text": f"Edit #{paper.number}"[:24]},
         "submit": {"type": "plain_text", "text": "Save"},
     }

@@ -24,7 +24,6 @@ from bot.delivery.answer_time import arrived_at
 from bot.delivery.sending import Rejected
 from bot.runtime import scheduler
 from bot.slack.app import SlackBot, build_app
-from bot.slack.client import call
 from bot.slack.door import SlackDoor
 from bot.slack.settings import SlackSettings
 from bot.store.connection import Store
@@ -233,7 +232,7 @@ def _started(bot: SlackBot, stop: threading.Event) -> App | None:
 
     def start() -> App:
         # auth.test of our own first: Bolt's (in App()) says a refused token in a Python dict.
-        call(bot.client.auth_test)
+        bot.learn_home()  # whose workspace the install is: every request from another is refused
         return build_app(bot)
 
     # auth.test may hang or wait out a rate limit: a stop meanwhile is a stop.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.calendar import Meeting, MeetingCalendar, PostSchedule
-from bot.chat import commands, context, registry
+from bot.chat import commands, context, reference, registry
 from bot.chat.context import Answer, notice
 from bot.console.render import render as console_text
 from bot.discord import definition
@@ -14,6 +14,7 @@ from bot.schedule import signups
 from bot.schedule.signups import Member
 from tests.support.clock import TZ, at
 from tests.support.discord_standin import check_commands
+from tests.support.repo import ROOT
 
 GROUP = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
 
@@ -63,3 +64,12 @@ def test_a_declared_verb_is_a_discord_subcommand_with_its_options(retire):
     ]
     data = {"name": "paper", "options": [{"name": "retire", "type": 1, "options": [{"name": "paper", "value": "7"}]}]}
     assert definition.line_of(data) == "retire 7"
+
+
+def test_a_declared_verb_has_its_row_in_readmes_table_and_the_manifests_hint(retire):
+    readme = (ROOT / "README.md").read_text()
+    drawn = reference.in_readme(readme, commands.VERBS)
+    row = "| `/paper retire <paper> [<date>]` | retire a paper from the reading list |"
+    assert row in drawn.splitlines() and row not in readme.splitlines()
+    assert drawn.index("/paper groups`") < drawn.index(row) < drawn.index("## ", drawn.index("/paper groups`"))
+    assert reference.usage_hint(commands.VERBS).endswith(" | groups | retire <paper> [<date>]")

@@ -591,6 +591,7 @@ class DiscordStandin:
         ("PUT", r"/applications/(?P<app>\d+)/guilds/(?P<guild>\d+)/commands", "register"),
         ("POST", r"/channels/(?P<channel>\d+)/messages", "create_message"),
         ("GET", r"/channels/(?P<channel>\d+)/messages", "history"),
+        ("GET", r"/channels/(?P<channel>\d+)", "channel_object"),
         ("PATCH", r"/channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "edit_message"),
         ("POST", r"/users/@me/channels", "dm"),
         ("POST", r"/interactions/(?P<interaction>\d+)/(?P<token>[^/]+)/callback", "callback"),
@@ -783,6 +784,23 @@ class DiscordStandin:
         if user is None:
             raise Refused(404, 10013, "Unknown User")
         return 200, user_object(params["user"], global_name=user.get("name"))
+
+    def _channel_object(self, params, query, body):
+        """A text channel of the server GUILD (resources/channel.md), for a channel the stand-in has."""
+        self._channel(params["channel"])
+        return 200, {
+            "id": params["channel"],
+            "type": 0,
+            "guild_id": GUILD,
+            "name": "reading-group",
+            "position": 0,
+            "permission_overwrites": [],
+            "nsfw": False,
+            "parent_id": None,
+            "topic": None,
+            "last_message_id": None,
+            "rate_limit_per_user": 0,
+        }
 
     def _member(self, params, query, body):
         """A guild member object (resources/guild.md: the fields always there)."""

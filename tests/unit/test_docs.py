@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 from slack_sdk import WebClient
 
-from bot.chat import commands, context
+from bot.chat import commands, context, reference
 from bot.chat.commands import VERBS
 from bot.console.render import render
 from bot.slack.blocks import message
@@ -36,6 +36,9 @@ def test_help_readme_and_manifest_name_the_same_commands():
     assert slash["usage_hint"].split(" | ") == usages
     table = re.findall(r"^\| `/paper ([^`]+)` \|", README, flags=re.M)
     assert table == usages
+    # Both are drawn from the declarations: `python -m bot.chat.reference --write` after changing one.
+    assert reference.in_readme(README, VERBS) == README, "README's command table is out of step with the verbs"
+    assert slash["usage_hint"] == reference.usage_hint(VERBS)
     help_reply = commands.run(None, "help").reply  # help needs no context
     text = render(help_reply)
     slack_text = json.dumps(message(help_reply), ensure_ascii=False)

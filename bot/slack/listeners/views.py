@@ -37,11 +37,12 @@ def register(app, bot) -> None:
         user = (body.get("user") or {}).get("id", "")
         state = (view.get("state") or {}).get("values") or {}
         values = {name: ((state.get(name) or {}).get(name) or {}).get("value") for name in state}
-        channel, _, number = (view.get("private_metadata") or "").rpartition("|")
-        if not number.isdigit():
+        channel, _, rest = (view.get("private_metadata") or "").partition("|")
+        number, _, was = rest.partition("|")
+        if not number.isdigit() or len(number) > 12:
             ack(response_action="errors", errors={"title": "This form lost the paper it edits: open it again."})
             return
-        paper = _saved(ack, bot, user, lambda ctx: paper_commands.edit_paper(ctx, int(number), values), values)
+        paper = _saved(ack, bot, user, lambda ctx: paper_commands.save_form(ctx, int(number), values, was), values)
         if paper is None:
             return
         ack()
