@@ -176,9 +176,9 @@ def test_a_command_under_way_when_http_stops_is_still_answered(procs, tmp_path, 
     assert "Traceback" not in server.proc.log()
 
 
-def test_requests_that_wait_for_a_thread_still_keep_slacks_3_seconds(procs, tmp_path, slack):
-    """12 sign-ups at once while another process holds the write lock for 4 s: 8 threads take 8 of
-    them; the 4 that wait for a thread count their 3 seconds from when they came in, too."""
+def test_requests_that_wait_for_a_thread_keep_the_deadline_of_their_arrival(procs, tmp_path, slack):
+    """12 sign-ups at once while another process holds the write lock: 8 threads take 8 of them; the
+    4 that wait for a thread count their deadline from when they came in, too."""
     from concurrent.futures import ThreadPoolExecutor
 
     server = start_server(procs, tmp_path, slack)

@@ -360,7 +360,7 @@ def test_an_assignment_stands_when_slack_cannot_say_who_the_presenter_is(h):
     assert h.bot.store.db.execute("SELECT presenter FROM slots").fetchall() == [("U2",)]
 
 
-def test_add_by_a_workspace_admin_answers_within_slacks_3_seconds_when_slack_is_slow(h):
+def test_add_by_a_workspace_admin_gives_up_on_a_slow_slack_at_the_replys_one_deadline(h):
     """users.info, then views.open, each slow: together they must still leave the reply its time."""
     h.slack.fail_next("users.info", accept_then="hang", seconds=1.6)
     h.slack.fail_next("views.open", accept_then="hang", seconds=1.6)
@@ -727,7 +727,7 @@ def test_an_announcement_waits_while_replies_are_under_way_and_goes_once_they_ar
     assert channel_lines(h.slack)[0].startswith("📅 <@U1> will present #7")
 
 
-def test_a_bot_that_is_never_quiet_still_announces_within_a_second(h, monkeypatch):
+def test_a_bot_that_is_never_quiet_still_announces(h, monkeypatch):
     from bot.delivery import answer_time
 
     stop = threading.Event()

@@ -47,7 +47,7 @@ def tracebacks(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.exc_info]
 
 
-def test_a_suggestion_of_a_hostile_arxiv_answer_is_answered_within_3_seconds(h, door, services, caplog):
+def test_a_suggestion_of_a_hostile_arxiv_answer_is_acknowledged_then_refused_in_one_line(h, door, services, caplog):
     arxiv, _ = services
     caplog.set_level(logging.INFO)
     arxiv.fault("nested_tags", size=600_000)

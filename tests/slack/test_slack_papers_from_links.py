@@ -49,7 +49,7 @@ def _values(view: dict) -> dict:
     return {b["block_id"]: b["element"].get("initial_value") for b in view["blocks"] if b["type"] == "input"}
 
 
-def test_add_of_a_link_opens_the_form_within_3_seconds_and_fills_it_in_from_a_slow_arxiv(h, door, arxiv):
+def test_add_of_a_link_opens_the_form_before_a_slow_arxiv_answers_and_fills_it_in_after(h, door, arxiv):
     arxiv.fault("slow", delay=60)  # held until the form is open: the reply cannot have waited for it
     status, reply = door.command("add https://arxiv.org/abs/2409.12345", user="UADMIN")
     assert status == 200 and reply == {}, (status, reply)  # Slack's 3 s under load: bench/bench.py
@@ -129,7 +129,7 @@ def test_members_cannot_list_or_decide_suggestions(h):
     assert "Only admins can see and decide suggestions" in blocks_text(reply)
 
 
-def test_a_suggestion_is_acknowledged_within_slacks_3_seconds_and_answered_after_a_slow_arxiv(h, door, arxiv):
+def test_a_suggestion_is_acknowledged_before_a_slow_arxiv_answers_and_answered_after(h, door, arxiv):
     arxiv.fault("slow", delay=60)  # held until the test lets it go: the reply cannot have waited for it
     status, reply = door.command("suggest 2409.12345", user="U1")
     assert status == 200  # acknowledged, the look-up still going; Slack's 3 s under load: bench/bench.py

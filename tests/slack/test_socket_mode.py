@@ -102,8 +102,8 @@ def test_a_request_taken_after_a_stop_began_is_neither_made_nor_acked(make_harne
         assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)
 
 
-def test_envelopes_that_wait_for_a_worker_still_keep_slacks_3_seconds(make_harness, slack):
-    """slack_sdk answers with 10 workers: 14 sign-ups at once while the write lock is held for 4 s."""
+def test_envelopes_that_wait_for_a_worker_keep_the_deadline_of_their_arrival(make_harness, slack):
+    """slack_sdk answers with 10 workers: 14 sign-ups at once while the write lock is held."""
     import sqlite3
     import time
     from concurrent.futures import ThreadPoolExecutor
