@@ -297,6 +297,8 @@ class MeetingCalendar:
     schedule: PostSchedule
     remind_days: int = 2
     group_id: int = 1
+    #: How long a meeting lasts (PAPERBOT_MEETING_MINUTES): a meeting is over at its start plus these.
+    minutes: int = 60
 
     def week_of(self, moment: datetime) -> Week:
         return Week.containing(moment, self.tz)
@@ -304,24 +306,54 @@ class MeetingCalendar:
     def meeting_of(self, week: Week) -> datetime:
         return self.meeting.time_in(week, self.tz)
 
-    def meeting_before_post(self, now: datetime) -> str | None:
-        """Why the meeting and the post do not fit in one week, or None. A post announces its own
-        week's meeting (weeks run Monday to Sunday): a meeting before it is over when it is posted."""
+    def ends(self, week: Week) -> datetime:
+        """When `week`'s meeting is over: its start plus the meeting's length."""
+        return self.meeting_of(week) + timedelta(minutes=self.minutes)
+
+    def coming(self, now: datetime) -> Week:
+        """The week of the next meeting that is not over at `now`: "this week's" paper is that meeting's."""
         week = self.week_of(now)
-        for _ in range(53):  # a year: a monthly crontab posts on a different weekday each month
-            slot = self.slot_of(week)
-            if slot is not None and self.meeting_of(week) < slot:
-                return (
-                    f"PAPERBOT_MEETING ({self.meeting}) comes before the weekly post "
-                    f"({slot:%a %H:%M}, {week.key}) in the week, so such a post announces a meeting that is "
-                    "over: weeks run Monday to Sunday; meet later in the week than the post, or post earlier"
-                )
+        return week if self.ends(week) > now else week.plus(1)
+
+    def announced_by(self, slot: datetime) -> Week:
+        """The week of the meeting that a post at `slot` announces: the first meeting at or after it."""
+        week = self.week_of(slot)
+        return week if self.meeting_of(week) >= slot else week.plus(1)
+
+    def last_slot(self, at: datetime) -> datetime | None:
+        """The latest first-of-its-week slot at or before `at` (within a year and a bit), or None."""
+        week = self.week_of(at)
+        for _ in range(60):
+            slot = self.schedule.slot(week)
+            if slot is not None and slot <= at:
+                return slot
+            week = week.plus(-1)
+        return None
+
+    def next_slot(self, after: datetime, *, inclusive: bool = False) -> datetime | None:
+        """The first first-of-its-week slot after `after` (or at it, `inclusive`), within a year and a bit."""
+        week = self.week_of(after)
+        for _ in range(60):
+            slot = self.schedule.slot(week)
+            if slot is not None and (slot > after or (inclusive and slot == after)):
+                return slot
             week = week.plus(1)
         return None
 
+    def never_pairs(self, now: datetime) -> str | None:
+        """Why no meeting of the coming year gets a post, or None. A weekly meeting has one within 7 days
+        of any slot, so only a crontab that fires less than once a year (`0 9 29 2 *`) leaves them all bare."""
+        week = self.week_of(now)
+        if any(self.slot_of(week.plus(i)) is not None for i in range(53)):
+            return None
+        return (
+            f"{self.schedule.expr!r} announces none of the next 53 meetings ({self.meeting}): "
+            "a post announces the first meeting within 7 days after it"
+        )
+
     def weeks_without_post(self, now: datetime) -> str | None:
-        """What a crontab that leaves weeks without a slot means for the group (`0 9 * 1 mon`, mistyped
-        for `0 9 * * mon`, posts in January only), or None when every week of the coming year has one."""
+        """What a crontab that leaves meetings without a slot to announce them means for the group (`0 9 * 1 mon`,
+        mistyped for `0 9 * * mon`, posts in January only), or None when every meeting of the coming year has one."""
         week = self.week_of(now)
         missing = [w for w in (week.plus(i) for i in range(52)) if self.slot_of(w) is None]
         if not missing:
@@ -336,7 +368,15 @@ class MeetingCalendar:
         return self.meeting_of(week).date()
 
     def slot_of(self, week: Week) -> datetime | None:
-        return self.schedule.slot(week)
+        """The slot that announces `week`'s meeting, or None: the first slot that is the first of its own
+        ISO week, after the meeting before and not after this one (so last week's Friday slot announces
+        a Monday meeting). Weeks stay keyed by their meeting, whichever week the post goes out in."""
+        after, meeting = self.meeting_of(week.plus(-1)), self.meeting_of(week)
+        for candidate in (week.plus(-1), week):
+            slot = self.schedule.slot(candidate)
+            if slot is not None and after < slot <= meeting:
+                return slot
+        return None
 
     def reminder_of(self, week: Week) -> datetime:
         return self.meeting.reminder_in(week, self.tz, self.remind_days)

@@ -355,21 +355,15 @@ def _post_group(args, settings: PlatformSettings, routes, group, at: datetime, *
     cal = group.calendar
     at = at.astimezone(cal.tz)
     now = max(at, datetime.now(cal.tz))  # a week posted late offers a meeting still ahead, not one that is over
-    if problem := cal.meeting_before_post(at):
-        print(f"paperbot: warning: {problem}", file=sys.stderr)
-    week = cal.week_of(at)
-    slot_time = cal.slot_of(week)
-    if group.started_at is not None and slot_time is not None and slot_time < group.started_at:
-        # Asked for by its channel: the operator's call; `run` and a post-week of every group never post it.
-        print(
-            f"paperbot: warning: {group.channel}: {week.key}'s slot passed before the group started "
-            f"({group.started_at.isoformat()}); posting it as asked",
-            file=sys.stderr,
-        )
     where = f"{group.channel}: " if several else ""
+    slot_time = cal.last_slot(at)  # the meeting it announces: the first at or after it
+    week = cal.announced_by(slot_time) if slot_time else cal.week_of(at)
+    if slot_time is None or cal.ends(week) <= at:
+        return f"{where}No post is due: {weekly.not_due(store, '', cal, at, None)}."
+    if group.started_at is not None and slot_time < group.started_at:  # asked for by its channel: the operator's call
+        late = f"{week.key}'s slot passed before the group started ({group.started_at.isoformat()})"
+        print(f"paperbot: warning: {group.channel}: {late}; posting it as asked", file=sys.stderr)
     if args.dry_run:
-        if cal.slot_of(week) is None:
-            return f"{where}{week.key} needs no post: the schedule ({cal.schedule.expr}) has no slot that week."
         slot = slots.slot(store, week, cal.group_id)
         if slot is not None and slot.kind == "skipped":
             return f"{where}{week.key} is skipped: no meeting, no post."
@@ -410,6 +404,7 @@ def _post_group(args, settings: PlatformSettings, routes, group, at: datetime, *
         "done": f"{week.key} already has its post in {channel}.",
         "skipped": f"{where}{week.key} is skipped: no meeting, no post.",
         "no-slot": f"{where}{week.key} needs no post: {outcome.detail}.",
+        "over": f"{where}{week.key} needs no post: {outcome.detail}.",
     }
     if outcome.status in messages:
         return messages[outcome.status]
@@ -419,15 +414,22 @@ def _post_group(args, settings: PlatformSettings, routes, group, at: datetime, *
 
 
 def cmd_remind(args, settings: PlatformSettings) -> int:
-    settings.require(platforms.of(settings).token)
+    if not args.dry_run:
+        settings.require(platforms.of(settings).token)
     channel = _channel_arg(args.channel)
-    store = _store(settings)
+    store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     at = _parse_at(args.at, settings)
     routes = _routes(store, settings)
     if channel is not None:
         picked = [_the_group(store, settings, channel)]
     else:  # the environment's group (its reminders need no channel, as before groups) and every posting group
         picked = [routes.env, *(g for g in routes.posting() if not g.from_env)]
+    if args.dry_run:  # what would be sent at --at, and nothing sent
+        due = routes.due_reminders(picked, at)
+        for _, r in due:
+            print(f"Would remind {r.presenter} about #{r.paper.number} {r.paper.title} ({r.week.key}).")
+        print("(dry run: nothing was sent)" if due else "No reminders are due.")
+        return 0
     sendings = routes.remind(picked, at, force=True)
     failed = 0
     for s in sendings:
@@ -585,8 +587,7 @@ def cmd_site(args, settings: PlatformSettings) -> int:
         written = site.write_static(store, group, settings.now(), Path(args.dir), ask=feeds.names_of(settings))
     except OSError as e:
         raise Failure(f"{args.dir}: cannot write the page there ({e.strerror or e})") from None
-    for path in written:
-        print(f"Wrote {path}.")
+    print(f"Wrote {written[0]}." + (f" And {len(written) - 1} more files beside it." if len(written) > 1 else ""))
     return 0
 
 
@@ -624,9 +625,9 @@ def parser() -> argparse.ArgumentParser:
     con.set_defaults(fn=cmd_console)
 
     post = verbs.add_parser(
-        "post-week", parents=[verbose], help="post the paper of the week, unless the week has its post"
+        "post-week", parents=[verbose], help="post the paper for the next meeting, unless it has its post"
     )
-    post.add_argument("--at", metavar="ISO8601", help="a moment in the week to post for (default: now)")
+    post.add_argument("--at", metavar="ISO8601", help="the moment to post at, as the scheduler would (default: now)")
     post.add_argument("--dry-run", action="store_true", help="print the post instead of posting it")
     post.add_argument("--channel", metavar="ID", help="the group of this channel (default: every group that is due)")
     post.set_defaults(fn=cmd_post_week)
@@ -634,6 +635,7 @@ def parser() -> argparse.ArgumentParser:
     remind = verbs.add_parser("remind", parents=[verbose], help="send the presenter reminders that are due")
     remind.add_argument("--at", metavar="ISO8601", help="the moment to check (default: now)")
     remind.add_argument("--channel", metavar="ID", help="the group of this channel (default: every group)")
+    remind.add_argument("--dry-run", action="store_true", help="print the reminders that are due; send nothing")
     remind.set_defaults(fn=cmd_remind)
 
     imp = verbs.add_parser(
@@ -675,7 +677,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(os.environ)
         return args.fn(args, settings)
     except (SettingError, Failure) as e:
-        print(f"paperbot: {e}", file=sys.stderr)
+        for line in str(e).splitlines():  # several bad settings: one line each
+            print(f"paperbot: {line}", file=sys.stderr)
         return EXIT_USAGE if isinstance(e, SettingError) else EXIT_FAILED
     except KeyboardInterrupt:
         return 130

@@ -68,6 +68,15 @@ class SettingError(ValueError):
         self.name = name
 
 
+class SettingErrors(SettingError):
+    """Several settings are missing or malformed; str() is one line for each."""
+
+    def __init__(self, errors: list[SettingError]):
+        ValueError.__init__(self, "\n".join(str(e) for e in errors))
+        self.name = errors[0].name
+        self.errors = errors
+
+
 #: A name in `.env` this close to one of ours (difflib's ratio) is taken for a misspelling of it:
 #: PAPERBOT_TIMEZOME, PAPERBOT_CHANEL; another tool's DATABASE_URL or HOST is not.
 MISSPELT = 0.9
@@ -188,13 +197,29 @@ class Settings:
             values.update(_read_dotenv(Path(dotenv), cls.NAMES))
         values.update({k: v for k, v in environ.items() if k in cls.NAMES})
 
+        # Every bad setting is named at once: after one, it is read as unset and the rest checked again.
+        unset: set[str] = set()
+
         def get(name: str) -> str | None:
             raw = values.get(name)
-            if raw is None or not raw.strip():
+            if name in unset or raw is None or not raw.strip():
                 return cls.NAMES[name][0]
             return raw.strip()
 
-        return cls(**cls._fields(get))
+        errors: list[SettingError] = []
+        for _ in range(len(cls.NAMES) + 1):
+            try:
+                fields = cls._fields(get)
+            except SettingError as e:
+                if e.name in unset:  # its default is no better: the names so far are what can be said
+                    break
+                errors.append(e)
+                unset.add(e.name)
+                continue
+            if not errors:
+                return cls(**fields)
+            break
+        raise errors[0] if len(errors) == 1 else SettingErrors(errors)
 
     @classmethod
     def _fields(cls, get: Get) -> dict[str, Any]:
@@ -205,6 +230,8 @@ class Settings:
         meeting = (
             schedule.default_meeting() if meeting_text is None else parse_meeting("PAPERBOT_MEETING", meeting_text)
         )
+        if problem := MeetingCalendar(tz, meeting, schedule).never_pairs(datetime.now(tz)):
+            raise SettingError("PAPERBOT_SCHEDULE", problem)
         remind_days = integer("PAPERBOT_REMIND_DAYS", get("PAPERBOT_REMIND_DAYS") or "", 1, 14)
         admins = frozenset(a.strip() for a in (get("PAPERBOT_ADMINS") or "").split(",") if a.strip())
         focus = get("PAPERBOT_FOCUS_TAG")
@@ -252,15 +279,17 @@ class Settings:
         return f"is not set ({self.NAMES[name][1]})"
 
     def require(self, *names: str) -> None:
-        """Raise SettingError for the first of `names` that has no value."""
+        """Raise SettingError for those of `names` that have no value, one line each."""
         values = self._values()
-        for name in names:
-            if not values[name]:
-                raise SettingError(name, self._unset(name))
+        missing = [SettingError(name, self._unset(name)) for name in names if not values[name]]
+        if missing:
+            raise missing[0] if len(missing) == 1 else SettingErrors(missing)
 
     @property
     def group(self) -> MeetingCalendar:
-        return MeetingCalendar(self.timezone, self.meeting, self.schedule, self.remind_days)
+        return MeetingCalendar(
+            self.timezone, self.meeting, self.schedule, self.remind_days, minutes=self.meeting_minutes
+        )
 
     @property
     def lookups(self):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -180,21 +180,36 @@ def test_a_long_bad_date_is_shortened_so_the_advice_still_shows(group):
 
 
 @pytest.mark.parametrize(
-    "schedule, meeting, before",
+    "schedule, meeting, slot",
     [
-        ("0 18 * * sun", "mon 10:00", True),  # "the evening before": Monday's meeting is six days past
-        ("0 9 * * mon", "mon 08:00", True),
-        ("0 9 * * mon", "mon 09:00", False),  # the default: the meeting is the post's time
-        ("0 9 * * mon", "thu 16:00", False),
-        ("0 9 1 * *", "sun 10:00", False),  # the first of the month: Sunday is never before it in its week
-        ("0 9 1 * *", "mon 10:00", True),  # but a Monday is, whenever the first is not a Monday
+        ("0 9 * * fri", "mon 17:00", datetime(2026, 12, 4, 9, 0)),  # the Friday before, in the week before
+        ("0 18 * * sun", "mon 10:00", datetime(2026, 12, 6, 18, 0)),  # "the evening before"
+        ("0 9 * * mon", "thu 16:00", datetime(2026, 12, 7, 9, 0)),  # the same week, as always
+        ("0 9 * * mon", "mon 09:00", datetime(2026, 12, 7, 9, 0)),  # the default: the meeting is the post's time
+        ("0 9 * * mon", "mon 08:00", datetime(2026, 11, 30, 9, 0)),  # a week ahead: 08:00 is before that day's slot
+        ("0 9 * * mon,fri", "mon 17:00", datetime(2026, 12, 7, 9, 0)),  # the first slot of each week only
     ],
 )
-def test_a_meeting_before_the_post_in_the_week_is_named(schedule, meeting, before):
+def test_each_meeting_is_announced_by_the_first_slot_after_the_meeting_before_it(schedule, meeting, slot):
     group = MeetingCalendar(BERLIN, Meeting.parse(meeting), PostSchedule(schedule, BERLIN))
-    problem = group.meeting_before_post(datetime(2026, 12, 2, 10, 0, tzinfo=BERLIN))
-    assert (problem is not None) is before
-    assert problem is None or "comes before the weekly post" in problem
+    week = Week(2026, 50)
+    assert group.slot_of(week) == slot.replace(tzinfo=BERLIN)
+    assert group.announced_by(group.slot_of(week)) == week
+    assert group.last_slot(slot.replace(tzinfo=BERLIN) + timedelta(hours=1)) == slot.replace(tzinfo=BERLIN)
+
+
+def test_a_schedule_that_announces_no_meeting_in_a_year_is_named():
+    leap_day = MeetingCalendar(BERLIN, Meeting.parse("thu 16:00"), PostSchedule("0 9 29 2 *", BERLIN))
+    assert "announces none of the next 53 meetings" in leap_day.never_pairs(datetime(2026, 12, 2, tzinfo=BERLIN))
+    weekly = MeetingCalendar(BERLIN, Meeting.parse("mon 17:00"), PostSchedule("0 9 * * fri", BERLIN))
+    assert weekly.never_pairs(datetime(2026, 12, 2, tzinfo=BERLIN)) is None
+
+
+def test_this_weeks_meeting_is_the_next_one_not_over():
+    group = MeetingCalendar(BERLIN, Meeting.parse("mon 17:00"), PostSchedule("0 9 * * fri", BERLIN), minutes=90)
+    assert group.coming(datetime(2026, 12, 7, 18, 0, tzinfo=BERLIN)) == Week(2026, 50)  # under way
+    assert group.coming(datetime(2026, 12, 7, 18, 30, tzinfo=BERLIN)) == Week(2026, 51)  # over
+    assert group.coming(datetime(2026, 12, 11, 10, 0, tzinfo=BERLIN)) == Week(2026, 51)
 
 
 @pytest.mark.parametrize(

@@ -191,3 +191,45 @@ def test_run_with_no_token_at_all_names_both_ways_in_one_line(tmp_path, monkeypa
     (line,) = err.strip().splitlines()
     assert line.startswith("paperbot: SLACK_BOT_TOKEN or DISCORD_TOKEN: neither is set"), line
     assert "api.slack.com/apps" in line and "discord.com/developers/applications" in line
+
+
+def test_every_bad_setting_is_named_at_once_one_line_each():
+    bad = {"PAPERBOT_TIMEZONE": "Mars/Base", "PAPERBOT_REMIND_DAYS": "0", "PORT": "abc", "PAPERBOT_MEETING": "soon"}
+    with pytest.raises(SettingError) as err:
+        SlackSettings.load(bad, dotenv=None)
+    lines = str(err.value).splitlines()
+    assert sorted(line.split(":")[0] for line in lines) == sorted(bad), lines
+    assert any("unknown time zone" in line for line in lines) and any("between 1 and 14" in line for line in lines)
+
+
+def test_run_prints_every_bad_setting_on_a_line_of_its_own(monkeypatch, capsys, tmp_path):
+    from bot import cli
+
+    monkeypatch.chdir(tmp_path)  # no .env
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test")
+    monkeypatch.setenv("PAPERBOT_SCHEDULE", "0 25 * * mon")
+    monkeypatch.setenv("PAPERBOT_ROTATION", "random")
+    assert cli.main(["run"]) == cli.EXIT_USAGE
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(":")[:2] for line in lines] == [
+        ["paperbot", " PAPERBOT_SCHEDULE"],
+        ["paperbot", " PAPERBOT_ROTATION"],
+    ]
+
+
+def test_a_schedule_that_announces_no_meeting_is_refused_in_one_line(monkeypatch):
+    """`0 9 29 2 *` fires on 29 February only: at the start of December 2026 none of the coming year's meetings."""
+    from datetime import datetime
+
+    import bot.settings
+
+    class December(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime(2026, 12, 4, 12, 0, tzinfo=tz)
+
+    monkeypatch.setattr(bot.settings, "datetime", December)
+    with pytest.raises(SettingError) as err:
+        SlackSettings.load({"PAPERBOT_SCHEDULE": "0 9 29 2 *", "PAPERBOT_MEETING": "thu 16:00"}, dotenv=None)
+    assert str(err.value).startswith("PAPERBOT_SCHEDULE: ") and "\n" not in str(err.value)
+    assert "announces none of the next 53 meetings" in str(err.value)

@@ -201,17 +201,11 @@ def _set(ctx: Context, here: groups.Group, setting: str, value: str) -> Answer:
     except SettingError as e:
         raise Refusal(f"{e}. Nothing was changed.") from None
     shown = groups.stored_text(group)[setting]
-    warning = group.calendar.meeting_before_post(ctx.now)
     reply = notice(
         f"Set {setting} to ",
         Code(shown),
         ". ",
         *next_dates(group, ctx.now),
-        *(
-            (" Note: the meeting comes before the post in the week, so a post announces a meeting that is over.",)
-            if warning
-            else ()
-        ),
         *(
             (" Note: this schedule fires more than once a week; the group posts once a week, at the first of them.",)
             if setting == "schedule" and group.calendar.schedule.several_a_week(group.calendar.week_of(ctx.now))

@@ -28,7 +28,7 @@ WEEK_ABOUT = "YYYY-MM-DD or next (default: the first open week)"
     reference="this week's paper, presenter and meeting",
 )
 def week(ctx: Context) -> Answer:
-    this = ctx.group.week_of(ctx.now)
+    this = ctx.group.coming(ctx.now)
     line = mark_archived(ctx, [slots.line_for(ctx.store, ctx.group, this)])[0]
     if isinstance(line, SkippedWeek):
         return Answer(WeekCard(line, featured=False, posted=False, note=text("No meeting this week.")))

@@ -236,6 +236,12 @@ class Routes:
             **how,
         )
 
+    def due_reminders(
+        self, chosen: list[groups.Group], at: datetime
+    ) -> list[tuple[MeetingCalendar, reminders.Reminder]]:
+        """The reminders due at `at` in `chosen`'s groups and not sent yet (`remind --dry-run`)."""
+        return reminders.due_in(self.store, [g.calendar for g in chosen], at)
+
     def remind(self, chosen: list[groups.Group], at: datetime, **how) -> list[reminders.Sending]:
         """Send the reminders due at `at` in `chosen`'s groups, each platform's through its transport,
         one query per platform (`how`: send_due_in's keywords)."""

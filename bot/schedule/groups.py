@@ -120,7 +120,7 @@ def _group_of(row: tuple) -> Group:
     tz = ZoneInfo(tz_name)
     schedule = PostSchedule(schedule_text, tz)
     meeting = Meeting.parse(meeting_text) if meeting_text else schedule.default_meeting()
-    calendar = MeetingCalendar(tz, meeting, schedule, remind_days, gid)
+    calendar = MeetingCalendar(tz, meeting, schedule, remind_days, gid, minutes)
     admin_ids = frozenset(a for a in admins.split(",") if a)
     started_at = datetime.fromisoformat(started) if started else None
     return Group(
@@ -282,7 +282,11 @@ def check(store: Store, group: Group, setting: str, value: str, read_member) -> 
         parse_schedule("schedule", group.calendar.schedule.expr, tz)
         return "timezone", tz.key
     if setting == "schedule":
-        return "schedule", parse_schedule(setting, raw, tz).expr
+        schedule = parse_schedule(setting, raw, tz)
+        meeting = group.calendar.meeting if group.meeting_set else schedule.default_meeting()
+        if problem := replace(group.calendar, schedule=schedule, meeting=meeting).never_pairs(datetime.now(tz)):
+            raise SettingError(setting, problem)  # a post announces a meeting within 7 days: none would be
+        return "schedule", schedule.expr
     if setting == "meeting":
         if raw.lower() == NONE:
             return "meeting", None
@@ -346,13 +350,7 @@ def stored_text(group: Group) -> dict[str, str]:
 
 def next_post(calendar: MeetingCalendar, now: datetime) -> datetime | None:
     """The group's next post slot after `now` (within a year and a bit)."""
-    week = calendar.week_of(now)
-    for _ in range(60):
-        slot = calendar.slot_of(week)
-        if slot is not None and slot > now:
-            return slot
-        week = week.plus(1)
-    return None
+    return calendar.next_slot(now)
 
 
 def next_meeting(calendar: MeetingCalendar, now: datetime) -> datetime:

@@ -27,9 +27,9 @@ from bot.schedule import slots, talks
 from bot.schedule.rows import WeeklyPost
 from bot.store.connection import Store
 
-#: What became of a week's post: delivery's words for it ('sent', 'found', 'done', 'busy',
-#: 'waiting', 'failed', 'stopped'), or no post wanted ('skipped'; 'no-slot': the schedule has none
-#: that week; 'not-yet': its time has not come; 'before-start': its slot passed before the group began).
+#: What became of a meeting's post: delivery's words for it ('sent', 'found', 'done', 'busy',
+#: 'waiting', 'failed', 'stopped'), or no post wanted ('skipped'; 'no-slot': no slot of the schedule
+#: has come; 'over': the meeting it announces is over; 'before-start': its slot passed before the group began).
 PostStatus = Literal[
     "sent",
     "found",
@@ -41,7 +41,7 @@ PostStatus = Literal[
     "unreachable",
     "skipped",
     "no-slot",
-    "not-yet",
+    "over",
     "before-start",
 ]
 
@@ -57,7 +57,7 @@ class Outcome:
     @property
     def ok(self) -> bool:
         """The week has its post, or needs none."""
-        return self.status in ("sent", "found", "done", "skipped", "no-slot", "not-yet", "before-start")
+        return self.status in ("sent", "found", "done", "skipped", "no-slot", "over", "before-start")
 
 
 #: A post planned but not sent counts as featured for this long after its first try (its week is
@@ -251,25 +251,25 @@ def post_week(
     now: datetime | None = None,
     started: datetime | None = None,
 ) -> Outcome:
-    """Post the paper of the week that contains `at`, unless it already has its post.
+    """Post the paper for the meeting that the latest slot at or before `at` announces (the first
+    meeting at or after that slot), unless that meeting has its post or is over at `at`.
 
-    Without `force` (the scheduler), nothing happens before the week's slot. Both `force` and
-    `retry_now` (the first check after a start: the operator may have fixed what the platform refused)
-    skip the wait after a refusal.
-    Only the week that contains `at` is ever considered, so a slot missed while
-    the bot was down is posted when it is back, unless that week is over.
-    `now` (default `at`) decides whether the week's meeting is still ahead, for the sign-up button:
-    `post-week --at` a past week must not offer a meeting that is over.
+    So a slot missed while the bot was down is posted when it is back, while its meeting is ahead,
+    and nothing is ever posted for a meeting that is over. Posts are keyed by the meeting's week.
+    `force` (an operator's `post-week`) and `retry_now` (the first check after a start: the operator
+    may have fixed what the platform refused) skip the wait after a refusal; `force` also posts a
+    slot that passed before the group started.
+    `now` (default `at`) decides whether the meeting is still ahead, for the sign-up button.
     `started` (the group's start or resume, None for long ago): without `force`, a slot before it
-    gets no post, since its week (and maybe its meeting) went by before the group existed.
+    gets no post, since it went by before the group existed.
     """
     now = now or at
-    week = group.week_of(at)
-    slot = group.slot_of(week)
+    slot = group.last_slot(at)
     if slot is None:
-        return Outcome(week, "no-slot", f"the schedule ({group.schedule.expr}) has no slot in {week.key}")
-    if not force and at < slot:
-        return Outcome(week, "not-yet", f"the post is due at {slot.isoformat()}")
+        return Outcome(group.week_of(at), "no-slot", f"the schedule ({group.schedule.expr}) has had no slot yet")
+    week = group.announced_by(slot)
+    if group.ends(week) <= at:
+        return Outcome(week, "over", f"{week.key}'s meeting ({group.meeting_of(week):%a %d %b %Y %H:%M}) is over")
     if not force and started is not None and slot < started:
         return Outcome(week, "before-start", _before_start(group, week, started))
     existing = slots.slot(store, week, group.group_id)
@@ -298,20 +298,19 @@ def post_week(
 
 
 def _before_start(group: MeetingCalendar, week: Week, started: datetime) -> str:
-    first = first_slot(group, started)
+    first = group.next_slot(started, inclusive=True)
     after = f"; its first post is due at {first.isoformat()}" if first else ""
     return f"{week.key}'s slot passed before the group started ({started.isoformat()}){after}"
 
 
-def first_slot(group: MeetingCalendar, started: datetime) -> datetime | None:
-    """The group's first post slot at or after `started` (within a year and a bit)."""
-    week = group.week_of(started)
-    for _ in range(60):
-        slot = group.slot_of(week)
-        if slot is not None and slot >= started:
-            return slot
-        week = week.plus(1)
-    return None
+def announcing(group: MeetingCalendar, now: datetime, started: datetime | None) -> Week | None:
+    """The meeting week whose post is due at `now` (its slot has come, the meeting is ahead, the slot
+    not before `started`), whether or not it is out yet; None when no post is due."""
+    slot = group.last_slot(now)
+    if slot is None or (started is not None and slot < started):
+        return None
+    week = group.announced_by(slot)
+    return None if group.ends(week) <= now else week
 
 
 def due(
@@ -320,16 +319,14 @@ def due(
     now: datetime,
     started: Mapping[str, datetime | None] | None = None,
 ) -> list[str]:
-    """The channels (of `channels`, each with its group's calendar) whose post this week is due at
-    `now` and not yet sent: one query for them all, so that a look at a thousand groups is cheap.
+    """The channels (of `channels`, each with its group's calendar) whose post is due at `now` and not
+    yet sent: one query for them all, so that a look at a thousand groups is cheap.
     `started` (by channel): when a group began; a slot before it is not due (see post_week)."""
     started = started or {}
     slotted: dict[str, Week] = {}
     for channel, calendar in channels.items():
-        week = calendar.week_of(now)
-        slot = calendar.slot_of(week)
-        began = started.get(channel)
-        if slot is not None and slot <= now and (began is None or slot >= began):
+        week = announcing(calendar, now, started.get(channel))
+        if week is not None:
             slotted[channel] = week
     if not slotted:
         return []
@@ -354,27 +351,20 @@ DUE_BATCH = 500
 
 def not_due(store: Store, channel: str, group: MeetingCalendar, now: datetime, started: datetime | None) -> str:
     """Why the group's post is not due at `now`, and when it is, in a few words (for `post-week --dry-run`)."""
-    week = group.week_of(now)
-    slot = group.slot_of(week)
-    if slot is None:
-        return f"{week.key} has no slot in the schedule ({group.schedule.expr})"
-    if slot > now:
-        return f"{week.key}'s post is due at {slot.isoformat()}"
+    upcoming = group.next_slot(now)
+    slot = group.last_slot(now)
+    week = None if slot is None else group.announced_by(slot)
+    if slot is None or week is None or group.ends(week) <= now:  # no meeting to announce until the next slot
+        over = f"{week.key}'s meeting is over; " if week is not None else ""
+        if upcoming is None:
+            return f"{over}the schedule ({group.schedule.expr}) has no slot in the coming year"
+        return f"{over}{group.announced_by(upcoming).key}'s post is due at {upcoming.isoformat()}"
     if started is not None and slot < started:
         return _before_start(group, week, started)
     if posted(store, channel, week) is not None:
-        return f"{week.key} has its post; the next is due at {_next_slot(group, slot)}"
+        then = upcoming.isoformat() if upcoming else "no time in the coming year"
+        return f"{week.key} has its post; the next is due at {then}"
     return f"{week.key}'s post is due (its slot was {slot.isoformat()})"
-
-
-def _next_slot(group: MeetingCalendar, after: datetime) -> str:
-    week = group.week_of(after).plus(1)
-    for _ in range(60):
-        slot = group.slot_of(week)
-        if slot is not None:
-            return slot.isoformat()
-        week = week.plus(1)
-    return "no time in the coming year"
 
 
 def posted(store: Store, channel: str, week: Week) -> delivery.Sent | None:

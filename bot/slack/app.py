@@ -110,6 +110,8 @@ class SlackBot:
         grid = bool(said.get("is_enterprise_install"))
         # An app installed on an Enterprise Grid organisation serves every workspace in it: its place is the org.
         self._home = (said.get("enterprise_id") if grid else said.get("team_id")) or None, grid
+        if self._home[0] is None:
+            log.warning("auth.test named no workspace: requests are not told apart by workspace")
         return self._home
 
     def place(self, team: str | None, enterprise: str | None) -> Place:
@@ -123,6 +125,8 @@ class SlackBot:
                 log.warning("could not learn the bot token's workspace (%s): requests are refused until then", e)
                 return Place(team or enterprise or "", None)
         home, grid = known
+        if home is None:  # Slack named no workspace for the token (a proxy's answer): none to compare with
+            return Place()
         return Place(enterprise if grid else team, home)
 
     # -- who and when --------------------------------------------------------

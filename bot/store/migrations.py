@@ -395,3 +395,23 @@ def m013_talk_links_go_with_their_talk(db: sqlite_utils.Database) -> None:
         END;
         """
     )
+
+
+#: The tables whose rows the group's page shows: a write to any of them bumps `meta.page_version`.
+#: Not member_names: drawing a page writes it (a name asked of the platform), and a page drawn anew
+#: each minute shows a renamed member soon enough.
+PAGE_TABLES = ("papers", "paper_tags", "slots", "talk_links", "groups")
+
+
+@migrations()
+def m014_page_version(db: sqlite_utils.Database) -> None:
+    # A counter bumped by every write that changes what a group's page shows, whichever connection or
+    # process writes it, so that a rendered page can be kept until it is stale (PRAGMA data_version
+    # is per connection and blind to the connection's own writes).
+    db.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('page_version', '0')")
+    for table in PAGE_TABLES:
+        for event in ("INSERT", "UPDATE", "DELETE"):
+            db.execute(
+                f"CREATE TRIGGER page_version_{table}_{event.lower()} AFTER {event} ON {table} BEGIN "
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'page_version'; END"
+            )

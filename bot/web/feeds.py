@@ -9,6 +9,11 @@ parts come from `secrets.token_urlsafe`, are kept in the database and can be ren
 renewed one gets the same 404 as any unknown address, saying nothing of which part was wrong.
 Answers carry an ETag and a Last-Modified, so that calendar programs polling every few minutes
 get 304 and nothing else while the schedule stands.
+
+Pages and feeds never starve chat: `around` serves them in a lane of their own (http_door.Lanes);
+what is drawn is kept until the page version changes (meta.page_version, bumped by every write
+to what pages show) or a minute passes; at most RENDERS are drawn at once, and a request past
+that, or one that waited LANE_WAIT_SECONDS for a thread, gets a quick 503 with Retry-After.
 """
 
 from __future__ import annotations
@@ -18,9 +23,12 @@ import logging
 import re
 import secrets
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from bot import platforms
@@ -38,6 +46,19 @@ SEEN_KEPT = 1000
 SECRET_BYTES = 24  # 32 characters of token_urlsafe: not guessed
 _SECRET = r"[A-Za-z0-9_-]{16,64}"
 _ROUTE = re.compile(rf"^/(g|m)/({_SECRET})/(calendar\.ics)?$")
+
+#: Pages and feeds drawn at once; more are answered 503 at once rather than queued behind them.
+RENDERS = 2
+#: Drawn pages and feeds kept (each keyed by its address, what it asks, the page version and the minute),
+#: and the most bytes they hold together (a 40,000-paper catalog's page is under 1 MB).
+KEPT = 64
+KEPT_BYTES = 16 * 1024 * 1024
+#: How long a drawn page is kept even when nothing is written: its weeks move on with the clock.
+KEPT_SECONDS = 60
+#: A request that waited this long for a page thread is answered 503: its reader has likely gone.
+LANE_WAIT_SECONDS = 10.0
+#: How long a request waits for the same page being drawn by another before it gives up (503).
+DRAWING_WAIT_SECONDS = 10.0
 
 NOT_FOUND = (
     b"<!doctype html><html lang=en><meta charset=utf-8><meta name=viewport content='width=device-width'>"
@@ -155,6 +176,23 @@ def _not_modified(environ, etag: str, modified: datetime, now: datetime) -> bool
     return modified.replace(microsecond=0) <= when
 
 
+class Busy(Exception):
+    """More pages are being drawn than RENDERS, or the request waited too long: a 503, said quickly."""
+
+
+class Drawn(NamedTuple):
+    """A drawn answer: its body, content type, ETag and Last-Modified."""
+
+    body: bytes
+    content_type: str
+    etag: str
+    modified: datetime
+
+
+def _drawn(body: bytes, content_type: str, modified: datetime) -> Drawn:
+    return Drawn(body, content_type, _etag(body), modified)
+
+
 class Feeds:
     """The WSGI application of the feeds and the page, for `groups` (a callable: groups change)."""
 
@@ -173,6 +211,14 @@ class Feeds:
         # SEEN_KEPT addresses and searches, each key of bounded size.
         self._first_seen: dict[str, tuple[str, datetime]] = {}
         self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple, Drawn] = OrderedDict()
+        self._kept_bytes = 0
+        self._drawing: dict[tuple, threading.Event] = {}
+        self._renders = threading.BoundedSemaphore(RENDERS)
+
+    def takes(self, path: str) -> bool:
+        """Whether `path` is a page's or a feed's: served in the pages' own lane (http_door.Lanes)."""
+        return self.route(path) is not None
 
     def route(self, path: str) -> re.Match | None:
         """The feed or page `path` asks for (with or without PAPERBOT_PUBLIC_URL's path in front)."""
@@ -189,11 +235,13 @@ class Feeds:
             start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), ("Content-Type", "text/plain")])
             return [b"GET or HEAD only\n"]
         try:  # never a 500 or a traceback: one line in the log, the secret in it hashed
+            came = http_door.arrival(environ)
+            if came is not None and time.monotonic() - came > LANE_WAIT_SECONDS:
+                raise Busy(f"it waited {time.monotonic() - came:.0f} s for a thread")
             answer = self._answer(environ, match)
             if answer is None:
                 return self._not_found(environ, start_response)
-            body, content_type, modified = answer
-            etag = _etag(body)
+            body, content_type, etag, modified = answer
             headers = [
                 ("ETag", etag),
                 ("Last-Modified", format_datetime(modified.astimezone(UTC), usegmt=True)),
@@ -208,8 +256,10 @@ class Feeds:
         except Exception as e:
             what = "the page" if match[1] == "g" and not match[3] else "the feed"
             why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
-            log.warning("could not draw %s at %s: %s", what, http_door.unsecret(match[0]), http_door.unsecret(why))
-            start_response("503 Service Unavailable", [("Retry-After", "30"), ("Content-Type", "text/plain")])
+            level = logging.INFO if isinstance(e, Busy) else logging.WARNING
+            log.log(level, "could not draw %s at %s: %s", what, http_door.unsecret(match[0]), http_door.unsecret(why))
+            retry = "5" if isinstance(e, Busy) else "30"
+            start_response("503 Service Unavailable", [("Retry-After", retry), ("Content-Type", "text/plain")])
             return [b"Busy; try again in a moment.\n"]
         if unchanged:
             start_response("304 Not Modified", headers)
@@ -223,7 +273,7 @@ class Feeds:
         start_response("404 Not Found", [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")])
         return [NOT_FOUND]
 
-    def _answer(self, environ, match: re.Match) -> tuple[bytes, str, datetime] | None:
+    def _answer(self, environ, match: re.Match) -> Drawn | None:
         kind, secret, file = match[1], match[2], match[3]
         if kind == "m":
             if not file:
@@ -231,30 +281,68 @@ class Feeds:
             row = self.store.db.execute("SELECT member FROM member_secrets WHERE secret = ?", [secret]).fetchone()
             if row is None:
                 return None
-            body, kind, changed = self._member_feed(row[0])
-            return body, kind, max(changed, self._seen(match[0], body))
+            member = row[0]
+            return self._kept_or_drawn((match[0],), lambda: self._member_feed(match[0], member))
         row = self.store.db.execute("SELECT group_id FROM group_secrets WHERE secret = ?", [secret]).fetchone()
         group = next((g for g in self.groups() if row is not None and g.group_id == row[0]), None)
         if group is None:
             return None
         if file:
-            body, kind, changed = self._group_feed(group)
-            # The weeks shown move on with time (an old event leaves the window): a body never seen
-            # before is news even when no event in it changed.
-            return body, kind, max(changed, self._seen(match[0], body))
-        query = site.query_of(environ.get("QUERY_STRING") or "")
-        path = match[0]
+            return self._kept_or_drawn((match[0],), lambda: self._group_feed(match[0], group))
+        asked = site.asked(environ.get("QUERY_STRING") or "")
+        return self._kept_or_drawn(
+            (match[0], group.group_id, asked), lambda: self._page(match[0], secret, group, asked)
+        )
+
+    def _page(self, path: str, secret: str, group: Group, asked: site.Asked) -> Drawn:
         html = site.page(
             self.store,
             group,
             self.clock().astimezone(group.calendar.tz),
             ask=self.ask,
-            query=query,
+            asked=asked,
             feed_url=f"{self.prefix}/g/{secret}/calendar.ics",
         ).encode()
-        # Keyed by the query's hash: what each remembered query holds is the same few bytes.
-        searched = hashlib.sha256(query.encode()).hexdigest()[:16] if query else ""
-        return html, "text/html; charset=utf-8", self._seen(f"{path}?{searched}", html)
+        # Keyed by a hash of what is asked: what each remembered request holds is the same few bytes.
+        wanted = repr((asked.query, asked.tag, asked.untagged, asked.page)) if asked != site.Asked() else ""
+        searched = hashlib.sha256(wanted.encode()).hexdigest()[:16] if wanted else ""
+        return _drawn(html, "text/html; charset=utf-8", self._seen(f"{path}?{searched}", html))
+
+    def _kept_or_drawn(self, what: tuple, draw: Callable[[], Drawn]) -> Drawn:
+        """`what` as drawn while the page version and the minute stand: kept, or drawn by `draw` once
+        (a request for what another is drawing waits for it); Busy past RENDERS drawn at once."""
+        version = self.store.db.execute("SELECT value FROM meta WHERE key = 'page_version'").fetchone()
+        key = (*what, version[0] if version else None, int(self.clock().timestamp() // KEPT_SECONDS))
+        while True:
+            with self._lock:
+                kept = self._kept.get(key)
+                if kept is not None:
+                    self._kept.move_to_end(key)
+                    return kept
+                drawing = self._drawing.get(key)
+                if drawing is None:
+                    if not self._renders.acquire(blocking=False):
+                        raise Busy(f"{RENDERS} pages are being drawn")
+                    drawing = self._drawing[key] = threading.Event()
+                    break
+            if not drawing.wait(DRAWING_WAIT_SECONDS):
+                raise Busy("the page took too long to draw")
+            with self._lock:
+                if key not in self._kept:  # its drawing failed: say so, rather than draw it again
+                    raise Busy("the page could not be drawn")
+        try:
+            drawn = draw()
+            with self._lock:
+                self._kept[key] = drawn
+                self._kept_bytes += len(drawn.body)
+                while len(self._kept) > 1 and (len(self._kept) > KEPT or self._kept_bytes > KEPT_BYTES):
+                    self._kept_bytes -= len(self._kept.popitem(last=False)[1].body)
+            return drawn
+        finally:
+            with self._lock:
+                del self._drawing[key]
+            self._renders.release()
+            drawing.set()
 
     def _seen(self, key: str, body: bytes) -> datetime:
         etag = _etag(body)
@@ -266,15 +354,20 @@ class Feeds:
                 seen = self._first_seen[key] = (etag, self.clock().replace(microsecond=0))
             return seen[1]
 
-    def _group_feed(self, group: Group) -> tuple[bytes, str, datetime]:
+    def _group_feed(self, path: str, group: Group) -> Drawn:
         events = group_meetings(self.store, group, self.clock(), self.ask)
         body = ical.feed(self.store, events, group.calendar.tz, group.name)
-        return body, "text/calendar; charset=utf-8", ical.last_changed(events) or _EPOCH
+        # The weeks shown move on with time (an old event leaves the window): a body never seen
+        # before is news even when no event in it changed.
+        changed = max(ical.last_changed(events) or _EPOCH, self._seen(path, body))
+        return _drawn(body, "text/calendar; charset=utf-8", changed)
 
-    def _member_feed(self, member: str) -> tuple[bytes, str, datetime]:
+    def _member_feed(self, path: str, member: str) -> Drawn:
         events, tz = member_meetings(self.store, list(self.groups()), self.clock(), self.ask, member)
         body = ical.feed(self.store, events, tz, "My talks")
-        return body, "text/calendar; charset=utf-8", ical.last_changed(events) or _EPOCH
+        return _drawn(
+            body, "text/calendar; charset=utf-8", max(ical.last_changed(events) or _EPOCH, self._seen(path, body))
+        )
 
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
@@ -358,7 +451,8 @@ def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
             return healthz(start_response)
         return feeds(environ, start_response)  # its 404
 
-    return application
+    # The pages and feeds in a lane of their own: page readers never take the platforms' threads.
+    return http_door.Lanes(application, feeds.takes)
 
 
 def beside_connection(calendars: Feeds | None, port: int, logger: logging.Logger) -> Callable[[], None] | None:

@@ -2,6 +2,7 @@
 
     window = ReplayWindow()                  # signatures seen in the last five minutes
     server = http_server(application, port)  # waitress, with the slow-connection defence
+    server = http_server(Lanes(app, apart), port)  # the paths `apart` takes served by threads of their own
     arrival(environ)                         # when the request had come in whole (monotonic)
 
 The platform's own check (an HMAC, an Ed25519 signature) lives in the platform's folder and records
@@ -26,6 +27,7 @@ from typing import NamedTuple
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.server import BaseWSGIServer, create_server
+from waitress.task import ThreadedTaskDispatcher
 
 from bot.settings import check_focus_tag
 
@@ -42,6 +44,8 @@ CONNECTION_LIMIT = 4096
 #: A connection idle this long between requests is closed.
 IDLE_SECONDS = 15
 THREADS = 8
+#: Threads of the side lane (Lanes): the pages' and feeds', apart from the platforms' THREADS.
+SIDE_THREADS = 4
 #: The largest body: a platform's largest request (a submitted form, a click on a long message) is a few hundred KB.
 MAX_BODY = 2 * 1024 * 1024
 #: The largest request line and headers: a platform's or a browser's are a few KB. waitress's own bound
@@ -265,6 +269,42 @@ def _channel_class(keeper: _Doorkeeper, request_seconds: float) -> type:
     return DoorChannel
 
 
+class Lanes:
+    """A WSGI application whose requests for the paths `apart` takes are served by SIDE_THREADS
+    threads of their own, the rest by http_server's `threads`: a crowd of page readers then waits
+    for the pages' threads and never for the platforms', whose replies are due within 3 seconds."""
+
+    def __init__(self, application: Callable, apart: Callable[[str], bool], threads: int = SIDE_THREADS):
+        self.application, self.apart, self.threads = application, apart, threads
+
+    def __call__(self, environ, start_response):
+        return self.application(environ, start_response)
+
+
+class _LaneDispatcher(ThreadedTaskDispatcher):
+    """waitress's task dispatcher (the main lane), with a second one beside it (the side lane): a channel
+    is queued for the side lane's threads when the request it is about to serve is for a path `apart`
+    takes, else for the main lane's."""
+
+    def __init__(self, apart: Callable[[str], bool], side_threads: int):
+        super().__init__()
+        self.apart = apart
+        self.side = ThreadedTaskDispatcher()
+        self.side.set_thread_count(side_threads)
+
+    def add_task(self, task) -> None:
+        # waitress calls this holding the channel's requests_lock, with the request to serve first in line.
+        request = task.requests[0] if task.requests else None
+        if request is not None and request.error is None and self.apart(request.path or ""):
+            self.side.add_task(task)
+        else:
+            super().add_task(task)
+
+    def shutdown(self, cancel_pending: bool = True, timeout: int = 5) -> bool:
+        side = self.side.shutdown(cancel_pending, timeout)
+        return super().shutdown(cancel_pending, timeout) and side
+
+
 def http_server(
     application: Callable,
     port: int,
@@ -280,8 +320,12 @@ def http_server(
     Each request's environ says when it came in whole (see arrival). Connections that send no
     whole request within `request_seconds`, and those past `per_address` from one address, are
     closed, so that slow or idle sockets from anyone who can reach the port cannot crowd out the
-    platform's requests."""
+    platform's requests. A `Lanes` application has its side lane's threads besides `threads`."""
     _allow_open_files(connection_limit + 64)
+    dispatcher = None
+    if isinstance(application, Lanes):
+        dispatcher = _LaneDispatcher(application.apart, application.threads)
+        dispatcher.set_thread_count(threads)
     for name in ("waitress", "waitress.queue"):
         waitress_log = logging.getLogger(name)
         if not any(isinstance(f, _Unsecret) for f in waitress_log.filters):
@@ -299,6 +343,7 @@ def http_server(
         max_request_body_size=MAX_BODY,
         max_request_header_size=MAX_HEAD,
         clear_untrusted_proxy_headers=True,
+        _dispatcher=dispatcher,
     )
     channel = _channel_class(_Doorkeeper(per_address), request_seconds)
     # One server for one host; a host that resolves to several addresses gets one for each.
@@ -323,16 +368,12 @@ def healthz(start_response) -> list[bytes]:
 
 
 def warn_of_schedule(settings, store, logger: logging.Logger) -> None:
-    """Before a server starts: the focus tag checked, and a schedule the operator may not mean (a
-    meeting before its post, weeks without one) said as a warning on `logger`, not refused."""
+    """Before a server starts: the focus tag checked, and a schedule the operator may not mean
+    (meetings that no slot announces) said as a warning on `logger`, not refused."""
 
     check_focus_tag(settings, store)
-    for problem in (
-        settings.group.meeting_before_post(settings.now()),
-        settings.group.weeks_without_post(settings.now()),
-    ):
-        if problem:
-            logger.warning(problem)
+    if problem := settings.group.weeks_without_post(settings.now()):
+        logger.warning(problem)
 
 
 def serve_beside(server, name: str = "feeds-http") -> Callable[[], None]:

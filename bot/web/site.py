@@ -1,15 +1,20 @@
 """The group's page: its coming and past talks and its catalog by tag, as one HTML page.
 
-    html = site.page(store, group, now, ask=names, query="diloco")   # served, with search results
-    site.write_static(store, group, now, Path("public"), ask=names)   # the same, as files
+    html = site.page(store, group, now, ask=names, asked=Asked(query="diloco"))  # served, with search results
+    html = site.page(store, group, now, asked=Asked(tag="llm", page=2))           # one page of a tag's papers
+    site.write_static(store, group, now, Path("public"), ask=names)                # the same, as files
 
 Drawn with Jinja2 templates (bot/web/templates/, autoescaped: a title is text, never markup). It
-reads without JavaScript; the static copy, which no server answers, searches with a small script.
+reads without JavaScript; every paper is reached from it by tag (each tag's papers paged,
+TAG_PAGE a page: `?tag=` served, `tag-*.html` files in the static copy). The static copy, which
+no server answers, searches with a small script over an index of every paper (search-index.js).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import re
 import stat
@@ -17,7 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jinja2
 
@@ -31,8 +36,14 @@ from bot.web import member_names
 
 #: Past talks the page lists, newest first.
 PAST_SHOWN = 200
-#: Papers listed under one tag, as many as a chat reply lists; the rest are found by search.
+#: Papers listed under one tag on the group's page, as many as a chat reply lists; the rest on the tag's pages.
 PER_TAG = 40
+#: The same once the catalog is past OPEN_TAGS_UP_TO (its tags folded): the page stays under a MB.
+PER_TAG_FOLDED = 10
+#: Papers on one page of a tag's listing.
+TAG_PAGE = 100
+#: The highest page number read from a request: past any catalog's last page, and a bounded OFFSET.
+MAX_PAGE = 10_000
 #: A catalog this small shows every tag's papers at once; a larger one, its tags folded.
 OPEN_TAGS_UP_TO = 200
 #: Search results on the served page.
@@ -138,20 +149,15 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
     return talks[:PAST_SHOWN]
 
 
-def _by_tag(store: Store) -> list[tuple[str, int, list[Paper]]]:
-    """Each tag (by name) with its count and its first PER_TAG papers, then the untagged."""
-    shelves = []
+def _by_tag(store: Store, per_tag: int) -> list[tuple[str | None, int, list[Paper]]]:
+    """Each tag (by name) with its count and its first `per_tag` papers, then the untagged (None)."""
+    shelves: list[tuple[str | None, int, list[Paper]]] = []
     for tag, count in sorted(catalog.tag_counts(store)):
-        _, shelf = catalog.tagged(store, tag, 1, PER_TAG)
+        _, shelf = catalog.tagged(store, tag, 1, per_tag)
         shelves.append((tag, count, shelf.papers))
-    untagged = store.db.execute(
-        "SELECT number FROM papers WHERE number NOT IN (SELECT paper FROM paper_tags) AND archived_at IS NULL "
-        "ORDER BY number LIMIT ?",
-        [PER_TAG + 1],
-    ).fetchall()
-    if untagged:
-        found = catalog.many(store, [n for (n,) in untagged[:PER_TAG]])
-        shelves.append(("untagged", len(untagged), [found[n] for (n,) in untagged[:PER_TAG] if n in found]))
+    untagged = _untagged_page(store, 1, per_tag)
+    if untagged.papers:
+        shelves.append((None, untagged.total or 0, untagged.papers))
     return shelves
 
 
@@ -160,11 +166,63 @@ def _in_catalog(store: Store) -> int:
     return store.db.execute("SELECT count(*) FROM papers WHERE archived_at IS NULL").fetchone()[0]
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What a page request asks for: a search (`query`), one tag's papers (`tag`; `untagged` for the
+    papers without one), or neither (the group's page); `page` of a search's results or a tag's papers."""
+
+    query: str = ""
+    tag: str | None = None
+    untagged: bool = False
+    page: int = 1
+
+
 def query_of(query_string: str) -> str:
-    """The search a page request asks for (`q=`), as the page shows it: its words, at most QUERY_CHARS.
-    Only the query string's first QUERY_STRING_BYTES are read: a longer one costs no more than that."""
-    value = parse_qs(query_string[:QUERY_STRING_BYTES]).get("q", [""])[0]
-    return " ".join(value[: QUERY_CHARS * 2].split())[:QUERY_CHARS]
+    """The search a page request asks for (`q=`), as the page shows it: its words, at most QUERY_CHARS."""
+    return asked(query_string).query
+
+
+def asked(query_string: str) -> Asked:
+    """What a page request's query string asks for (`q=`, `tag=`, `untagged=1`, `page=`). Only its first
+    QUERY_STRING_BYTES are read: a longer one costs no more than that."""
+    fields = parse_qs(query_string[:QUERY_STRING_BYTES])
+    query = " ".join(fields.get("q", [""])[0][: QUERY_CHARS * 2].split())[:QUERY_CHARS]
+    tag = " ".join(fields.get("tag", [""])[0][: QUERY_CHARS * 2].split())[:QUERY_CHARS] or None
+    number = fields.get("page", ["1"])[0]
+    page = min(int(number), MAX_PAGE) if number.isascii() and number.isdigit() and 0 < len(number) < 7 else 1
+    untagged = not query and tag is None and fields.get("untagged", [""])[0] == "1"
+    return Asked(query, None if query else tag, untagged, max(page, 1))
+
+
+def _untagged_page(store: Store, page: int, size: int) -> catalog.Page:
+    """The papers without a tag, by number, a page of `size`."""
+    unarchived = "number NOT IN (SELECT paper FROM paper_tags) AND archived_at IS NULL"
+    total = store.db.execute(f"SELECT count(*) FROM papers WHERE {unarchived}").fetchone()[0]
+    rows = store.db.execute(
+        f"SELECT number FROM papers WHERE {unarchived} ORDER BY number LIMIT ? OFFSET ?", [size, (page - 1) * size]
+    ).fetchall()
+    found = catalog.many(store, [n for (n,) in rows])
+    return catalog.Page([found[n] for (n,) in rows if n in found], page, page * size < total, total)
+
+
+def static_name(tag: str | None, page: int) -> str:
+    """The static copy's file of one page of `tag`'s papers (None: the untagged): the tag itself when it
+    is a plain name, else a short hash of it, so that no tag makes a path of its own."""
+    if tag is None:
+        stem = "untagged"
+    elif re.fullmatch(r"[a-z0-9][a-z0-9.-]{0,60}", tag) and ".." not in tag:
+        stem = "tag-" + tag
+    else:
+        stem = "tag-" + hashlib.sha256(tag.encode()).hexdigest()[:12]
+    return f"{stem}-{page}.html"
+
+
+def served_href(tag: str | None, page: int) -> str:
+    """The served page's address (relative: its query string) of one page of `tag`'s papers."""
+    fields: dict[str, str | int] = {"tag": tag} if tag is not None else {"untagged": 1}
+    if page > 1:
+        fields["page"] = page
+    return "?" + urlencode(fields)
 
 
 def page(
@@ -174,28 +232,71 @@ def page(
     *,
     ask: member_names.Ask | None = None,
     query: str | None = None,
+    asked: Asked | None = None,
     static: bool = False,
     feed_url: str | None = None,
 ) -> str:
-    """The group's page as HTML: served (`query` shows search results) or static."""
-    results = None
-    shown_query = " ".join((query or "").split())[:QUERY_CHARS]
-    if shown_query:
-        found = catalog.search(store, shown_query, 1, RESULTS)
+    """The group's page as HTML: served (`asked` a search's results or a tag's papers; `query` is
+    `asked`'s search) or static; a tag asked for draws that tag's page alone."""
+    asked = asked or Asked(query=" ".join((query or "").split())[:QUERY_CHARS])
+    href = (lambda tag, n: static_name(tag, n)) if static else served_href
+    if asked.tag is not None or asked.untagged:
+        return tag_page(store, group, now, asked.tag, asked.page, href=href, static=static)
+    results = search_pager = None
+    count = _in_catalog(store)
+    if asked.query:
+        found = catalog.search(store, asked.query, asked.page, RESULTS)
         results = found.papers if found is not None else []
+        if found is not None:
+            more = {"q": asked.query}
+            search_pager = {
+                "previous": "?" + urlencode({**more, "page": asked.page - 1}) if asked.page > 1 else None,
+                "next": "?" + urlencode({**more, "page": asked.page + 1}) if found.has_more else None,
+                "first": (asked.page - 1) * RESULTS + 1,
+            }
     return _ENV.get_template("page.html").render(
         group=group,
         now=now,
         tz=group.calendar.tz.key,
         coming=_coming(store, group, now, ask),
         past=_past(store, group, now, ask),
-        shelves=_by_tag(store),
-        query=shown_query,
+        # A search's page lists its results, not the catalog again (drawn each time: a search is seldom kept).
+        shelves=[] if asked.query else _by_tag(store, PER_TAG if count <= OPEN_TAGS_UP_TO else PER_TAG_FOLDED),
+        query=asked.query,
         results=results,
+        search_pager=search_pager,
         static=static,
         feed_url=feed_url,
-        papers=(count := _in_catalog(store)),
+        papers=count,
         open_tags=count <= OPEN_TAGS_UP_TO,
+        href=href,
+    )
+
+
+def tag_page(
+    store: Store, group: Group, now: datetime, tag: str | None, number: int, *, href, static: bool = False
+) -> str:
+    """One page of `tag`'s papers (None: the untagged ones), TAG_PAGE of them, with links to the pages
+    before and after it and back to the group's page."""
+    if tag is None:
+        shown = _untagged_page(store, number, TAG_PAGE)
+    else:
+        tag, shown = catalog.tagged(store, tag, number, TAG_PAGE)
+    total = shown.total or 0
+    pages = max(1, -(-total // TAG_PAGE))
+    return _ENV.get_template("tag.html").render(
+        group=group,
+        now=now,
+        tz=group.calendar.tz.key,
+        tag=tag,
+        shelf=shown.papers,
+        total=total,
+        number=number,
+        pages=pages,
+        previous=href(tag, number - 1) if 1 < number <= pages else None,
+        next=href(tag, number + 1) if number < pages else None,
+        home="index.html" if static else "./",
+        static=static,
     )
 
 
@@ -206,7 +307,8 @@ class NotAFile(OSError):
 def write_static(
     store: Store, group: Group, now: datetime, folder: Path, *, ask: member_names.Ask | None = None
 ) -> list[Path]:
-    """The page as files in `folder` (made if missing), for any static host: index.html.
+    """The page as files in `folder` (made if missing), for any static host: index.html, each tag's
+    pages (static_name's), and search-index.js, every paper for the page's search script.
 
     Only regular files are written: a symlink at a file's place (which could lead out of `folder`),
     a pipe (which would block) or a device is refused with NotAFile. Each file is written whole to
@@ -215,11 +317,46 @@ def write_static(
     html = page(store, group, now, ask=ask, static=True).encode()
     folder.mkdir(parents=True, exist_ok=True)
     index = folder / "index.html"
-    _write_regular(index, html)
-    return [index]
+    _refuse_unless_regular(index)  # before any file is written
+    written = []
+    shelves: list[str | None] = [tag for tag, _ in catalog.tag_counts(store)]
+    if _untagged_page(store, 1, 1).papers:
+        shelves.append(None)
+    for tag in shelves:
+        number, more = 1, True
+        while more:
+            path = folder / static_name(tag, number)
+            _write_regular(path, tag_page(store, group, now, tag, number, href=static_name, static=True).encode())
+            written.append(path)
+            more = TAG_PAGE * number < _count(store, tag)
+            number += 1
+    index_js = folder / "search-index.js"
+    _write_regular(index_js, search_index(store))
+    _write_regular(index, html)  # last: a reader never follows a link to a tag page not yet written
+    return [index, index_js, *written]
 
 
-def _write_regular(path: Path, data: bytes) -> None:
+def _count(store: Store, tag: str | None) -> int:
+    if tag is None:
+        return _untagged_page(store, 1, 1).total or 0
+    return catalog.tagged(store, tag, 1, 1)[1].total or 0
+
+
+def search_index(store: Store) -> bytes:
+    """Every paper of the catalog for the static page's search script: one JavaScript statement,
+    `paperbotIndex([[number, title, url, tags], ...])`, loaded by a script element (a file:// page
+    cannot fetch JSON). Summaries are left out: 40,000 papers make 6 MB (1 MB gzipped), with them 12."""
+    rows = store.db.execute(
+        "SELECT p.number, p.title, p.url, coalesce((SELECT group_concat(t.name, ' ') FROM paper_tags pt "
+        "JOIN tags t ON t.id = pt.tag WHERE pt.paper = p.number), '') FROM papers p WHERE p.archived_at IS NULL "
+        "ORDER BY p.number"
+    )
+    # JSON escapes "<" too: no "</script>" nor "<!--" can come out of a title.
+    papers = json.dumps([list(r) for r in rows], ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return f"paperbotIndex({papers});\n".encode()
+
+
+def _refuse_unless_regular(path: Path) -> None:
     try:
         mode = path.lstat().st_mode
     except FileNotFoundError:
@@ -229,6 +366,10 @@ def _write_regular(path: Path, data: bytes) -> None:
         raise NotAFile(
             f"{path} is {what}, not a regular file: site writes only regular files (remove it, or name another folder)"
         )
+
+
+def _write_regular(path: Path, data: bytes) -> None:
+    _refuse_unless_regular(path)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as out:

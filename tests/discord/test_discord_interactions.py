@@ -270,7 +270,7 @@ def test_a_reminder_is_a_dm_and_a_member_without_dms_is_named_to_the_admins_once
 
 def test_a_weekly_post_after_a_lost_answer_is_found_not_posted_again(make_bot, discord):
     bot = make_bot()
-    now = datetime.now(TZ)
+    now = bot.group.slot_of(bot.group.coming(datetime.now(TZ)))  # the slot of a meeting still ahead
     discord.fail_next("create_message", accept_then="hang", seconds=3)
     bot.transport.rest.timeout = 0.5
     first = weekly.post_week(bot.store, bot.group, bot.transport, CHANNEL, now, force=True, sleep=lambda s: False)
@@ -289,10 +289,11 @@ def test_a_rate_limited_post_waits_as_discord_asks(make_bot, discord):
         waits.append(seconds)
         return threading.Event().wait(seconds)
 
-    outcome = weekly.post_week(bot.store, bot.group, bot.transport, CHANNEL, datetime.now(TZ), force=True, sleep=sleep)
+    at = bot.group.slot_of(bot.group.coming(datetime.now(TZ)))  # the slot of a meeting still ahead
+    outcome = weekly.post_week(bot.store, bot.group, bot.transport, CHANNEL, at, force=True, sleep=sleep)
     assert outcome.status == "sent" and len(waits) == 1 and 1.4 <= waits[0] <= 1.5
     assert len(discord.messages(CHANNEL)) == 1 and len(discord.calls_to("create_message")) == 2
-    assert delivery.sent_message(bot.store, "post", CHANNEL, bot.group.week_of(datetime.now(TZ)).key)
+    assert delivery.sent_message(bot.store, "post", CHANNEL, outcome.week.key)
 
 
 def test_add_opens_a_modal_for_admins_and_its_submission_adds_the_paper(make_bot, discord):

@@ -16,7 +16,7 @@ from tests.support.clock import TZ
 from tests.support.discord_standin import PUBLIC_KEY, DiscordStandin, slash
 from tests.support.discord_standin import TOKEN as DISCORD_TOKEN
 from tests.support.discord_standin import sign as discord_sign
-from tests.support.processes import Server, free_port, monday, one_line, weekly_posts
+from tests.support.processes import MEETING_ALWAYS_AHEAD, Server, free_port, monday, one_line, weekly_posts
 from tests.support.slack_group import CHANNEL, env_for_process
 from tests.support.slack_harness import slash_form
 from tests.support.slack_standin import SlackStandin
@@ -57,8 +57,8 @@ def env_both(tmp_path, slack, discord, **extra: str) -> dict[str, str]:
     return env_for_process(tmp_path, slack.api_url, **{**both, **extra})
 
 
-def start_both(procs, tmp_path, slack, discord, port: int) -> Server:  # noqa: F811
-    server = Server(procs.start("run", env=env_both(tmp_path, slack, discord, PORT=str(port))), port, slack)
+def start_both(procs, tmp_path, slack, discord, port: int, **extra: str) -> Server:  # noqa: F811
+    server = Server(procs.start("run", env=env_both(tmp_path, slack, discord, PORT=str(port), **extra)), port, slack)
     server.wait_ready()
     return server
 
@@ -90,7 +90,7 @@ def until(predicate, what: str, server: Server, timeout: float = 45) -> None:
 
 def test_one_run_serves_slack_and_discord_and_posts_each_group_on_its_own(procs, tmp_path, slack, discord):  # noqa: F811
     port = free_port()
-    server = start_both(procs, tmp_path, slack, discord, port)
+    server = start_both(procs, tmp_path, slack, discord, port, **MEETING_ALWAYS_AHEAD)
 
     # Both platforms' signed requests on the one PORT, and the health check.
     status, reply, seconds = server.command("tag parallelism-dp")
@@ -112,8 +112,12 @@ def test_one_run_serves_slack_and_discord_and_posts_each_group_on_its_own(procs,
     assert "Traceback" not in server.proc.log()
     # As if the group had been started before this week's slot, which a group started today missed.
     with sqlite3.connect(tmp_path / "paperbot.db") as db:
-        db.execute("UPDATE groups SET started_at = '2026-01-01T00:00:00+00:00' WHERE channel = ?", [DISCORD_CHANNEL])
-    server = start_both(procs, tmp_path, slack, discord, free_port())
+        db.execute(  # and meeting after every moment of the week's latest slot, so that one is always due
+            "UPDATE groups SET started_at = '2026-01-01T00:00:00+00:00', schedule = '0 0 * * mon', "
+            "meeting = 'sun 23:59' WHERE channel = ?",
+            [DISCORD_CHANNEL],
+        )
+    server = start_both(procs, tmp_path, slack, discord, free_port(), **MEETING_ALWAYS_AHEAD)
     until(lambda: len(discord_posts(discord, DISCORD_CHANNEL)) == 1, "no weekly post in Discord's channel", server)
     status, reply, _ = server.command("tags")
     assert status == 200, server.proc.log()
@@ -147,7 +151,7 @@ def test_post_week_and_remind_with_both_tokens_reach_each_group_through_its_plat
     before = len(weekly_posts(slack)), len(discord_posts(discord, DISCORD_CHANNEL))
 
     env = env_both(tmp_path, slack, discord)
-    next_monday = datetime.combine(monday(1), dtime(10, 0), tzinfo=UTC).isoformat()
+    next_monday = datetime.combine(monday(1), dtime(9, 30), tzinfo=UTC).isoformat()  # the Discord group's meets
     done = procs.run("post-week", "--at", next_monday, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"to {CHANNEL}." in done.stdout and f"to {DISCORD_CHANNEL}." in done.stdout, done.stdout

@@ -7,8 +7,7 @@ import json
 import sqlite3
 import subprocess
 import time
-from datetime import UTC, datetime, timedelta
-from datetime import time as dtime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -27,6 +26,7 @@ from tests.support.discord_standin import (
     sign,
     slash,
 )
+from tests.support.processes import MEETING_ALWAYS_AHEAD
 
 pytestmark = pytest.mark.slow
 
@@ -142,7 +142,7 @@ def test_a_title_with_mentions_shows_as_text_and_pings_nobody(run_bot, discord, 
 
 @pytest.mark.parametrize("mode", ["http", "gateway"])
 def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, discord, tmp_path, mode):
-    env = env_for(tmp_path, discord)
+    env = env_for(tmp_path, discord, **MEETING_ALWAYS_AHEAD)
     first = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True)
     second = subprocess.run(BOT + ["post-week"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert first.returncode == 0 and second.returncode == 0, (first.stderr, second.stderr)
@@ -154,17 +154,14 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     [signup] = row["components"]
     assert signup["label"] == "Sign up to present"
 
-    bot = run_bot(mode)
+    bot = run_bot(mode, **MEETING_ALWAYS_AHEAD)
     status, response = bot.interact(click(signup["custom_id"], MEMBER, post))
     assert status == 200
     message = answer(response)
     assert "signed up" in message["content"]
-    # The button offers the post's week while its Thursday meeting is ahead, else the next one.
-    posted_week = Week.from_key(week)
-    meeting = datetime.combine(posted_week.monday + timedelta(days=3), dtime(16), ZoneInfo("Europe/Berlin"))
-    booked = posted_week if datetime.now(UTC) < meeting else posted_week.plus(1)
+    # The button offers the post's meeting, which is ahead.
     db = sqlite3.connect(tmp_path / "paperbot.db")
-    assert db.execute("SELECT week, presenter FROM slots").fetchall() == [(booked.key, MEMBER)]
+    assert db.execute("SELECT week, presenter FROM slots").fetchall() == [(Week.from_key(week).key, MEMBER)]
     # The announcement and the post's update go out through the outbox.
     assert discord.wait_for(lambda d: len(d.messages(CHANNEL)) == 2 and d.messages(CHANNEL)[0]["edited_timestamp"])
     posted, announced = discord.messages(CHANNEL)
@@ -205,7 +202,7 @@ def test_a_token_discord_refuses_ends_run_in_one_line(discord, tmp_path, refused
 def test_a_kill_after_discord_took_the_post_and_before_it_was_recorded_posts_nothing_more(
     discord, tmp_path, nonce_remembered
 ):
-    env = env_for(tmp_path, discord)
+    env = env_for(tmp_path, discord, **MEETING_ALWAYS_AHEAD)
     proc: list[subprocess.Popen] = []
 
     def kill_on_post(call) -> None:
@@ -258,10 +255,10 @@ def test_run_says_at_start_when_the_channel_is_wrong(run_bot, discord):
 
 
 def test_run_and_post_week_at_once_make_one_post(run_bot, discord, tmp_path):
-    env = env_for(tmp_path, discord)
+    env = env_for(tmp_path, discord, **MEETING_ALWAYS_AHEAD)
     discord.fail_next("create_message", 429, retry_after=1.0)  # whoever goes first waits a moment
     posting = subprocess.Popen(BOT + ["post-week"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
-    run_bot()  # its scheduler looks at the week's post at once: the week's slot is past
+    run_bot(**MEETING_ALWAYS_AHEAD)  # its scheduler looks at the week's post at once: the week's slot is past
     out, _ = posting.communicate(timeout=60)
     assert posting.returncode == 0, out
     # post-week ends once the week's post is recorded, by itself or by run (it waits for run's claim):

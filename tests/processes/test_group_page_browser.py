@@ -145,6 +145,11 @@ def test_the_static_site_reads_in_chromium_and_its_script_searches(procs, tmp_pa
     check_what_a_reader_sees(dom)
     # The script ran: the search box, hidden without it, shows.
     assert re.search(r'<form id="search" role="search">', dom), "the static search form is shown by its script"
+    # Its search reads every paper's entry in search-index.js, not only those the page lists.
+    found = chromium(tmp_path, index.as_uri() + "?q=alert", "--dump-dom")
+    results = found.split('id="results"', 1)[1].split("</section>", 1)[0]
+    assert "Papers matching “alert” (1)" in results and "#5 " in results
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in results, "a title is text in the results too"
 
 
 def test_the_screenshot_in_the_docs_is_there_and_shown():

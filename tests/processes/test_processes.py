@@ -277,7 +277,9 @@ def test_a_run_that_cannot_listen_posts_nothing_and_says_why(procs, tmp_path, sl
         taken.bind(("0.0.0.0", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        env = env_for_process(tmp_path, slack.api_url, PORT=str(port), PAPERBOT_SCHEDULE="* * * * *")
+        env = env_for_process(
+            tmp_path, slack.api_url, PORT=str(port), PAPERBOT_SCHEDULE="* * * * *", PAPERBOT_MEETING="sun 23:59"
+        )
         done = procs.run("run", env=env, timeout=30)
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
@@ -299,7 +301,13 @@ def test_sigterm_while_starting_up_stops_cleanly(procs, tmp_path, slack):
 def test_sigterm_while_starting_in_socket_mode_connects_to_nothing_and_posts_nothing(procs, tmp_path, slack):
     """A stop asked for before the connection is open is a stop: no Socket Mode session, no weekly post."""
     slack.fail_next("auth.test", accept_then="hang", seconds=30)
-    env = env_for_process(tmp_path, slack.api_url, SLACK_APP_TOKEN="xapp-test", PAPERBOT_SCHEDULE="* * * * *")
+    env = env_for_process(
+        tmp_path,
+        slack.api_url,
+        SLACK_APP_TOKEN="xapp-test",
+        PAPERBOT_SCHEDULE="* * * * *",
+        PAPERBOT_MEETING="sun 23:59",
+    )
     proc = procs.start("run", env=env)
     assert slack.wait_for(lambda s: s.calls_to("auth.test"), timeout=20), proc.log()
     code, seconds = proc.terminate_and_wait(timeout=15)
@@ -310,7 +318,13 @@ def test_sigterm_while_starting_in_socket_mode_connects_to_nothing_and_posts_not
 def test_sigterm_while_slack_rate_limits_the_socket_mode_connection_stops_at_once(procs, tmp_path, slack):
     for _ in range(3):
         slack.fail_next("apps.connections.open", status=429, retry_after=30)
-    env = env_for_process(tmp_path, slack.api_url, SLACK_APP_TOKEN="xapp-test", PAPERBOT_SCHEDULE="* * * * *")
+    env = env_for_process(
+        tmp_path,
+        slack.api_url,
+        SLACK_APP_TOKEN="xapp-test",
+        PAPERBOT_SCHEDULE="* * * * *",
+        PAPERBOT_MEETING="sun 23:59",
+    )
     proc = procs.start("run", env=env)
     assert slack.wait_for(lambda s: s.calls_to("apps.connections.open"), timeout=20), proc.log()
     time.sleep(1)
@@ -410,11 +424,11 @@ def test_a_database_that_cannot_be_written_stops_the_start_in_one_line(procs, tm
     assert slack.calls_to("chat.postMessage") == []
 
 
-def test_a_meeting_before_the_post_in_the_week_is_warned_about(procs, tmp_path, slack):
+def test_the_evening_before_announces_the_next_mornings_meeting(procs, tmp_path, slack):
     env = env_for_process(tmp_path, slack.api_url, PAPERBOT_SCHEDULE="0 18 * * sun", PAPERBOT_MEETING="mon 10:00")
-    done = procs.run("post-week", "--dry-run", "--at", "2026-12-06T18:00:00+00:00", env=env)
-    assert done.returncode == 0 and "Paper of the week" in done.stdout
-    assert "PAPERBOT_MEETING (mon 10:00) comes before the weekly post (Sun 18:00, 2026-W49)" in done.stderr
+    done = procs.run("post-week", "--dry-run", "--at", "2026-12-06T18:00:00+01:00", env=env)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "2026-W50" in done.stdout and "Mon 07 Dec 2026 10:00" in done.stdout, done.stdout
 
 
 def test_post_week_for_a_past_week_offers_a_meeting_still_ahead(procs, tmp_path, slack):
@@ -457,7 +471,9 @@ def test_two_run_processes_catch_up_once(procs, tmp_path, slack):
     servers = []
     for _ in range(2):
         port = free_port()
-        env = env_for_process(tmp_path, slack.api_url, PORT=str(port), PAPERBOT_SCHEDULE="* * * * *")
+        env = env_for_process(
+            tmp_path, slack.api_url, PORT=str(port), PAPERBOT_SCHEDULE="* * * * *", PAPERBOT_MEETING="sun 23:59"
+        )
         servers.append(Server(procs.start("run", env=env), port, slack))
     for server in servers:
         server.wait_ready()
@@ -482,12 +498,12 @@ def test_two_run_processes_catch_up_once(procs, tmp_path, slack):
 
 def test_sigterm_while_the_post_waits_out_a_rate_limit_stops_at_once_and_the_next_start_posts(procs, tmp_path, slack):
     slack.fail_next("chat.postMessage", status=429, retry_after=100)  # the bot waits up to 120 s for that
-    server = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *")
+    server = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *", PAPERBOT_MEETING="sun 23:59")
     assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=20), server.proc.log()
     code, seconds = server.proc.terminate_and_wait(timeout=30)
     assert code == 0 and seconds < 5, (code, seconds, server.proc.log())
     assert weekly_posts(slack) == []
-    again = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *")
+    again = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *", PAPERBOT_MEETING="sun 23:59")
     assert slack.wait_for(lambda s: len(weekly_posts(s)) == 1, timeout=20), again.proc.log()
     code, _ = again.proc.terminate_and_wait()
     assert code == 0 and len(weekly_posts(slack)) == 1
@@ -607,8 +623,8 @@ def test_skipped_week_and_dry_run_post_nothing(procs, tmp_path, slack):
     "at, week",
     [
         ("2026-12-07T09:00", "2026-W50"),
-        ("2027-01-01T10:00", "2026-W53"),
-        ("2026-12-06T20:00+00:00", "2026-W50"),  # Sunday in UTC, Monday 04:00 in Shanghai
+        ("2026-12-31T10:00", "2026-W53"),
+        ("2026-12-07T01:30+00:00", "2026-W50"),  # 01:30 UTC is 09:30 in Shanghai: past its slot
     ],
 )
 def test_weekly_post_metadata(procs, tmp_path, slack, at, week):
@@ -743,11 +759,13 @@ def test_a_stop_does_not_wait_for_a_slack_call_that_hangs_and_loses_nothing(proc
 
 def test_a_stop_does_not_wait_for_a_weekly_post_that_hangs_and_the_week_gets_one_post(procs, tmp_path, slack):
     slack.fail_next("chat.postMessage", accept_then="hang", seconds=60)  # Slack keeps the post, never answers
-    server = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *")  # a slot is always past
+    server = start_server(
+        procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *", PAPERBOT_MEETING="sun 23:59"
+    )  # a slot is always past
     assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=20), server.proc.log()
     code, seconds = server.proc.terminate_and_wait(timeout=30)
     assert code == 0 and seconds < 9, (code, seconds, server.proc.log())
-    again = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *")
+    again = start_server(procs, tmp_path, slack, PAPERBOT_SCHEDULE="* * * * *", PAPERBOT_MEETING="sun 23:59")
     assert slack.wait_for(lambda s: db_rows(tmp_path, "SELECT state FROM deliveries") == [("sent",)], timeout=20)
     posts = [m for m in slack.messages(CHANNEL) if (m.get("metadata") or {}).get("event_type") == "paper_of_the_week"]
     assert len(posts) == 1, again.proc.log()

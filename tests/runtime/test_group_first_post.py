@@ -75,7 +75,7 @@ def test_the_first_run_posts_a_new_group_at_its_first_slot_not_the_week_before_i
 
 
 def test_a_slot_after_the_start_missed_while_down_is_still_caught_up(started, slack):
-    started.clock.set(at("2026-12-09 12:00", ZURICH))  # down from Thursday to Wednesday
+    started.clock.set(at("2026-12-07 12:00", ZURICH))  # down from Thursday to Monday noon: 17:00 is ahead
     ticker(started).check_post()
     assert posts(slack, SECOND) == ["2026-W50"]
 
@@ -92,12 +92,18 @@ def test_a_resumed_group_posts_from_its_first_slot_after_the_resume(started, sla
     assert posts(slack, SECOND) == ["2026-W51"]
 
 
+def started_at(h, when: str | None) -> None:
+    h.bot.store.db.execute("UPDATE groups SET started_at = ? WHERE channel = ?", [when, SECOND])
+
+
 def test_a_group_started_before_its_start_was_kept_posts_as_it_always_did(started, slack):
-    # m012 leaves started_at empty for the groups it finds: "long ago".
-    started.bot.store.db.execute("UPDATE groups SET started_at = NULL WHERE channel = ?", [SECOND])
-    started.clock.set(at("2026-12-03 12:05", ZURICH))
+    started_at(started, at("2026-12-07 10:00", ZURICH).isoformat())  # after Monday's slot, before its meeting
+    started.clock.set(at("2026-12-07 12:00", ZURICH))
     ticker(started).check_post()
-    assert posts(slack, SECOND) == ["2026-W49"]
+    assert posts(slack, SECOND) == []
+    started_at(started, None)  # m012 leaves started_at empty for the groups it finds: "long ago"
+    ticker(started).check_post()
+    assert posts(slack, SECOND) == ["2026-W50"]
 
 
 def post_week(monkeypatch, tmp_path, capsys, slack, *argv, **env) -> tuple[int, str, str]:
@@ -114,12 +120,13 @@ def post_week(monkeypatch, tmp_path, capsys, slack, *argv, **env) -> tuple[int, 
 def test_post_week_of_every_group_leaves_out_the_week_before_a_group_began_but_by_channel_posts_it(
     started, slack, monkeypatch, tmp_path, capsys
 ):
-    code, out, err = post_week(monkeypatch, tmp_path, capsys, slack, "--at", "2026-12-03T18:00")
+    started_at(started, at("2026-12-07 10:00", ZURICH).isoformat())  # after Monday's slot, before its meeting
+    code, out, err = post_week(monkeypatch, tmp_path, capsys, slack, "--at", "2026-12-07T12:00")
     assert code == 0, err
-    assert posts(slack, CHANNEL) == ["2026-W49"] and posts(slack, SECOND) == [], out
-    code, out, err = post_week(monkeypatch, tmp_path, capsys, slack, "--at", "2026-12-03T18:00", "--channel", SECOND)
+    assert posts(slack, CHANNEL) == ["2026-W50"] and posts(slack, SECOND) == [], out
+    code, out, err = post_week(monkeypatch, tmp_path, capsys, slack, "--at", "2026-12-07T12:00", "--channel", SECOND)
     assert code == 0, err
-    assert posts(slack, SECOND) == ["2026-W49"], out  # the operator asked for it by its channel
+    assert posts(slack, SECOND) == ["2026-W50"], out  # the operator asked for it by its channel
     assert "before the group started" in err and "posting it as asked" in err
 
 
@@ -141,13 +148,16 @@ def test_post_week_at_a_bare_time_reads_it_in_each_groups_own_zone(make_harness,
     assert code == 0, err
     lines = out.strip().splitlines()
     assert lines[0].startswith("No group's post is due"), out
-    assert f"{CHANNEL}: not due: 2026-W50's post is due at 2026-12-07T09:00:00+08:00." in lines, out
-    assert f"{SECOND}: not due: 2026-W50's post is due at 2026-12-07T09:00:00+01:00." in lines, out
-    # The Thursday it was started: group 1's W49 is due; C0SECOND's is not, and says when its first is.
-    code, out, err = dry_run("2026-12-03T18:00")
+    assert (
+        f"{CHANNEL}: not due: 2026-W49's meeting is over; 2026-W50's post is due at 2026-12-07T09:00:00+08:00." in lines
+    )
+    assert (
+        f"{SECOND}: not due: 2026-W49's meeting is over; 2026-W50's post is due at 2026-12-07T09:00:00+01:00." in lines
+    )
+    # The Thursday it was started: group 1's W49 is due (its meeting at 16:00 is ahead); C0SECOND's
+    # Monday meeting is over, and it says when its first post is.
+    code, out, err = dry_run("2026-12-03T15:00")
     assert code == 0, err
-    [second] = [line for line in out.splitlines() if line.startswith(f"{SECOND}: not due")]
-    assert "2026-W49's slot passed before the group started" in second, out
-    assert "first post is due at 2026-12-07T09:00:00+01:00" in second, out
+    assert f"{SECOND}: not due: 2026-W49's meeting is over; 2026-W50's post is due at 2026-12-07T09:00:00+01:00." in out
     assert f"{CHANNEL}: not due" not in out, out
     assert posts(slack, CHANNEL) == [] and posts(slack, SECOND) == []  # a dry run posts nothing

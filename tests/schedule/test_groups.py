@@ -264,10 +264,10 @@ def test_a_group_started_on_discord_is_not_posted_by_the_slack_process(two, slac
     assert len(posts(slack, CHANNEL)) == 1 and posts(slack, OTHER) == []
 
 
-def test_each_group_catches_up_a_slot_missed_while_down_unless_its_week_is_over(two, slack):
-    # Down from before Monday's slots until Sunday 6 p.m. Berlin (Monday 1 a.m. in Shanghai: a new week there).
-    two.clock.set(at("2026-12-13 18:00"))
+def test_each_group_catches_up_a_slot_missed_while_down_unless_its_meeting_is_over(two, slack):
+    # Down from before Monday's slots until Thursday noon in Berlin (7 p.m. in Shanghai).
+    two.clock.set(at("2026-12-10 12:00"))
     ScheduledChecks(two.bot.store, two.bot.settings, two.bot.transport, clock=two.clock).check_post()
     [berlin] = posts(slack, CHANNEL)
-    assert berlin["metadata"]["event_payload"]["week"] == "2026-W50"  # Berlin's week is not over: caught up
-    assert posts(slack, OTHER) == []  # Shanghai's W50 is over, and its W51 slot (Tuesday) is still to come
+    assert berlin["metadata"]["event_payload"]["week"] == "2026-W50"  # Berlin meets at 16:00: caught up
+    assert posts(slack, OTHER) == []  # Shanghai's Wednesday 18:00 meeting is over, its next slot still to come

@@ -64,7 +64,7 @@ def posts(slack):
 
 
 def test_nothing_before_the_slot_then_one_post_then_nothing(store, group, transport, slack):
-    assert post(store, group, transport, at("2026-12-07 08:59")).status == "not-yet"
+    assert post(store, group, transport, at("2026-12-07 08:59")).status == "over"  # last slot's meeting, W49's
     first = post(store, group, transport, at("2026-12-07 09:00"))
     assert first.status == "sent"
     again = post(store, group, transport, at("2026-12-07 09:00:30"))
@@ -239,24 +239,25 @@ def test_focus_tag(store, group, transport):
     assert numbers == ["moe-0", "moe-1", "moe-2", "moe-0"]
 
 
-def test_catch_up_after_downtime_but_not_for_a_week_that_is_over(store, group, transport, slack):
+def test_catch_up_after_downtime_but_not_for_a_meeting_that_is_over(store, group, transport, slack):
     # Down over Monday 09:00, back on Wednesday: the slot is posted at once.
     assert post(store, group, transport, at("2026-12-09 11:00")).status == "sent"
-    # Down for all of the next week: back on its Sunday night, that week still gets it...
-    assert post(store, group, transport, at("2026-12-20 23:59")).status == "sent"
-    # ...but a week that is over is never posted later: back on Monday 08:00 of W53, before its slot.
-    assert post(store, group, transport, at("2026-12-28 08:00")).status == "not-yet"
+    # Down until the next Thursday 15:00: its meeting at 16:00 is still ahead, so it gets its post...
+    assert post(store, group, transport, at("2026-12-17 15:00")).status == "sent"
+    # ...but a meeting that is over (16:00 and its hour) is never posted later, not even with force.
+    assert post(store, group, transport, at("2026-12-24 17:00")).status == "over"
+    assert post(store, group, transport, at("2026-12-24 17:00"), force=True).status == "over"
     assert [m["metadata"]["event_payload"]["week"] for m in posts(slack)] == ["2026-W50", "2026-W51"]
 
 
-def test_shanghai_post_carries_the_week_of_the_slot_in_the_groups_zone(store, transport, slack):
+def test_shanghai_post_carries_the_week_of_the_meeting_in_the_groups_zone(store, transport, slack):
     shanghai = ZoneInfo("Asia/Shanghai")
     group = MeetingCalendar(shanghai, Meeting.parse("mon 09:00"), PostSchedule("0 9 * * mon", shanghai))
     sunday_utc = datetime(2026, 12, 7, 1, 0, tzinfo=ZoneInfo("UTC"))  # Monday 09:00 in Shanghai
     assert post(store, group, transport, sunday_utc).status == "sent"
     assert posts(slack)[0]["metadata"]["event_payload"]["week"] == "2026-W50"
-    new_year = datetime(2027, 1, 1, 12, 0, tzinfo=shanghai)
-    assert post(store, group, transport, new_year, force=True).status == "sent"
+    year_end = datetime(2026, 12, 28, 9, 30, tzinfo=shanghai)  # W53's meeting is under way
+    assert post(store, group, transport, year_end, force=True).status == "sent"
     assert posts(slack)[1]["metadata"]["event_payload"]["week"] == "2026-W53"
 
 

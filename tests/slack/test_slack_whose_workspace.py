@@ -70,3 +70,12 @@ def test_another_workspace_gets_one_line_and_changes_nothing(make_harness, slack
     assert refused["response_action"] == "errors" and "not set up" in refused["errors"]["title"]
     assert catalog.find(h.bot.store, "7").title != "Renamed elsewhere"
     assert "not set up" not in h.command("show 7", user="U1")["text"]  # the install's workspace still works
+
+
+def test_a_token_whose_workspace_slack_does_not_name_still_answers(make_harness, slack):
+    # With no workspace to compare with, paperbot cannot tell one from another: it answers, as it did
+    # before it told them apart, rather than refusing every request.
+    slack.auth_team = None
+    h = make_harness(Clock(at("2026-12-07 10:00")), PAPERBOT_ADMINS="UADMIN")
+    said = json.loads(h.dispatch(slash_form("signup 7", "U1", slack.response_url())).body)
+    assert "You're signed up" in said["text"]

@@ -274,6 +274,11 @@ def start_server(procs: Procs, tmp_path: Path, slack, **env: str) -> Server:
 # -- dates and Slack state -------------------------------------------------------
 
 
+#: A group whose latest slot always announces a meeting still ahead (Monday 00:00's is that Sunday's at 23:59):
+#: for a catch-up at the real time, which with another rhythm has hours of the week with no post due.
+MEETING_ALWAYS_AHEAD = {"PAPERBOT_SCHEDULE": "0 0 * * mon", "PAPERBOT_MEETING": "sun 23:59"}
+
+
 def monday(weeks_ahead: int) -> date:
     """The Monday `weeks_ahead` weeks after this week's, in the group's zone.
 

@@ -309,6 +309,8 @@ class SlackStandin:
     def __init__(self, channels=(), members=None, users=None, limits: PostLimits | None = None):
         self.channels = set(channels)
         self.limits = limits
+        #: The workspace auth.test names (None: it names none, as a bare proxy might).
+        self.auth_team: str | None = TEAM_ID
         self.members = set(self.channels if members is None else members)
         users = users if isinstance(users, dict) else dict.fromkeys(users or (), {})
         self.users = {uid: dict(info) for uid, info in users.items()}
@@ -578,7 +580,7 @@ class SlackStandin:
             "url": "https://test.slack.com/",
             "team": "Test",
             "user": "paperbot",
-            "team_id": TEAM_ID,
+            **({"team_id": self.auth_team} if self.auth_team else {}),
             "user_id": BOT_USER_ID,
             "bot_id": BOT_ID,
             "app_id": APP_ID,

@@ -2,82 +2,32 @@
 
 from __future__ import annotations
 
-import http.client
 import logging
 import re
-from datetime import UTC, datetime, timedelta
 
 import icalendar
 import pytest
 
-from bot.chat import commands, context
 from bot.runtime import both_platforms
-from bot.schedule.signups import Member
-from bot.web import feeds, http_door, member_names
-from tests.support.slack_group import settings_for
-
-PUBLIC = "https://example.org/reading"
+from bot.web import feeds
+from tests.support.served_page import served_feeds
 
 
 @pytest.fixture
 def served(tmp_path, store):
     """The feeds of the test group, behind PAPERBOT_PUBLIC_URL's path, served on a free port."""
-    yield from _served(tmp_path, store, lambda calendars: feeds.around(None, calendars))
+    yield from served_feeds(tmp_path, store, lambda calendars: feeds.around(None, calendars))
 
 
 @pytest.fixture
 def served_with_platforms(tmp_path, store):
     """The same, beside the platforms' routes, as `run` serves them: other paths go to the platforms' door."""
-    yield from _served(tmp_path, store, lambda calendars: both_platforms.application([], calendars))
-
-
-def _served(tmp_path, store, application):
-    settings = settings_for(tmp_path, PAPERBOT_PUBLIC_URL=PUBLIC)
-    # The real time plus what a test moved it by: the store stamps each change with the real time, so a
-    # clock fixed at the start would see a change saved a second later as one from its future.
-    ahead = [timedelta(0)]
-    group = feeds.environment_group(settings)
-    calendars = feeds.Feeds(
-        store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: datetime.now(UTC) + ahead[0]
-    )
-    app = application(calendars)
-    server = http_door.http_server(app, 0, "127.0.0.1")  # a port of its own: none another test can take first
-    port = int(server.effective_port)
-    stop = http_door.serve_beside(server)
-
-    class Served:
-        store = None
-        app = calendars
-
-        def later(self, minutes: int) -> None:
-            ahead[0] += timedelta(minutes=minutes)
-
-        def get(self, path: str, method: str = "GET", **headers) -> tuple[int, dict, bytes]:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-            try:
-                conn.request(method, path, headers={k.replace("_", "-"): v for k, v in headers.items()})
-                response = conn.getresponse()
-                return response.status, response.headers, response.read()
-            finally:
-                conn.close()
-
-        def do(self, line: str, user: str = "UADMIN"):
-            ctx = context.Context(store, settings.group, Member(user, lambda: user == "UADMIN"), settings.now())
-            ctx.public_url = settings.public_url
-            answer = commands.run(ctx, line)
-            assert answer.reply.ok, answer.reply
-            return answer
-
-        def urls(self, member: str = "U1") -> dict[str, str]:
-            return {k: v.removeprefix("https://example.org") for k, v in feeds.urls(store, PUBLIC, 1, member).items()}
-
-    Served.store = store
-    yield Served()
-    stop()
+    yield from served_feeds(tmp_path, store, lambda calendars: both_platforms.application([], calendars))
 
 
 def test_a_feed_fetched_again_with_its_etag_is_304_until_the_week_changes(served):
     served.do("assign U2 5 2027-03-04")
+    served.later(1)  # the server's clock past the booking (a later second on a busy machine), as a real one is
     feed = served.urls()["group"]
     status, headers, body = served.get(feed)
     assert status == 200 and headers["Content-Type"].startswith("text/calendar")
