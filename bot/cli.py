@@ -511,17 +511,21 @@ def cmd_import(args, settings: PlatformSettings) -> int:
 
 
 def cmd_init(args, settings: PlatformSettings) -> int:
-    """Make the database: with the group's first list, or with no papers (--empty). Never an existing file."""
+    """Make the database, with the first list or none (--empty: also empties an untouched starter list)."""
+    from bot.catalog import queries as catalog
+    from bot.catalog import starting
     from bot.store.connection import NotADatabase, check_file
 
-    path = settings.db_path
-    if os.path.lexists(path):
+    if os.path.lexists(path := settings.db_path):
         try:
             check_file(path)
+            if args.empty:
+                print(starting.empty(_store(settings, seed=False), path.resolve()))
+                return 0
         except NotADatabase as e:
-            raise Failure(
-                f"PAPERBOT_DB: {path} {e}; init makes only a new database, and leaves this file as it is"
-            ) from None
+            raise Failure(f"PAPERBOT_DB: {path} {e}; init makes only new databases and left it as it is") from None
+        except starting.Used as e:  # it says what it kept
+            raise Failure(f"PAPERBOT_DB: {path} {e}") from None
         raise Failure(
             f"PAPERBOT_DB: {path} exists already; init makes only a new database and leaves it as it is "
             "(to start afresh, stop paperbot and remove the file, with its -wal and -shm beside it, "
@@ -530,10 +534,7 @@ def cmd_init(args, settings: PlatformSettings) -> int:
     store = _store(settings, seed=not args.empty, quiet_when_new=True)  # init says it in its own line
     if not store.created:  # another process made it first
         raise Failure(f"PAPERBOT_DB: {path} was made by another process meanwhile; it was left as it is")
-    from bot.catalog import queries as catalog
-
-    papers = catalog.count(store)
-    print(f"Made a new database at {path.resolve()} with {papers} paper{'' if papers == 1 else 's'}.")
+    print(f"Made a new database at {path.resolve()} with {(n := catalog.count(store))} paper{'' if n == 1 else 's'}.")
     return 0
 
 
@@ -645,7 +646,7 @@ def parser() -> argparse.ArgumentParser:
     imp.set_defaults(fn=cmd_import)
 
     init = verbs.add_parser("init", parents=[verbose], help="make a new database (PAPERBOT_DB), seeded or empty")
-    init.add_argument("--empty", action="store_true", help="start with no papers instead of the group's first list")
+    init.add_argument("--empty", action="store_true", help="no papers: also empties an untouched starter list")
     init.set_defaults(fn=cmd_init)
 
     exp = verbs.add_parser("export", parents=[verbose], help="write the whole catalog to stdout")

@@ -49,8 +49,11 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_MEETING_MINUTES": ("60", "how long a meeting lasts, in minutes (calendar events)"),
     "PAPERBOT_MEETING_PLACE": (None, "where the group meets (calendar LOCATION when set; Discord events: its channel)"),
     "PAPERBOT_PUBLIC_URL": (None, "where users reach PORT (may carry a path): run serves the calendars and page"),
+    "PAPERBOT_GROUP_NAME": (None, "the group's name on its page and calendar (default: Reading group)"),
 }
 
+#: The longest group name kept: a page's title and a calendar's name stay one line.
+GROUP_NAME_CHARS = 80
 #: How a group's paper of the week is chosen: the catalog in turn, or the members' votes.
 ROTATIONS = ("catalog", "votes")
 #: The shortest and longest meeting, in minutes.
@@ -182,6 +185,8 @@ class Settings:
     meeting_place: str | None = None
     #: Where users reach the HTTP port, without a trailing slash (`https://example.org/paperbot`).
     public_url: str | None = None
+    #: The group's name on its page and calendar (None: "Reading group").
+    group_name: str | None = None
 
     #: The names this class reads: a platform's subclass adds its own.
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
@@ -259,6 +264,7 @@ class Settings:
             "meeting_minutes": minutes,
             "meeting_place": get("PAPERBOT_MEETING_PLACE"),
             "public_url": public_url,
+            "group_name": " ".join((get("PAPERBOT_GROUP_NAME") or "").split())[:GROUP_NAME_CHARS] or None,
             "db_path": Path(get("PAPERBOT_DB") or "data/paperbot.db").expanduser(),
             "channel": get("PAPERBOT_CHANNEL"),
             "schedule": schedule,

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bot.catalog import files as papers_file
-from bot.catalog import search_terms
+from bot.catalog import search_terms, starting
 from bot.catalog.importing import (  # noqa: F401  (re-exported: other modules import these from here)
     _NUMBERED,
     Claims,
@@ -226,15 +226,55 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
         earlier = "".join(f" AND rowid NOT IN (SELECT rowid FROM {t} WHERE {t} MATCH :q)" for t in groups[:i])
         earlier += f" AND rowid NOT IN ({ARCHIVED})"  # archived papers leave search
         arms.append(
-            f"SELECT * FROM (SELECT {i} AS g, rowid AS n FROM {table} WHERE {table} MATCH :q{earlier} "
+            f"SELECT * FROM (SELECT {i} AS g, rowid AS n, 0 AS s FROM {table} WHERE {table} MATCH :q{earlier} "
             "ORDER BY rowid DESC LIMIT :deep)"
         )
+    params = {"q": expr, "deep": skip + want, "want": want, "skip": skip}
+    grams, others = search_terms.shared_terms(query, expand=lambda prefix: _words_starting(db, prefix))
+    if grams:
+        arms.append(_sharing_arm(db, len(groups), grams, others, params))
     rows = db.execute(
         f"SELECT {PAPER_COLUMNS} FROM ({' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip) AS m "
-        "JOIN papers p ON p.number = m.n ORDER BY m.g, m.n DESC",
-        {"q": expr, "deep": skip + want, "want": want, "skip": skip},
+        "JOIN papers p ON p.number = m.n ORDER BY m.g, m.s DESC, m.n DESC",
+        params,
     ).fetchall()
     return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
+
+
+#: The newest papers sharing part of a Chinese run that are scored, at most: bounds a search's cost
+#: whatever the catalog's size.
+SHARING_CANDIDATES = 500
+
+
+def _sharing_arm(db, g: int, grams: list[str], others: list[str], params: dict) -> str:
+    """The last arm of a search with a Chinese run typed without spaces (`数据并行训练`): the papers
+    that hold not all of it but at least half of its bigrams (and every other word), most shared
+    first, among the newest SHARING_CANDIDATES sharing any. Read only when the papers holding all
+    of it leave the page room (UNION ALL is lazy)."""
+    params["any"] = search_terms.all_of([*others, "(" + " OR ".join(grams) + ")"])
+    params["need"] = (len(grams) + 1) // 2
+    # The oldest of the newest papers sharing any bigram: the candidates and each bigram are read from
+    # it on only (FTS5 seeks to a rowid range), so the cost stays the same as the catalog grows.
+    params["low"] = (
+        db.execute(
+            "SELECT min(n) FROM (SELECT rowid AS n FROM paper_search WHERE paper_search MATCH :any "
+            f"ORDER BY rowid DESC LIMIT {SHARING_CANDIDATES})",
+            params,
+        ).fetchone()[0]
+        or 0
+    )
+    candidates = (
+        "SELECT rowid AS n FROM paper_search WHERE paper_search MATCH :any AND rowid >= :low AND rowid NOT IN "
+        f"(SELECT rowid FROM paper_search WHERE paper_search MATCH :q AND rowid >= :low) AND rowid NOT IN ({ARCHIVED})"
+    )
+    shared = []
+    for k, gram in enumerate(grams):
+        params[f"g{k}"] = gram
+        shared.append(f"(n IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :g{k} AND rowid >= :low))")
+    return (
+        f"SELECT * FROM (SELECT {g} AS g, n, s FROM (SELECT n, {' + '.join(shared)} AS s FROM ({candidates})) "
+        "WHERE s >= :need ORDER BY s DESC, n DESC LIMIT :deep)"
+    )
 
 
 def _words_starting(db, prefix: str) -> list[str] | None:
@@ -360,9 +400,9 @@ def delete(store: Store, paper: Paper) -> None:
     with store.write() as db:
         if db.execute("SELECT 1 FROM papers WHERE number = ?", [paper.number]).fetchone() is None:
             return  # deleted meanwhile
-        for table, column in _references(db):
-            if db.execute(f'SELECT 1 FROM "{table}" WHERE "{column}" = ? LIMIT 1', [paper.number]).fetchone():
-                raise PaperInUse(_USES.get(table, f"the {table} table"))
+        use = _use(db, paper)
+        if use is not None:
+            raise PaperInUse(use)
         db.execute(
             "UPDATE tags SET papers = papers - 1 WHERE id IN (SELECT tag FROM paper_tags WHERE paper = ?)",
             [paper.number],
@@ -374,6 +414,18 @@ def delete(store: Store, paper: Paper) -> None:
             db.execute("DELETE FROM papers WHERE number = ?", [paper.number])
         except sqlite3.IntegrityError:  # a reference the look-up above did not know of
             raise PaperInUse("other records") from None
+
+
+def in_use(store: Store, paper: Paper) -> str | None:
+    """What refers to `paper` and so keeps it from deletion, in words; None: nothing does."""
+    return _use(store.db, paper)
+
+
+def _use(db, paper: Paper) -> str | None:
+    for table, column in _references(db):
+        if db.execute(f'SELECT 1 FROM "{table}" WHERE "{column}" = ? LIMIT 1', [paper.number]).fetchone():
+            return _USES.get(table, f"the {table} table")
+    return None
 
 
 def _references(db) -> list[tuple[str, str]]:
@@ -417,6 +469,7 @@ def _first_papers(store: Store, seed: Path | None) -> None:
     with store.write() as db:
         count = _seed(store, seed)
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded_digest', ?)", [starting.digest(db)])
 
 
 def _settle(store: Store, seed: Path | None) -> None:
@@ -432,6 +485,7 @@ def _settle(store: Store, seed: Path | None) -> None:
             empty = db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
             count = _seed(store, seed) if empty else 0
             db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
+            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded_digest', ?)", [starting.digest(db)])
         if merging_left_off(db):
             set_merging(db, MERGING)
 

@@ -107,21 +107,37 @@ def match_terms(query: str, expand: Callable[[str], list[str] | None] | None = N
     lists of every matching word in full, but walks `("training" OR
     "trainings")` lazily, so a page of results costs the same for any word.
     """
-    terms: list[str] = []
+    return [_term(token, expand) for token in _searched_tokens(query)]
+
+
+def _term(token: str, expand: Callable[[str], list[str] | None] | None) -> str:
+    if _CJK_RUN.fullmatch(token):
+        if len(token) == 1:
+            return f'"{token}"*'
+        return " + ".join(f'"{g}"' for g in _bigrams(token))
+    words = expand(token) if expand is not None and len(token) > INDEXED_PREFIX else None
+    if words is None:
+        return f'"{token}"*'
+    if not words:
+        return f'"{token}"'  # no indexed word starts so: matches nothing, cheaply
+    if len(words) == 1:
+        return f'"{words[0]}"'
+    return "(" + " OR ".join(f'"{w}"' for w in words) + ")"
+
+
+def shared_terms(query: str, expand: Callable[[str], list[str] | None] | None = None) -> tuple[list[str], list[str]]:
+    """For papers that share part of the query's Chinese (or other CJK) runs of three or more
+    characters, typed without spaces: (those runs' bigrams as terms, each once; the query's other
+    terms, which still must match). No bigrams: the query has no such run.
+
+    >>> shared_terms("数据并行训练 gpu")
+    (['"数据"', '"据并"', '"并行"', '"行训"', '"训练"'], ['"gpu"*'])
+    """
+    grams: list[str] = []
+    others: list[str] = []
     for token in _searched_tokens(query):
-        if _CJK_RUN.fullmatch(token):
-            if len(token) == 1:
-                terms.append(f'"{token}"*')
-            else:
-                terms.append(" + ".join(f'"{g}"' for g in _bigrams(token)))
-            continue
-        words = expand(token) if expand is not None and len(token) > INDEXED_PREFIX else None
-        if words is None:
-            terms.append(f'"{token}"*')
-        elif not words:
-            terms.append(f'"{token}"')  # no indexed word starts so: matches nothing, cheaply
-        elif len(words) == 1:
-            terms.append(f'"{words[0]}"')
+        if _CJK_RUN.fullmatch(token) and len(token) > 2:
+            grams += [f'"{g}"' for g in _bigrams(token) if f'"{g}"' not in grams]
         else:
-            terms.append("(" + " OR ".join(f'"{w}"' for w in words) + ")")
-    return terms
+            others.append(_term(token, expand))
+    return grams, others

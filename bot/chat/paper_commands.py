@@ -147,20 +147,47 @@ def add_paper(ctx: Context, fields: dict) -> catalog.Paper:
 @verb(
     VERBS,
     "delete",
-    "delete a paper nothing refers to",
+    "delete a paper nothing refers to: asks first",
     "delete 32",
     Arg("paper", PAPER, "the paper to delete: only one nothing refers to", rest=True),
+    Arg(
+        "confirm",
+        CHOICE,
+        "deletes it (without: says what would go, with a button)",
+        optional=True,
+        choices=("confirm",),
+    ),
     rights=catalog_admins("delete papers"),
-    reference="admins: delete a paper that no talk or post refers to",
+    reference="admins: delete a paper that no talk or post refers to; without `confirm`, asks first (a button)",
 )
-def delete(ctx: Context, paper: str) -> Answer:
-    found = signups.find_paper(ctx.store, paper)
+def delete(ctx: Context, paper: str, confirm: str | None) -> Answer:
+    found = signups.find_paper(ctx.store, paper, with_tags=True)
+    in_use = catalog.in_use(ctx.store, found)
+    if in_use is not None:
+        raise Refusal(PaperRef(found), f" stays: {in_use} refers to it. Only a paper nothing refers to can be deleted.")
+    if confirm is None:  # one word never destroys: the button (or `confirm` typed) does
+        tags = f", tagged {', '.join(found.tags)}" if found.tags else ""
+        return notice(
+            "Delete ",
+            PaperRef(found),
+            f" ({found.id}{tags})? It goes for good: its number is not given to another paper.",
+            " Nothing was deleted yet.",
+            buttons=[Button(f"Delete #{found.number}", f"delete {found.number} confirm")],
+        )
     try:
         catalog.delete(ctx.store, found)
-    except catalog.PaperInUse as use:
-        in_use = f" stays: {use} refers to it. Only a paper nothing refers to can be deleted."
-        raise Refusal(PaperRef(found), in_use) from None
-    return notice("Deleted ", PaperRef(found), " (", Code(found.id), "). Its number is not given to another paper.")
+    except catalog.PaperInUse as use:  # referred to meanwhile
+        raise Refusal(PaperRef(found), f" stays: {use} refers to it.") from None
+    return notice(
+        "Deleted ", PaperRef(found), " (", Code(found.id), "). Its number is not given to another paper.", *_undo(found)
+    )
+
+
+def _undo(paper: catalog.Paper) -> tuple:
+    """How to bring a deleted paper back: added again from its link (under a new number), where it has one."""
+    if paper_refs.parse(paper.url) is None:
+        return ()
+    return (" To add it back: ", command_code(f"add {paper.url} {', '.join(paper.tags)}".strip()), ".")
 
 
 @verb(
@@ -275,7 +302,18 @@ def edit(ctx: Context, paper: str, field: str | None, value: str | None) -> Answ
         edited = edit_paper(ctx, found.number, {EDIT_FIELDS[name]: value or ""}, whole_form=False)
     except catalog.InvalidPaper as e:
         return notice(str(e)[:300], ". Nothing was changed.", ok=False)
-    return notice("Saved ", PaperRef(edited), f": {name} changed. ", command_code(f"show {edited.number}"))
+    was = _field_text(found, EDIT_FIELDS[name])
+    undone = was != _field_text(edited, EDIT_FIELDS[name]) and "\n" not in was and len(was) <= 300  # one line only
+    undo = (" Undo: ", command_code(f"edit {found.number} {name} {was}".strip())) if undone else ()
+    return notice("Saved ", PaperRef(edited), f": {name} changed. ", command_code(f"show {edited.number}"), *undo)
+
+
+def _field_text(paper: catalog.Paper, field: str) -> str:
+    """A field of `paper` as `edit <paper> <field> <value>` takes it."""
+    value = getattr(paper, field, "")
+    if isinstance(value, tuple):
+        return ", ".join(value)
+    return "" if value is None else str(value)
 
 
 def edit_paper(

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.calendar import BadDate
 from bot.catalog import queries as catalog
 from bot.catalog import refs as paper_refs
 from bot.chat.context import IDS_ONLY, NOT_HERE, Answer, Context, Platform, in_group, notice
@@ -107,10 +108,24 @@ def _choice(ctx: Context, verb: Verb, arg: Arg, word: str) -> str:
     return word.lower()
 
 
+#: Words a person means as a date: digits in a date's shape (`2026-13-01`, `2026/12/10`, `2026-W60`).
+_DATE_SHAPED = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{4}-[wW]\d{1,2}")
+
+
+def _slot(ctx: Context, verb: Verb, arg: Arg, word: str) -> str:
+    """A paper or a date, as typed; a word shaped as a date is a date, and one that is no real date says so."""
+    if _DATE_SHAPED.fullmatch(word.strip()):
+        try:
+            ctx.group.parse_week(word, ctx.now)
+        except BadDate as e:
+            raise Refusal(str(e)) from None
+    return word
+
+
 PAPER = Kind("paper", "<paper>", "a paper: its number, id or title", autocomplete=True)
 DATE = Kind("date", "<date>", "YYYY-MM-DD or next")
 #: A paper or a date: the slot or talk it names.
-SLOT = Kind("slot", "<paper or date>", "the paper or the date")
+SLOT = Kind("slot", "<paper or date>", "the paper or the date", _slot)
 MEMBER = Kind("member", "<@user>", "a member", _member, option_type=6)
 TAG = Kind("tag", "<tag>", "a tag, such as parallelism-dp", _tag, autocomplete=True)
 TEXT = Kind("text", "<words>", "words")
@@ -290,7 +305,11 @@ def _words(verb: Verb, args: str) -> dict[str, str | None]:
                 raise Unusable
             taken[arg.name] = ""
         elif arg.rest:
-            taken[arg.name], i = args[tokens[i].start() :].strip(), len(tokens)
+            end = len(tokens)
+            after = verb.args[k + 1 : k + 2]
+            if after and after[0].choices and left > 1 and tokens[-1][0].lower() in after[0].choices:
+                end -= 1  # a last word the next argument takes (`delete <paper> confirm`)
+            taken[arg.name], i = args[tokens[i].start() : tokens[end - 1].end()].strip(), end
         else:
             taken[arg.name], i = tokens[i][0], i + 1
     if i < len(tokens):

@@ -158,6 +158,16 @@ def assign(ctx: Context, user: str, paper: str, date: str | None) -> Answer:
     )
 
 
+def _undo(cleared: signups.Change) -> tuple:
+    """The command that books the cleared week as it was (a talk with a paper, or a skip)."""
+    before, day = cleared.before, cleared.line.meeting.date().isoformat()
+    if isinstance(before, TalkWeek) and before.paper is not None:
+        return (" Undo: ", command_code(f"assign {before.presenter} {before.paper.number} {day}"))
+    if isinstance(before, SkippedWeek):
+        return (" Undo: ", command_code(f"skip {day}"))
+    return ()
+
+
 #: A week's date, for the admins' verbs on one week.
 THE_WEEK = Arg("date", DATE, "the week's date: YYYY-MM-DD or next")
 
@@ -175,7 +185,15 @@ THE_WEEK = Arg("date", DATE, "the week's date: YYYY-MM-DD or next")
 def unassign(ctx: Context, date: str) -> Answer:
     change = signups.unassign(ctx.store, ctx.group, ctx.now, ctx.member, date, then=ctx.on_change)
     return Answer(
-        Notice(text("Cleared the week of ", When(change.line.meeting, with_time=False), ": it is open again.")), change
+        Notice(
+            text(
+                "Cleared the week of ",
+                When(change.line.meeting, with_time=False),
+                ": it is open again.",
+                *_undo(change),
+            )
+        ),
+        change,
     )
 
 

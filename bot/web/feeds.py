@@ -399,7 +399,7 @@ def environment_group(settings) -> Group:
     return Group(
         group_id=1,
         calendar=settings.group,
-        name="Reading group",
+        name=settings.group_name or "Reading group",
         channel=settings.channel,
         minutes=settings.meeting_minutes,
         place=settings.meeting_place,

@@ -84,7 +84,8 @@ def test_find_by_id_number_and_hash(store):
         ("数据并行", {"pytorch-fsdp", "ft-hsdp"}),
         ("推测解码", {"minedraft"}),
         ("稀疏", {"spmm-gpu-design-principles"}),
-        ("强化学习不存在", set()),
+        ("强化学习不存在", set()),  # shares no two characters with any paper
+        ("蝴蝶效应琥珀", set()),
         ("fsdp 训练", {"chopper"}),  # every word must match
     ],
 )
@@ -110,6 +111,23 @@ def test_two_character_word_inside_a_longer_run(store):
     # 并行 sits inside 数据并行 / 模型并行: unicode61 alone would miss every one of them.
     ids = {p.id for p in catalog.search(store, "并行").papers}
     assert {"megatron-lm", "pytorch-fsdp", "wlb-llm", "asyncdiff"} <= ids
+
+
+def test_a_chinese_run_typed_without_spaces_finds_the_papers_sharing_most_of_it(store):
+    """数据并行训练 ("data-parallel training") found nothing: no paper holds all of it."""
+    assert {p.id for p in catalog.search(store, "数据并行").papers} == {"pytorch-fsdp", "ft-hsdp"}
+    found = [p.id for p in catalog.search(store, "数据并行训练").papers]
+    assert {"pytorch-fsdp", "ft-hsdp"} <= set(found[:3])
+
+    # Those holding all of it first, then by how many of its five bigrams they share (at least half).
+    titles = {"all": "琥珀青铜甲骨", "four": "琥珀青铜甲", "three": "青铜甲骨文", "two": "铜甲骨", "one": "甲骨"}
+    catalog.upsert(store, [PaperInput(id=f"amber-{k}", title=t, summary="gpu") for k, t in titles.items()])
+    catalog.upsert(store, [PaperInput(id="amber-no-gpu", title="琥珀青铜甲", summary="cpu")])
+    first = catalog.search(store, "琥珀青铜甲骨 gpu", size=2)
+    second = catalog.search(store, "琥珀青铜甲骨 gpu", page=2, size=2)
+    assert [p.id for p in first.papers] == ["amber-all", "amber-four"] and first.has_more
+    assert [p.id for p in second.papers] == ["amber-three"] and not second.has_more
+    assert catalog.search(store, "琥珀青铜甲骨 gpu", page=3, size=2).papers == []
 
 
 def test_search_pages(store):

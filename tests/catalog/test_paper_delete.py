@@ -30,7 +30,15 @@ def test_an_admin_deletes_a_paper_nothing_refers_to(store):
     paper = catalog.find(store, "typo-paper")
     assert dict(catalog.tag_counts(store))["oops"] == 1
 
-    reply = _say(store, f"delete #{paper.number}")
+    asked = commands.run(_ctx(store), f"delete #{paper.number}").reply
+    assert console_text(asked) == (
+        f"Delete #{paper.number} A paper added by mistake (typo-paper, tagged oops)? It goes for good: its number "
+        "is not given to another paper. Nothing was deleted yet.\n"
+        f"  [Delete #{paper.number}] → delete {paper.number} confirm"
+    )
+    assert catalog.find(store, "typo-paper") is not None  # one word deletes nothing
+    [button] = asked.buttons
+    reply = _say(store, button.command)  # the button carries the command's text
     assert reply.startswith(f"Deleted #{paper.number} A paper added by mistake")
     assert catalog.find(store, "typo-paper") is None
     assert "oops" not in dict(catalog.tag_counts(store))
@@ -40,12 +48,26 @@ def test_an_admin_deletes_a_paper_nothing_refers_to(store):
     assert again.number == paper.number + 1
 
 
+def test_delete_confirm_typed_deletes_and_says_how_to_add_it_back(store):
+    paper = catalog.find(store, "diloco")
+    reply = _say(store, "delete diloco confirm")
+    assert reply == (
+        f"Deleted #{paper.number} {paper.title} (`diloco`). Its number is not given to another paper. "
+        "To add it back: `/paper add https://arxiv.org/abs/2311.08105 parallelism-dp`."
+    )
+    assert catalog.find(store, "diloco") is None
+
+
 def test_a_paper_with_a_talk_or_a_post_is_not_deleted(store):
     assert "signed up" in _say(store, "signup 5 2026-12-10", user="U1", admin=False)
-    reply = _say(store, "delete 5")
-    assert reply == (
-        "✗ #5 Seed1.5-VL Technical Report stays: a talk (booked or given) refers to it. "
-        "Only a paper nothing refers to can be deleted."
+    reply = _say(store, "delete 5")  # said at once, before any confirming
+    assert (
+        _say(store, "delete 5 confirm")
+        == reply
+        == (
+            "✗ #5 Seed1.5-VL Technical Report stays: a talk (booked or given) refers to it. "
+            "Only a paper nothing refers to can be deleted."
+        )
     )
     assert catalog.find(store, "5") is not None
 
@@ -54,15 +76,15 @@ def test_a_paper_with_a_talk_or_a_post_is_not_deleted(store):
             "INSERT INTO deliveries (kind, dest, key, state, paper, claimed_at, updated_at) "
             "VALUES ('post', 'C0PAPERS', '2026-W49', 'sent', 6, 0, 'x')"
         )
-    assert "a weekly post or reminder refers to it" in _say(store, "delete 6")
+    assert "a weekly post or reminder refers to it" in _say(store, "delete 6 confirm")
     assert catalog.count(store) == 32
 
 
 def test_only_admins_delete_papers(store):
-    reply = _say(store, "delete 7", user="U1", admin=False)
+    reply = _say(store, "delete 7 confirm", user="U1", admin=False)
     assert reply.startswith("✗ Only admins can delete papers.")
     assert catalog.find(store, "7") is not None
-    assert _say(store, "delete").startswith("✗ Usage: `/paper delete <paper>`")
+    assert _say(store, "delete").startswith("✗ Usage: `/paper delete <paper> [confirm]`")
     assert _say(store, "delete no-such-paper").startswith("✗ There is no paper `no-such-paper`.")
     assert catalog.count(store) == 32
 

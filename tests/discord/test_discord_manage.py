@@ -57,7 +57,7 @@ def test_the_definition_is_valid_for_discord_and_reaches_every_verb_of_the_core(
     ]
     assert paths["groups"] == "group list"
     for verb in ("edit", "archive", "restore", "delete"):
-        assert options(body, "manage", verb) == [("paper", True)]
+        assert options(body, "manage", verb) == [("paper", True)] + ([("confirm", False)] if verb == "delete" else [])
         [paper] = [o for s in body[0]["options"] if s["name"] == "manage" for o in s["options"] if o["name"] == verb]
         assert paper["options"][0]["autocomplete"] is True
     # The option names the contract gives.

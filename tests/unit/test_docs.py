@@ -9,11 +9,12 @@ from pathlib import Path
 import jsonschema
 from slack_sdk import WebClient
 
-from bot.chat import commands, context, reference
+from bot.chat import commands, reference
 from bot.chat.commands import VERBS
 from bot.console.render import render
 from bot.slack.blocks import message
 from bot.slack.settings import SETTINGS
+from tests.support import readme_session
 from tests.support.repo import ROOT
 
 MANIFEST = json.loads((ROOT / "manifest.json").read_text())
@@ -77,10 +78,11 @@ def test_the_settings_table_in_docs_matches_the_code_and_env_example():
     assert names == list(SETTINGS) + list(DISCORD_SETTINGS)
     lines = (ROOT / ".env.example").read_text().splitlines()
     example = [line.split("=", 1)[0].strip() for line in lines if line.strip() and not line.startswith("#")]
-    assert example == list(SETTINGS)
+    # PAPERBOT_DB is there commented out: a value in .env would take the Docker image's database off its volume.
+    assert example == [name for name in SETTINGS if name != "PAPERBOT_DB"]
     # Discord's are there, commented out: a Slack install's .env leaves them unset.
     commented = [m[1] for line in lines if (m := re.match(r"^# ([A-Z_]+)=", line))]
-    assert commented == list(DISCORD_SETTINGS)
+    assert commented == ["PAPERBOT_DB", *DISCORD_SETTINGS]
     assert "docs/settings.md" in README
 
 
@@ -179,28 +181,10 @@ def test_an_installed_package_carries_the_seed_list():
 
 def test_the_readme_session_is_what_the_console_prints(tmp_path):
     """README's transcript, replayed at its moment (Thursday 3 December 2026, 21:44 in Shanghai)."""
-    import io
-    import shlex
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
     from bot.catalog.queries import open_store
-    from bot.console.session import serve as console_serve
-    from bot.schedule.signups import Member
-    from bot.settings import Settings
 
-    block = README.split("## A session", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
-    export, piped, shown = block.split("\n", 2)
-    environ = dict(assignment.split("=", 1) for assignment in shlex.split(export.removeprefix("$ export ")))
-    [typed] = re.fullmatch(r"\$ printf '([^']*)' \| paperbot console", piped).groups()
-    settings = Settings.load(environ, dotenv=None)
-    store = open_store(tmp_path / "paperbot.db")
-    now = datetime(2026, 12, 3, 21, 44, tzinfo=ZoneInfo("Asia/Shanghai"))
-
-    out = io.StringIO()
-    make = lambda: context.Context(store, settings.group, Member("console", lambda: True), now)  # noqa: E731
-    console_serve(make, io.StringIO(typed.replace("\\n", "\n")), out)
-    assert out.getvalue().rstrip() == shown.rstrip()
+    _, _, shown = readme_session.session()
+    assert readme_session.replay(open_store(tmp_path / "paperbot.db")).rstrip() == shown.rstrip()
 
 
 def test_slack_setup_says_why_for_every_scope_the_manifest_asks_for():
@@ -279,3 +263,31 @@ def test_the_architecture_page_names_every_module_and_no_gone_one():
     assert folders - named == set(), f"packages missing from docs/architecture.md's tree: {sorted(folders - named)}"
     gone = {n for n in named if not (ROOT / n).exists()}
     assert gone == set(), f"docs/architecture.md's tree names what is gone: {sorted(gone)}"
+
+
+def test_the_documented_docker_backup_reads_the_containers_database_and_fails_on_a_missing_one(tmp_path):
+    """.env's PAPERBOT_DB once moved the database off the volume, and the backup line then copied an empty one."""
+    import os
+    import shlex
+    import sqlite3
+    import subprocess
+    import sys
+
+    [line] = [ln for ln in DOCS["docs/operations.md"].splitlines() if ln.startswith("docker exec bot python -c")]
+    code = shlex.split(line)[5].replace("/data/backup.db", str(tmp_path / "backup.db"))
+
+    def backup(db) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PAPERBOT_DB": str(db)}
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+
+    missing = backup(tmp_path / "nowhere.db")
+    assert missing.returncode != 0 and "unable to open database" in missing.stderr
+    assert not (tmp_path / "nowhere.db").exists() and not (tmp_path / "backup.db").exists()
+
+    real = tmp_path / "paperbot.db"
+    with sqlite3.connect(real) as db:
+        db.execute("CREATE TABLE papers (title TEXT)")
+        db.execute("INSERT INTO papers VALUES ('kept')")
+    done = backup(real)
+    assert done.returncode == 0 and str(real) in done.stdout
+    assert sqlite3.connect(tmp_path / "backup.db").execute("SELECT title FROM papers").fetchall() == [("kept",)]
