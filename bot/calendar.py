@@ -299,6 +299,9 @@ class MeetingCalendar:
     group_id: int = 1
     #: How long a meeting lasts (PAPERBOT_MEETING_MINUTES): a meeting is over at its start plus these.
     minutes: int = 60
+    #: What the group is called (PAPERBOT_GROUP_NAME, `group set name`), in its posts, reminders,
+    #: page and calendar; None: it has no name, and its posts say none.
+    name: str | None = None
 
     def week_of(self, moment: datetime) -> Week:
         return Week.containing(moment, self.tz)

@@ -573,7 +573,7 @@ def cmd_calendar(args, settings: PlatformSettings) -> int:
         sys.stdout.buffer.write(ical.feed(store, meetings, tz, f"Talks of {member}"))
     else:
         meetings = feeds.group_meetings(store, group, settings.now(), ask, member=member)
-        name = f"{group.name}: talks of {member}" if member else group.name
+        name = f"{group.title}: talks of {member}" if member else group.title
         sys.stdout.buffer.write(ical.feed(store, meetings, group.calendar.tz, name))
     sys.stdout.flush()
     return 0

@@ -49,7 +49,7 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_MEETING_MINUTES": ("60", "how long a meeting lasts, in minutes (calendar events)"),
     "PAPERBOT_MEETING_PLACE": (None, "where the group meets (calendar LOCATION when set; Discord events: its channel)"),
     "PAPERBOT_PUBLIC_URL": (None, "where users reach PORT (may carry a path): run serves the calendars and page"),
-    "PAPERBOT_GROUP_NAME": (None, "the group's name on its page and calendar (default: Reading group)"),
+    "PAPERBOT_GROUP_NAME": (None, "the group's name in its posts, reminders, page and calendar (default: none)"),
 }
 
 #: The longest group name kept: a page's title and a calendar's name stay one line.
@@ -294,7 +294,12 @@ class Settings:
     @property
     def group(self) -> MeetingCalendar:
         return MeetingCalendar(
-            self.timezone, self.meeting, self.schedule, self.remind_days, minutes=self.meeting_minutes
+            self.timezone,
+            self.meeting,
+            self.schedule,
+            self.remind_days,
+            minutes=self.meeting_minutes,
+            name=self.group_name,
         )
 
     @property
@@ -380,6 +385,18 @@ def parse_focus_tag(name: str, raw: str) -> str:
     if not focus:
         raise SettingError(name, "is not a tag")
     return focus
+
+
+def parse_group_name(name: str, raw: str) -> str:
+    """A group's name: one line of at most GROUP_NAME_CHARS characters, its spaces folded."""
+    value = " ".join(raw.split())
+    if not value:
+        raise SettingError(name, "is empty: type the group's name, or none")
+    if any(not ch.isprintable() for ch in value):
+        raise SettingError(name, "has a control character: a name is one line of plain text")
+    if len(value) > GROUP_NAME_CHARS:
+        raise SettingError(name, f"is {len(value)} characters long; a group's name is at most {GROUP_NAME_CHARS}")
+    return value
 
 
 def parse_rotation(name: str, raw: str) -> str:

@@ -66,7 +66,8 @@ def next_dates(group: groups.Group, now: datetime) -> tuple:
 
 
 def _group_card(ctx: Context, group: groups.Group) -> Text:
-    where: tuple = ("Reading group in ", ChannelRef(group.channel)) if group.channel else ("Reading group",)
+    called = (group.name, " — reading group") if group.name else ("Reading group",)
+    where: tuple = (*called, " in ", ChannelRef(group.channel)) if group.channel else called
     origin = "settings from the environment" if group.from_env else "settings from chat"
     if not group.channel:  # group 1 before PAPERBOT_CHANNEL is set: no posts, but commands work
         origin += "; no channel yet, so no posts: PAPERBOT_CHANNEL sets it"
@@ -304,6 +305,8 @@ def every_group(ctx: Context) -> Answer:
     lines: list = [f"{len(every)} reading group{'s' if len(every) != 1 else ''}:"]
     for group in every[:GROUPS_SHOWN]:
         where = (ChannelRef(group.channel),) if group.channel else ("(no channel)",)
+        if group.name:  # a member's own text: a plain segment, which each platform escapes
+            where = (group.name, " in ", *where) if group.channel else (group.name, " ", *where)
         n = booked.get(group.id, 0)
         lines += [
             "\n• ",

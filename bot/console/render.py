@@ -212,9 +212,9 @@ def _(reply: SuggestionList) -> str:
 @render.register
 def _(reply: WeeklyPost) -> str:
     p = reply.paper
-    lines = [
-        f"📄 Paper of the week {reply.week.key}: #{p.number} {p.title}" + (" (archived)" if reply.archived else "")
-    ]
+    named = f"{reply.group_name} · " if reply.group_name else ""  # a group with no name: as before
+    archived = " (archived)" if reply.archived else ""
+    lines = [f"📄 {named}Paper of the week {reply.week.key}: #{p.number} {p.title}{archived}"]
     if p.url:
         lines.append(p.url)
     if p.summary:
@@ -266,6 +266,7 @@ def _(reply: PastTalks) -> str:
 @render.register
 def _(reply: Reminder) -> str:
     return (
-        f"Reminder: you present #{reply.paper.number} {reply.paper.title} on {when(reply.meeting)}. "
-        f"Can't make it? {COMMAND} withdraw {reply.meeting.date().isoformat()}"
+        f"Reminder: you present #{reply.paper.number} {reply.paper.title} on {when(reply.meeting)}"
+        + (f" at {reply.group_name}" if reply.group_name else "")
+        + f". Can't make it? {COMMAND} withdraw {reply.meeting.date().isoformat()}"
     )

@@ -118,10 +118,17 @@ class DiscordBot:
         once (at start, by check_channel; again, every HOME_ASK_AGAIN, until it answers). None while it is not known."""
         if self.settings.guild:
             return self.settings.guild
-        if self._home is None and self.settings.channel and time.monotonic() >= self._home_again:
+        channel = self.settings.channel
+        # With both platforms, PAPERBOT_CHANNEL may be group 1's Slack channel: Discord has no server for it.
+        if (
+            self._home is None
+            and channel
+            and self.settings.is_channel(channel)
+            and time.monotonic() >= self._home_again
+        ):
             self._home_again = time.monotonic() + HOME_ASK_AGAIN  # not a slow call on every request meanwhile
             try:
-                found = self.rest.call("GET", f"/channels/{self.settings.channel}", timeout=HOME_TIMEOUT)
+                found = self.rest.call("GET", f"/channels/{channel}", timeout=HOME_TIMEOUT)
             except (Rejected, Uncertain) as e:
                 log.warning("could not learn the server of PAPERBOT_CHANNEL (%s): requests are refused until then", e)
                 return None
@@ -134,10 +141,11 @@ class DiscordBot:
         home = self.home_server()
         guild = interaction.get("guild_id")
         if guild:
-            if home is None and self._from_a_group_channel(interaction):
-                # Discord signed it, and a channel is in one server only: that server is the install's.
+            if home is None and (self._from_a_group_channel(interaction) or self._from_an_install_admin(interaction)):
+                # Discord signed it: a group's channel is in that server only, and PAPERBOT_ADMINS name the
+                # install's own people, so where they first use paperbot is the install's server.
                 self._home = home = str(guild)
-                log.info("the install's server is %s, that of a group's channel", home)
+                log.info("the install's server is %s", home)
             return Place(str(guild), home)
         user = door.user_of(interaction) or ""
         return Place(None, home, stranger=not self._at_home(home, user))
@@ -147,6 +155,11 @@ class DiscordBot:
         server so needs no REST route: Discord may not have answered `GET /channels/{id}` yet."""
         channel = interaction.get("channel_id") or (interaction.get("channel") or {}).get("id")
         return groups.of_channel(self.store, self.env, channel) is not None
+
+    def _from_an_install_admin(self, interaction: dict) -> bool:
+        """Sent by one of PAPERBOT_ADMINS: with both platforms and group 1 on Slack, no Discord channel
+        is known until an admin starts a group on Discord."""
+        return (door.user_of(interaction) or "") in self.settings.admins
 
     def _at_home(self, home: str | None, user: str) -> bool:
         if user in self.settings.admins:

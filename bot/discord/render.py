@@ -616,7 +616,8 @@ def weekly_post(post: WeeklyPost) -> dict:
     if last is not None and last.line.paper is not None and last.links:
         lines.append(f"Last week: {paper_ref(last.line.paper, 120)}\n{_links(last.links)}")
     embed["description"] = cut("\n\n".join(lines), MAX_DESCRIPTION)
-    content = f"**Paper of the week** · {post.week.key}"
+    named = f"📚 {escape(post.group_name)} · " if post.group_name else ""  # a group with no name: as before
+    content = f"{named}**Paper of the week** · {post.week.key}"
     components = []
     if post.signup_button and not post.skipped:
         components = [{"type": 1, "components": [button(post.signup_button, WEEKLY, 0)]}]
@@ -625,8 +626,9 @@ def weekly_post(post: WeeklyPost) -> dict:
 
 def reminder(r: Reminder) -> dict:
     withdraw = f"{COMMAND} withdraw {r.meeting.date().isoformat()}"
+    at = f" at {escape(r.group_name)}" if r.group_name else ""
     body = (
-        f"⏰ Reminder: you present {paper_ref(r.paper)} on **{when(r.meeting)}**.\n"
+        f"⏰ Reminder: you present {paper_ref(r.paper)} on **{when(r.meeting)}**{at}.\n"
         f"Can't make it? {code(withdraw)} opens the week for someone else."
     )
     embed = {

@@ -28,6 +28,7 @@ from bot.settings import (
     Settings,
     integer,
     parse_focus_tag,
+    parse_group_name,
     parse_meeting,
     parse_rotation,
     parse_schedule,
@@ -48,9 +49,10 @@ SETTINGS: dict[str, str] = {
     "admins": "PAPERBOT_ADMINS",
     "rotation": "PAPERBOT_ROTATION",
     "meeting-minutes": "PAPERBOT_MEETING_MINUTES",
+    "name": "PAPERBOT_GROUP_NAME",
 }
 
-#: What `group set focus-tag`, `meeting` and `admins` take to clear the setting.
+#: What `group set focus-tag`, `meeting`, `admins` and `name` take to clear the setting.
 NONE = "none"
 
 DEFAULT_SCHEDULE = "0 9 * * mon"
@@ -75,6 +77,11 @@ class Group:
     meeting_set: bool = True
     #: When it was started or last resumed (None: long ago, as group 1): no post for a slot before it.
     started_at: datetime | None = None
+
+    @property
+    def name(self) -> str | None:
+        """What the group is called (PAPERBOT_GROUP_NAME, `group set name`), or None."""
+        return self.calendar.name
 
     @property
     def from_env(self) -> bool:
@@ -103,7 +110,7 @@ def from_settings(settings: Settings) -> Group:
 
 COLUMNS = (
     "id, platform, channel, timezone, schedule, meeting, remind_days, focus_tag, admins, rotation, "
-    "meeting_minutes, stopped, started_at"
+    "meeting_minutes, stopped, started_at, name"
 )
 
 
@@ -116,11 +123,11 @@ def _group_of(row: tuple) -> Group:
     """A group from its row; remembered by the row's values, since every scheduler check reads every
     group and making a crontab's trigger is the dearest part of it."""
     gid, platform, channel, tz_name, schedule_text, meeting_text, remind_days, focus, admins, rotation = row[:10]
-    minutes, stop, started = row[10:]
+    minutes, stop, started, name = row[10:]
     tz = ZoneInfo(tz_name)
     schedule = PostSchedule(schedule_text, tz)
     meeting = Meeting.parse(meeting_text) if meeting_text else schedule.default_meeting()
-    calendar = MeetingCalendar(tz, meeting, schedule, remind_days, gid, minutes)
+    calendar = MeetingCalendar(tz, meeting, schedule, remind_days, gid, minutes, name)
     admin_ids = frozenset(a for a in admins.split(",") if a)
     started_at = datetime.fromisoformat(started) if started else None
     return Group(
@@ -297,6 +304,8 @@ def check(store: Store, group: Group, setting: str, value: str, read_member) -> 
         return "meeting_minutes", integer(setting, raw, *MEETING_MINUTES)
     if setting == "rotation":
         return "rotation", parse_rotation(setting, raw)
+    if setting == "name":
+        return "name", None if raw.lower() == NONE else parse_group_name(setting, raw)
     if setting == "focus-tag":
         if raw.lower() == NONE:
             return "focus_tag", None
@@ -345,6 +354,7 @@ def stored_text(group: Group) -> dict[str, str]:
         "admins": ", ".join(sorted(group.admins)) or NONE,
         "rotation": group.rotation,
         "meeting-minutes": str(group.meeting_minutes),
+        "name": group.name or NONE,
     }
 
 

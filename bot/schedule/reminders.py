@@ -11,7 +11,7 @@ once across restarts and processes, and a new presenter gets their own.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from bot.calendar import MeetingCalendar, Week
@@ -67,7 +67,7 @@ def due_in(store: Store, calendars: list[MeetingCalendar], now: datetime) -> lis
         if group.reminder_of(week) <= now < meeting:
             paper = catalog.by_number(store, number)
             if paper is not None:
-                found.append((group, Reminder(week, paper, meeting, presenter)))
+                found.append((group, Reminder(week, paper, meeting, presenter, group.name)))
     return found
 
 
@@ -110,4 +110,4 @@ def _as_it_stands(store: Store, reminder: Reminder, group_id: int = 1) -> tuple[
     paper = reminder.paper if slot.paper == reminder.paper.number else catalog.by_number(store, slot.paper)
     if paper is None:
         raise NothingToSend(f"the paper of {reminder.week} was removed")
-    return Reminder(reminder.week, paper, reminder.meeting, reminder.presenter), paper.number
+    return replace(reminder, paper=paper), paper.number

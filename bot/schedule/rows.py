@@ -147,6 +147,8 @@ class WeeklyPost:
     archived: bool = False
     #: Last week's talk, when it has links: the post mentions them.
     last_week: TalkLinks | None = None
+    #: The group's name (None: it has none, and the post names no group).
+    group_name: str | None = None
 
     @property
     def signup_button(self) -> Button | None:
@@ -186,3 +188,5 @@ class Reminder:
     paper: Paper
     meeting: datetime
     presenter: str
+    #: The group's name (None: it has none): a member of several groups knows which one.
+    group_name: str | None = None

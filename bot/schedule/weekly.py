@@ -168,6 +168,7 @@ def plan(
     if post is not None:
         post.archived = catalog.archived_at(store, post.paper) is not None
         post.last_week = talks.last_week(store, group, week)
+        post.group_name = group.name
     return post
 
 

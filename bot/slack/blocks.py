@@ -470,6 +470,7 @@ def weekly_post(post: WeeklyPost) -> dict:
             "type": "header",
             "text": {"type": "plain_text", "text": f"📄 Paper of the week · {post.week.key}", "emoji": True},
         },
+        *([context(f"📚 *{escape(post.group_name)}*")] if post.group_name else []),
         section(f"*#{p.number}* *{paper_title(p, 1200)}*"),
     ]
     if p.summary:
@@ -477,7 +478,8 @@ def weekly_post(post: WeeklyPost) -> dict:
     tags = "  ".join(f"`{escape(t)}`" for t in p.tags)
     blocks.append(context((f"Tags: {tags}  ·  " if tags else "") + f"`{COMMAND} show {escape(p.id)}`"))
     meeting = f"🗓 Meeting: *{date_token(post.meeting)}*"
-    fallback = f"Paper of the week {post.week.key}: #{p.number} {escape(p.title)}."
+    named = f"{escape(post.group_name)} · " if post.group_name else ""  # a group with no name: as before
+    fallback = f"{named}Paper of the week {post.week.key}: #{p.number} {escape(p.title)}."
     if post.archived:
         blocks.append(context("_Archived from the catalog since its talk was booked: the talk stands._"))
         fallback += " (Archived from the catalog; the talk stands.)"
@@ -520,12 +522,13 @@ def _last_week(talk: TalkLinks) -> str:
 
 def reminder(r: Reminder) -> dict:
     withdraw = f"{COMMAND} withdraw {r.meeting.date().isoformat()}"
+    at = f" at {escape(r.group_name)}" if r.group_name else ""
     body = (
         f"⏰ Reminder: you present *#{r.paper.number}* {paper_title(r.paper, 1000)} "
-        f"on *{date_token(r.meeting)}*.\nCan't make it? `{withdraw}` opens the week for someone else."
+        f"on *{date_token(r.meeting)}*{at}.\nCan't make it? `{withdraw}` opens the week for someone else."
     )
     fallback = (
-        f"Reminder: you present #{r.paper.number} {escape(r.paper.title)} on {_plain_date(r.meeting)}. "
+        f"Reminder: you present #{r.paper.number} {escape(r.paper.title)} on {_plain_date(r.meeting)}{at}. "
         f"Can't make it? {withdraw}"
     )
     return {

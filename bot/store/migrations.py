@@ -415,3 +415,10 @@ def m014_page_version(db: sqlite_utils.Database) -> None:
                 f"CREATE TRIGGER page_version_{table}_{event.lower()} AFTER {event} ON {table} BEGIN "
                 "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'page_version'; END"
             )
+
+
+@migrations()
+def m015_group_name(db: sqlite_utils.Database) -> None:
+    # A chat group's name (`group set name`), in its posts, reminders, page and calendar. NULL: no
+    # name, and its posts read as before. Group 1's name is PAPERBOT_GROUP_NAME: its row keeps NULL.
+    db.execute("ALTER TABLE groups ADD COLUMN name TEXT")

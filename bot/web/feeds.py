@@ -358,7 +358,7 @@ class Feeds:
 
     def _group_feed(self, path: str, group: Group) -> Drawn:
         events = group_meetings(self.store, group, self.clock(), self.ask)
-        body = ical.feed(self.store, events, group.calendar.tz, group.name)
+        body = ical.feed(self.store, events, group.calendar.tz, group.title)
         # The weeks shown move on with time (an old event leaves the window): a body never seen
         # before is news even when no event in it changed.
         changed = max(ical.last_changed(events) or _EPOCH, self._seen(path, body))
@@ -401,7 +401,6 @@ def environment_group(settings) -> Group:
     return Group(
         group_id=1,
         calendar=settings.group,
-        name=settings.group_name or "Reading group",
         channel=settings.channel,
         minutes=settings.meeting_minutes,
         place=settings.meeting_place,
@@ -410,13 +409,12 @@ def environment_group(settings) -> Group:
 
 def page_group(settings, group: groups.Group) -> Group:
     """What the page and the feeds need of `group`: group 1's from the environment, a chat group's
-    from its row (its own meeting length; named by its channel, to tell its calendar from others')."""
+    from its row (its own meeting length and name)."""
     if group.from_env:
         return environment_group(settings)
     return Group(
         group_id=group.id,
         calendar=group.calendar,
-        name=f"Reading group in {group.channel}" if group.channel else f"Reading group {group.id}",
         channel=group.channel,
         minutes=group.meeting_minutes,
     )

@@ -49,6 +49,8 @@ class Meeting:
     sequence: int
     changed_at: datetime
     place: str | None = None
+    #: The group's name (None: it has none): in the event's description, for a feed of several groups.
+    group_name: str | None = None
 
     @property
     def summary(self) -> str:
@@ -66,9 +68,13 @@ def uid(store: Store, group_id: int, week: Week) -> str:
     return f"{week.key}-group{group_id}@paperbot-{domain}"
 
 
-def _fingerprint(paper: Paper | None, name: str | None, start: datetime, end: datetime, place: str | None) -> str:
+def _fingerprint(
+    paper: Paper | None, name: str | None, start: datetime, end: datetime, place: str | None, group_name: str | None
+) -> str:
     said: list[str | None] = [paper.title, paper.url, paper.summary] if paper else [None]
     said += [name, start.isoformat(), end.isoformat(), place]
+    if group_name:  # only when set: an unnamed group's events keep their fingerprints, and their SEQUENCE
+        said.append(group_name)
     return hashlib.sha256(json.dumps(said, ensure_ascii=False).encode()).hexdigest()[:32]
 
 
@@ -134,7 +140,7 @@ def meetings(
             continue
         paper, presenter = said
         name = member_names.display_name(store, presenter, ask) if presenter else None
-        drawn.append((week, paper, presenter, name, _fingerprint(paper, name, start, end, place)))
+        drawn.append((week, paper, presenter, name, _fingerprint(paper, name, start, end, place, calendar.name)))
 
     changed_at = datetime.now(UTC).replace(microsecond=0)
     result: list[Meeting] = []
@@ -174,6 +180,7 @@ def meetings(
                     sequence=sequence,
                     changed_at=when,
                     place=place,
+                    group_name=calendar.name,
                 )
             )
     return result
@@ -205,11 +212,13 @@ def feed(store: Store, meetings_: Iterable[Meeting], tz: ZoneInfo, name: str) ->
         event.add("status", "CANCELLED" if m.cancelled else "CONFIRMED")
         if m.place:
             event.add("location", m.place)
-        if not m.cancelled and m.paper is not None:
-            lines = [m.paper.summary.strip()] if m.paper.summary.strip() else []
-            if m.presenter_name:
+        if not m.cancelled:
+            lines = [m.paper.summary.strip()] if m.paper and m.paper.summary.strip() else []
+            if m.paper is not None and m.presenter_name:
                 lines.append(f"Presenter: {m.presenter_name}")
-            if m.paper.url:
+            if m.group_name:
+                lines.append(f"Reading group: {m.group_name}")
+            if m.paper is not None and m.paper.url:
                 lines.append(m.paper.url)
                 event.add("url", m.paper.url)
             if lines:

@@ -102,10 +102,17 @@ class Group:
 
     group_id: int
     calendar: MeetingCalendar
-    name: str = "Reading group"
     channel: str | None = None
     minutes: int = 60
     place: str | None = None
+
+    @property
+    def title(self) -> str:
+        """The page's title and the calendar's name: the group's name, else "Reading group" (a chat
+        group's: in its channel, to tell its calendar from the others')."""
+        if self.calendar.name:
+            return self.calendar.name
+        return f"Reading group in {self.channel}" if self.group_id != 1 and self.channel else "Reading group"
 
 
 @dataclass(frozen=True)

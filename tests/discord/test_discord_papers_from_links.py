@@ -3,8 +3,6 @@ answered with the paper found and a button to the filled-in form; the stand-ins 
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from bot.catalog import queries as catalog
@@ -105,11 +103,12 @@ def test_add_of_a_paper_the_catalog_has_shows_it(make_bot, discord, arxiv):
 
 def test_a_suggestion_waiting_on_a_slow_arxiv_is_deferred_and_answered_after(make_bot, discord, arxiv):
     bot = make_bot(PAPERBOT_ARXIV_API=arxiv.url)
-    arxiv.fault("slow", delay=2.5)
+    arxiv.fault("slow", delay=60)  # held until the test lets it go: the bot cannot have waited for it
     interaction = slash("suggest", MEMBER, link="2409.12345")
-    started = time.monotonic()
     deferred = respond(bot, discord, interaction)
-    assert deferred["type"] == 5 and deferred["data"]["flags"] == 64 and time.monotonic() - started < 3.0
+    # Deferred while the look-up is still out; Discord's 3 s is measured by bench/discord_bench.py.
+    assert deferred["type"] == 5 and deferred["data"]["flags"] == 64
+    arxiv.answer_now()
     assert discord.wait_for(lambda d: (d.original(interaction["token"]) or {}).get("content"), 10)
 
 

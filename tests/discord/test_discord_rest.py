@@ -67,11 +67,12 @@ def test_discords_refusals_become_deliverys(discord):
 
 def test_a_hang_after_accepting_is_uncertain_within_the_deadline(discord):
     rest = Rest(discord.api_url, TOKEN, timeout=0.5)
-    discord.fail_next("create_message", accept_then="hang", seconds=3)
+    discord.fail_next("create_message", accept_then="hang", seconds=10)
     started = time.monotonic()
     with pytest.raises(Uncertain):
         rest.post(CHANNEL, {"content": "hi"})
-    assert time.monotonic() - started < 2 and len(discord.messages(CHANNEL)) == 1
+    # Given up at its own 0.5 s, not at Discord's late answer (however busy the machine).
+    assert time.monotonic() - started < 10 and len(discord.messages(CHANNEL)) == 1
 
 
 def test_nothing_listening_is_unreachable():
@@ -94,6 +95,6 @@ def test_a_short_rate_limit_is_waited_out_and_a_long_one_is_the_callers(discord)
     started = time.monotonic()
     with pytest.raises(RateLimited) as limited:
         answers.call("PATCH", path, {"content": "two", "allowed_mentions": {"parse": []}})
-    # Not slept on inside the answer's deadline: the caller hears at once how long Discord asks.
-    assert time.monotonic() - started < 2 and 29 <= limited.value.retry_after <= 30
+    # Not slept on inside the answer's deadline: the caller hears how long Discord asks, long before it.
+    assert time.monotonic() - started < 15 and 29 <= limited.value.retry_after <= 30
     assert discord.original(token)["content"] == "one"

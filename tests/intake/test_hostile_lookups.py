@@ -69,7 +69,9 @@ def test_a_hostile_arxiv_answer_is_one_line_within_the_deadline(
     started = time.monotonic()
     with pytest.raises(lookup.LookupFailed) as failed:
         lookup.Lookups(arxiv.url).fetch(parse("2409.12345"), lookup.REPLY_WAIT)
-    assert str(failed.value) == said and time.monotonic() - started < 1.0  # refused, not parsed: well in time
+    # Refused, not parsed (its cost in CPU: the test below), and within the deadline, or the look-up
+    # would have said it timed out; the wall clock is only a backstop against a hang.
+    assert str(failed.value) == said and time.monotonic() - started < lookup.LATER_WAIT
     out = console(monkeypatch, capsys, "add 2409.12345\nsuggest 2409.12345\n")
     lines = [line for line in out.splitlines() if line.strip()]
     assert lines[0].startswith(f"✗ {said}") and lines[1].startswith(f"✗ {said}"), lines
@@ -105,7 +107,9 @@ def test_a_hostile_crossref_answer_is_one_line_and_logs_no_traceback(
     started = time.monotonic()
     with pytest.raises(lookup.LookupFailed) as failed:
         lookup.Lookups(crossref_api=crossref.url).fetch(parse("10.1145/3600006.3613145"), lookup.REPLY_WAIT)
-    assert str(failed.value) == said and time.monotonic() - started < lookup.REPLY_WAIT + 0.3
+    # Within the deadline, or the look-up would have said it timed out; the wall clock is only a
+    # backstop against a hang (the reply's 3 s under load is bench/bench.py's).
+    assert str(failed.value) == said and time.monotonic() - started < lookup.LATER_WAIT
     out = console(monkeypatch, capsys, "add 10.1145/3600006.3613145\nsuggest 10.1145/3600006.3613145\n")
     lines = [line for line in out.splitlines() if line.strip()]
     assert lines[0].startswith(f"✗ {said}") and lines[1].startswith(f"✗ {said}"), lines

@@ -171,7 +171,15 @@ def test_post_week_and_remind_with_both_tokens_reach_each_group_through_its_plat
 
 def test_socket_mode_and_the_gateway_together_with_healthz_on_port(procs, tmp_path, slack, discord):  # noqa: F811
     port = free_port()
-    env = env_both(tmp_path, slack, discord, PORT=str(port), SLACK_APP_TOKEN="xapp-test", DISCORD_PUBLIC_KEY="")
+    env = env_both(
+        tmp_path,
+        slack,
+        discord,
+        PORT=str(port),
+        SLACK_APP_TOKEN="xapp-test",
+        DISCORD_PUBLIC_KEY="",
+        **MEETING_ALWAYS_AHEAD,
+    )
     server = Server(procs.start("run", env=env), port, slack)
     server.wait_ready()  # /healthz on PORT, with neither platform on HTTP
     assert slack.socket_connected.wait(20), server.proc.log()

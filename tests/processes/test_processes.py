@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.catalog.queries import open_store
+from bot.delivery.answer_time import ANSWER_SECONDS
 from tests.support.processes import (
     Done,
     LineReader,
@@ -166,7 +167,7 @@ def test_a_command_under_way_when_http_stops_is_still_answered(procs, tmp_path, 
     answers: list = []
     asking = threading.Thread(target=lambda: answers.append(server.command("assign <@U2> 5 next")))
     asking.start()
-    time.sleep(0.7)  # the listener is waiting for users.info
+    assert slack.wait_for(lambda s: s.calls_to("users.info"))  # the listener is waiting for users.info
     code, _ = server.proc.terminate_and_wait(timeout=30)
     asking.join()
     assert code == 0, server.proc.log()
@@ -175,15 +176,14 @@ def test_a_command_under_way_when_http_stops_is_still_answered(procs, tmp_path, 
     assert "Traceback" not in server.proc.log()
 
 
-def test_requests_that_wait_for_a_thread_still_keep_slacks_3_seconds(procs, tmp_path, slack):
-    """12 sign-ups at once while another process holds the write lock for 4 s: 8 threads take 8 of
-    them; the 4 that wait for a thread count their 3 seconds from when they came in, too."""
+def test_requests_that_wait_for_a_thread_keep_the_deadline_of_their_arrival(procs, tmp_path, slack):
+    """12 sign-ups at once while another process holds the write lock: 8 threads take 8 of them; the
+    4 that wait for a thread count their deadline from when they came in, too."""
     from concurrent.futures import ThreadPoolExecutor
 
     server = start_server(procs, tmp_path, slack)
     holder = sqlite3.connect(tmp_path / "paperbot.db", timeout=10)
-    holder.execute("BEGIN IMMEDIATE")
-    released_at = time.monotonic() + 4.0  # later than Slack waits
+    holder.execute("BEGIN IMMEDIATE")  # held until every request is answered
 
     def sign_up(i: int) -> tuple[int, dict, float]:
         return server.command(f"signup {i + 1} {monday(3 + i).isoformat()}", user=f"U{i + 1}")
@@ -192,11 +192,14 @@ def test_requests_that_wait_for_a_thread_still_keep_slacks_3_seconds(procs, tmp_
         with ThreadPoolExecutor(12) as pool:
             answers = list(pool.map(sign_up, range(12)))
     finally:
-        time.sleep(max(0.0, released_at - time.monotonic()))
         holder.rollback()
         holder.close()
-    assert all(status == 200 and seconds < 3.0 for status, _, seconds in answers), [a[::2] for a in answers]
+    assert all(status == 200 for status, _, _ in answers), [a[::2] for a in answers]
     assert all("busy just now, so nothing was changed" in reply["text"] for _, reply, _ in answers)
+    # The four that waited for a thread kept the deadline of their arrival, not one of their own a
+    # deadline later: all are answered together. (Slack's 3 s on a loaded machine: bench/bench.py.)
+    seconds = [s for _, _, s in answers]
+    assert max(seconds) - min(seconds) < ANSWER_SECONDS / 2, [a[::2] for a in answers]
     assert db_rows(tmp_path, "SELECT count(*) FROM slots") == [(0,)]
 
 
@@ -354,7 +357,7 @@ def test_a_command_under_way_when_socket_mode_stops_is_still_answered(procs, tmp
     payload = dict(parse_qsl(slash_form("assign @U2 5 next", "U1", slack.response_url())))
     asking = threading.Thread(target=lambda: answers.append(slack.socket_send("slash_commands", payload, timeout=10)))
     asking.start()
-    time.sleep(0.7)  # the listener is waiting for users.info
+    assert slack.wait_for(lambda s: s.calls_to("users.info"))  # the listener is waiting for users.info
     code, _ = proc.terminate_and_wait(timeout=30)
     asking.join()
     assert code == 0 and answers and answers[0].get("text"), (answers, proc.log())
@@ -1118,11 +1121,15 @@ def test_remind_waiting_out_a_rate_limit_while_the_presenter_withdraws_sends_not
     week = monday(3)
     assert "You're signed up" in procs.run("console", "--user", "U1", env=env, input=f"signup 5 {week}\n").stdout
     due = datetime.combine(week + timedelta(days=1), datetime.min.time().replace(hour=16))  # thu 16:00, 2 days ahead
-    slack.fail_next("chat.postMessage", status=429, retry_after=3)
+    withdrawn: list = []
+
+    def withdraw() -> None:  # while `remind` waits for the 429, so before its Retry-After ends, however slow
+        withdrawn.append(procs.run("console", "--user", "U1", env=env, input=f"withdraw {week}\n"))
+
+    slack.fail_next("chat.postMessage", status=429, retry_after=1, meanwhile=withdraw)
     reminding = procs.start("remind", "--at", due.isoformat(timespec="minutes"), env=env)
-    assert slack.wait_for(lambda s: s.calls_to("chat.postMessage"), timeout=20), reminding.log()
-    withdrawn = procs.run("console", "--user", "U1", env=env, input=f"withdraw {week}\n")  # during Retry-After
-    assert "You gave up" in withdrawn.stdout, withdrawn.stdout + withdrawn.stderr
+    assert slack.wait_for(lambda s: withdrawn, timeout=60), reminding.log()
+    assert "You gave up" in withdrawn[0].stdout, withdrawn[0].stdout + withdrawn[0].stderr
     assert reminding.wait(60) == 0, reminding.log()
     assert f"No reminder for U1 about {iso_week(week)} after all" in reminding.log()
     assert slack.messages("DU1") == []

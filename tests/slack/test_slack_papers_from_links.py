@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from bot.catalog import queries as catalog
@@ -51,14 +49,13 @@ def _values(view: dict) -> dict:
     return {b["block_id"]: b["element"].get("initial_value") for b in view["blocks"] if b["type"] == "input"}
 
 
-def test_add_of_a_link_opens_the_form_within_3_seconds_and_fills_it_in_from_a_slow_arxiv(h, door, arxiv):
-    arxiv.fault("slow", delay=2.5)
-    started = time.monotonic()
+def test_add_of_a_link_opens_the_form_before_a_slow_arxiv_answers_and_fills_it_in_after(h, door, arxiv):
+    arxiv.fault("slow", delay=60)  # held until the form is open: the reply cannot have waited for it
     status, reply = door.command("add https://arxiv.org/abs/2409.12345", user="UADMIN")
-    answered = time.monotonic() - started
-    assert status == 200 and reply == {} and answered < 3.0, (status, reply, answered)
+    assert status == 200 and reply == {}, (status, reply)  # Slack's 3 s under load: bench/bench.py
     [opened] = h.slack.calls_to("views.open")
     assert "Looking up https://arxiv.org/abs/2409.12345" in str(opened.params["view"])
+    arxiv.answer_now()
     assert h.slack.wait_for(lambda s: s.calls_to("views.update"), 10)
     [update] = h.slack.calls_to("views.update")
     assert update.status == 200 and update.params["view_id"] == opened.response["view"]["id"]
@@ -132,17 +129,16 @@ def test_members_cannot_list_or_decide_suggestions(h):
     assert "Only admins can see and decide suggestions" in blocks_text(reply)
 
 
-def test_a_suggestion_is_acknowledged_within_slacks_3_seconds_and_answered_after_a_slow_arxiv(h, door, arxiv):
-    arxiv.fault("slow", delay=2.5)
-    started = time.monotonic()
+def test_a_suggestion_is_acknowledged_before_a_slow_arxiv_answers_and_answered_after(h, door, arxiv):
+    arxiv.fault("slow", delay=60)  # held until the test lets it go: the reply cannot have waited for it
     status, reply = door.command("suggest 2409.12345", user="U1")
-    answered = time.monotonic() - started
-    assert status == 200 and answered < 2.0, answered  # well within Slack's 3 s, the look-up still going
+    assert status == 200  # acknowledged, the look-up still going; Slack's 3 s under load: bench/bench.py
     assert blocks_text(valid(reply)) == "Looking up 2409.12345…"
     assert not h.slack.responses
+    arxiv.answer_now()
     assert h.slack.wait_for(lambda s: s.responses, 15), "the outcome never followed"
     [outcome] = h.slack.responses
-    assert time.monotonic() - started >= 2.5 and outcome["response_type"] == "ephemeral"
+    assert outcome["response_type"] == "ephemeral"
     assert "you suggested “Pipeline Parallelism with Zero Bubbles" in blocks_text(outcome)
     assert h.bot.store.db.execute("SELECT count(*) FROM suggestions").fetchone() == (1,)
 

@@ -341,14 +341,14 @@ def test_hang_after_accept_keeps_server_responsive(slack):
     slow = WebClient(base_url=slack.api_url, token="xoxb-test", timeout=0.3, retry_handlers=[])
     with pytest.raises(TimeoutError):
         slow.chat_postMessage(channel=CHANNEL, text="slow")
-    assert slack.wait_for(lambda s: len(s.messages(CHANNEL)) == 1, timeout=1)
+    assert slack.wait_for(lambda s: len(s.messages(CHANNEL)) == 1)
     assert slow.auth_test()["ok"]  # while the other request still hangs
 
 
 def test_wait_for_and_reset(slack, client):
     assert not slack.wait_for(lambda s: s.messages(CHANNEL), timeout=0.05)
     threading.Timer(0.05, client.chat_postMessage, kwargs={"channel": CHANNEL, "text": "x"}).start()
-    assert slack.wait_for(lambda s: s.messages(CHANNEL), timeout=5)
+    assert slack.wait_for(lambda s: s.messages(CHANNEL))
     slack.fail_next("auth.test", error="fatal_error")
     slack.reset()
     assert slack.calls == [] and slack.messages(CHANNEL) == []
@@ -415,7 +415,7 @@ def test_socket_mode_round_trip(slack):
             "actions": [{"type": "button", "action_id": "save", "block_id": "b", "value": "v", "action_ts": "1.2"}],
         }
         assert slack.socket_send("interactive", action) == {}
-        assert slack.wait_for(lambda s: s.responses == [{"text": "saved"}], timeout=5)
+        assert slack.wait_for(lambda s: s.responses == [{"text": "saved"}])
 
         event = {
             "type": "event_callback",
@@ -433,14 +433,14 @@ def test_socket_mode_round_trip(slack):
             },
         }
         assert slack.socket_send("events_api", event) == {}
-        assert slack.wait_for(lambda s: [m["text"] for m in s.messages(CHANNEL)] == ["hi <@U1>"], timeout=5)
+        assert slack.wait_for(lambda s: [m["text"] for m in s.messages(CHANNEL)] == ["hi <@U1>"])
 
         slack.socket_disconnect()  # the client must fetch a new URL and reconnect
-        assert slack.wait_for(lambda s: s.socket_connection_count == 2, timeout=5)
+        assert slack.wait_for(lambda s: s.socket_connection_count == 2)
         assert slack.socket_send("slash_commands", command)["text"].startswith("Looking up")
     finally:
         handler.close()
-    assert slack.wait_for(lambda s: not s.socket_connected.is_set(), timeout=5)
+    assert slack.wait_for(lambda s: not s.socket_connected.is_set())
     assert len(slack.calls_to("apps.connections.open")) == 2
 
 

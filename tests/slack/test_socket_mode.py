@@ -102,15 +102,16 @@ def test_a_request_taken_after_a_stop_began_is_neither_made_nor_acked(make_harne
         assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)
 
 
-def test_envelopes_that_wait_for_a_worker_still_keep_slacks_3_seconds(make_harness, slack):
-    """slack_sdk answers with 10 workers: 14 sign-ups at once while the write lock is held for 4 s."""
+def test_envelopes_that_wait_for_a_worker_keep_the_deadline_of_their_arrival(make_harness, slack):
+    """slack_sdk answers with 10 workers: 14 sign-ups at once while the write lock is held."""
     import sqlite3
     import time
     from concurrent.futures import ThreadPoolExecutor
 
+    from bot.delivery.answer_time import ANSWER_SECONDS
+
     with run_handler(make_harness, slack) as (h, _), closing(sqlite3.connect(h.bot.store.path, timeout=10)) as holder:
-        holder.execute("BEGIN IMMEDIATE")
-        released_at = time.monotonic() + 4.0
+        holder.execute("BEGIN IMMEDIATE")  # held until every envelope is answered
 
         def sign_up(i: int) -> tuple[dict, float]:
             command = {
@@ -127,7 +128,10 @@ def test_envelopes_that_wait_for_a_worker_still_keep_slacks_3_seconds(make_harne
 
         with ThreadPoolExecutor(14) as pool:
             answers = list(pool.map(sign_up, range(14)))
-        time.sleep(max(0.0, released_at - time.monotonic()))
         holder.rollback()
-        assert all(seconds < 3.0 and "busy just now" in reply["text"] for reply, seconds in answers), answers
+        assert all("busy just now" in reply["text"] for reply, _ in answers), answers
+        # The four that waited for a worker kept the deadline of their arrival, not one of their own a
+        # deadline later: all are answered together. (Slack's 3 s on a loaded machine: bench/bench.py.)
+        seconds = [s for _, s in answers]
+        assert max(seconds) - min(seconds) < ANSWER_SECONDS / 2, answers
         assert h.bot.store.db.execute("SELECT count(*) FROM slots").fetchone() == (0,)

@@ -44,8 +44,9 @@ def test_one_channel_takes_a_short_burst_then_about_one_a_second():
         assert post(client, CHANNELS[1]) == (200, None)  # another channel has its own allowance
         assert len(slack.messages(CHANNELS[0])) == 3  # the refused post is not stored
         assert slack.rate_limited == 1
-        # Within a second (the Retry-After), the channel takes a post again.
-        assert slack.wait_for(lambda s: post(client, CHANNELS[0])[0] == 200, timeout=1.5, interval=0.05)
+        # After a second (the Retry-After), the channel takes a post again; a busy machine's slowness
+        # only adds to the wait, so the bound is a backstop.
+        assert slack.wait_for(lambda s: post(client, CHANNELS[0])[0] == 200, timeout=10, interval=0.05)
 
 
 def test_the_workspace_limit_holds_across_channels():

@@ -4,6 +4,7 @@
         arxiv.add("2409.00001", title="…", authors=["Ada Lovelace"], summary="…")
         os.environ["PAPERBOT_ARXIV_API"] = arxiv.url
         arxiv.fault("slow", delay=2.5)             # the next answer after 2.5 s (then as usual)
+        arxiv.answer_now()                         # ... or at once: what is held goes now
         arxiv.fault("500") / ("malformed") / ("hang") / ("error_entry")
         arxiv.fault("nested_tags", size=600_000)   # a hostile answer (see HOSTILE), about `size` bytes
         arxiv.requests                             # the query strings asked, in order
@@ -78,7 +79,9 @@ class StandinServer:
         self.on_request = None
         self._faults: list[tuple[str, float, int]] = []
         self._lock = threading.Lock()
-        self._closing = threading.Event()
+        self._let_go = threading.Event()  # ends the waits of slow and hung answers under way
+        self._held = 0  # slow and hung answers begun
+        self._holding = threading.Condition(self._lock)
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -93,9 +96,13 @@ class StandinServer:
                 with outer._lock:
                     outer.requests.append(self.path)
                     fault = outer._faults.pop(0) if outer._faults else None
-                kind, delay, size = fault or ("", 0.0, 0)
+                    let_go = outer._let_go
+                    kind, delay, size = fault or ("", 0.0, 0)
+                    if kind in ("slow", "hang"):
+                        outer._held += 1
+                        outer._holding.notify_all()
                 if kind in ("slow", "hang"):
-                    outer._closing.wait(delay)
+                    let_go.wait(delay)
                     if kind == "hang":
                         self.close_connection = True
                         return
@@ -136,12 +143,21 @@ class StandinServer:
         with self._lock:
             self._faults += [(kind, wait, size)] * times
 
+    def answer_now(self, timeout: float = 10) -> None:
+        """The slow answers under way go now (a hung one closes), once the first has come in (the bot
+        may ask in the background): a test holds a look-up with a long `delay` and lets it go once it
+        has seen what the bot does meanwhile, whatever the machine's pace."""
+        with self._lock:
+            assert self._holding.wait_for(lambda: self._held, timeout), "no slow answer was asked for"
+            let_go, self._let_go = self._let_go, threading.Event()
+        let_go.set()
+
     def hostile(self, kind: str, size: int) -> tuple[str, bytes]:
         """(content type, body) of a hostile answer."""
         raise NotImplementedError
 
     def close(self) -> None:
-        self._closing.set()
+        self._let_go.set()
         self._server.shutdown()
         self._server.server_close()
 

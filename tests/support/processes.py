@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import queue
+import random
 import signal
 import socket
 import subprocess
@@ -199,9 +200,10 @@ def one_line(text: str) -> str:
 
 
 #: Ports for `run` processes: each xdist worker its own range below the kernel's ephemeral ports, taken
-#: in turn, so that two tests never pick the same free port before either child has bound it.
+#: in turn, so that two tests never pick the same free port before either child has bound it; each run
+#: starts at a random place in its range, so that two suites run at once seldom meet either.
 _WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
-_PORTS = itertools.count(20000 + 1000 * (_WORKER % 12))
+_PORTS = itertools.count(20000 + 1000 * (_WORKER % 12) + random.randrange(900))
 
 
 def free_port() -> int:

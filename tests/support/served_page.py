@@ -6,7 +6,6 @@ yield from served_feeds(tmp_path, store, lambda calendars: feeds.around(None, ca
 from __future__ import annotations
 
 import http.client
-import socket
 from datetime import UTC, datetime, timedelta
 
 from bot.chat import commands, context
@@ -19,14 +18,16 @@ PUBLIC = "https://example.org/reading"
 
 def served_feeds(tmp_path, store, application):
     settings = settings_for(tmp_path, PAPERBOT_PUBLIC_URL=PUBLIC)
-    clock = [datetime.now(UTC)]
+    # The real time plus what a test moved it by: the store stamps each change with the real time, so a
+    # clock fixed at the start would see a change saved a second later as one from its future.
+    ahead = [timedelta(0)]
     group = feeds.environment_group(settings)
-    calendars = feeds.Feeds(store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: clock[0])
+    calendars = feeds.Feeds(
+        store, lambda: [group], PUBLIC, ask=member_names.as_typed, clock=lambda: datetime.now(UTC) + ahead[0]
+    )
     app = application(calendars)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = http_door.http_server(app, port, "127.0.0.1")
+    server = http_door.http_server(app, 0, "127.0.0.1")  # a port of its own: none another test can take first
+    port = int(server.effective_port)
     stop = http_door.serve_beside(server)
 
     class Served:
@@ -34,7 +35,7 @@ def served_feeds(tmp_path, store, application):
         app = calendars
 
         def later(self, minutes: int) -> None:
-            clock[0] += timedelta(minutes=minutes)
+            ahead[0] += timedelta(minutes=minutes)
 
         def get(self, path: str, method: str = "GET", **headers) -> tuple[int, dict, bytes]:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)

@@ -18,13 +18,12 @@ class Door:
 
     def __init__(self, harness, application=None, **limits):
         self.h = harness
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        # Port 0: the server binds a port of its own, which no other test can take between a look and a bind.
         if application is None:
-            self.server = http_server(harness.app, self.port, SECRET, host="127.0.0.1", **limits)
+            self.server = http_server(harness.app, 0, SECRET, host="127.0.0.1", **limits)
         else:
-            self.server = http_door.http_server(application, self.port, "127.0.0.1", **limits)
+            self.server = http_door.http_server(application, 0, "127.0.0.1", **limits)
+        self.port = int(self.server.effective_port)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
 

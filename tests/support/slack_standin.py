@@ -90,6 +90,7 @@ class _Fault:
     error: str | None = None
     accept_then: str | None = None
     seconds: float = 30
+    meanwhile: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -439,11 +440,14 @@ class SlackStandin:
         error: str | None = None,
         accept_then: str | None = None,
         seconds: float = 30,
+        meanwhile: Callable[[], None] | None = None,
     ) -> None:
         """Queue one fault for the next call to method ("response_url" for response URLs).
         Exactly one of: status (429 -> Retry-After, default 1 s; 5xx), error (HTTP 200
         {"ok": false}), accept_then ("hang": process normally then delay the response
-        by `seconds`; "drop": process normally then close the socket without a response)."""
+        by `seconds`; "drop": process normally then close the socket without a response).
+        `meanwhile` runs before the fault's answer goes: what happens while the caller waits,
+        however long it takes on a busy machine."""
         if sum(x is not None for x in (status, error, accept_then)) != 1:
             raise ValueError("give exactly one of status, error, accept_then")
         if status is not None and not 400 <= status <= 599:
@@ -453,7 +457,7 @@ class SlackStandin:
         if status == 429 and retry_after is None:
             retry_after = 1
         with self._lock:
-            self._faults[method].append(_Fault(status, retry_after, error, accept_then, seconds))
+            self._faults[method].append(_Fault(status, retry_after, error, accept_then, seconds, meanwhile))
 
     def response_url(self) -> str:
         """A fresh response_url for payloads sent through socket_send()."""
@@ -900,6 +904,8 @@ class _HttpHandler(BaseHTTPRequestHandler):
             status, body, headers, fault = standin._handle(method, params, token, url_id)
         except Exception as e:  # a bug in the stand-in or in on_accept: make it loud
             return self._reply(500, {"ok": False, "error": "standin_error", "detail": repr(e)})
+        if fault and fault.meanwhile is not None:
+            fault.meanwhile()
         if fault and fault.accept_then == "drop":
             self.close_connection = True
             return  # no response at all; the server then closes the socket

@@ -7,7 +7,6 @@ import http.client
 import io
 import os
 import shutil
-import socket
 from contextlib import redirect_stdout
 from datetime import timedelta
 
@@ -57,11 +56,9 @@ def install(tmp_path, seeded_file, monkeypatch):
     store = open_store(tmp_path / "paperbot.db")
     served = feeds.serve(settings, store, ask=member_names.as_typed)
     assert served is not None
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    stop = http_door.http_server(feeds.around(None, served), port, "127.0.0.1")
-    stop = http_door.serve_beside(stop)
+    server = http_door.http_server(feeds.around(None, served), 0, "127.0.0.1")  # a port none can take first
+    port = int(server.effective_port)
+    stop = http_door.serve_beside(server)
 
     class Install:
         def do(self, line: str, where: str | None, user: str = "UADMIN", now=None, ok: bool = True):
