@@ -29,6 +29,7 @@ def slash_form(text: str, user: str, response_url: str, **extra) -> str:
         {
             "team_id": "T0TEST",
             "channel_id": CHANNEL,
+            "channel_name": "reading-club",
             "user_id": user,
             "command": "/paper",
             "text": text,
