@@ -346,8 +346,10 @@ MAX_ZONE_CHARS = 64
 @functools.cache
 def _zone_names() -> frozenset[str]:
     """The zones the database names: a folder of it (`Europe`), a file that is no zone (`zone.tab`)
-    and a path too long to open are none of them, so no name outside it is ever opened."""
-    return frozenset(available_timezones())
+    and a path too long to open are none of them, so no name outside it is ever opened. `localtime`
+    (the host's own zone, which a move of the server would change) and `Factory` (tzdata's "zone not
+    set") are files of the database but no place a group meets in."""
+    return frozenset(available_timezones()) - {"localtime", "Factory"}
 
 
 def parse_timezone(name: str, raw: str) -> ZoneInfo:

@@ -56,6 +56,8 @@ def test_blank_values_mean_default(tmp_path):
         ("PAPERBOT_SCHEDULE", "0 25 * * mon", "valid crontab"),
         ("PAPERBOT_TIMEZONE", "Mars/Base", "unknown time zone"),
         ("PAPERBOT_TIMEZONE", "../etc/passwd", "unknown time zone"),
+        ("PAPERBOT_TIMEZONE", "localtime", "unknown time zone"),
+        ("PAPERBOT_TIMEZONE", "Factory", "unknown time zone"),
         ("PAPERBOT_MEETING", "thursday afternoon", "weekday and a time"),
         ("PAPERBOT_REMIND_DAYS", "two", "whole number"),
         ("PAPERBOT_REMIND_DAYS", "0", "between 1 and 14"),

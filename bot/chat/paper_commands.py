@@ -11,6 +11,7 @@ import hashlib
 from bot.catalog import queries as catalog
 from bot.catalog import refs as paper_refs
 from bot.catalog import votes
+from bot.catalog.papers import read_byline
 from bot.chat.context import Answer, Context, calendars, notice
 from bot.chat.registry import (
     BY_HAND,
@@ -362,6 +363,31 @@ def form_fields(paper: catalog.Paper, most: int) -> dict[str, str]:
     return {k: v for k, v in shown.items() if len(v) <= most}
 
 
+#: A form's one input for authors and year (`Ada Lovelace (2025)`), where a platform's form has no room for two.
+BYLINE = "by"
+
+
+def form_byline(fields: dict[str, str]) -> str:
+    """Authors and year (of form_fields) as BYLINE's input shows them, each whole."""
+    authors, year = fields.get("authors", ""), fields.get("year", "")
+    return f"{authors} ({year})" if authors and year else authors or year
+
+
+def _read_byline(paper: catalog.Paper | None, values: dict) -> dict:
+    """`values` with BYLINE read back as authors and year. Given back as the paper shows it now, it is
+    the paper's own: authors like "Team (2019)" with no year would read back as a year."""
+    if BYLINE not in values:
+        return values
+    values = dict(values)
+    by = values.pop(BYLINE)
+    fields = _all_fields(paper) if paper is not None else {}
+    if paper is not None and _digest(by) == _digest(form_byline(fields)):
+        values["authors"], values["year"] = fields["authors"], fields["year"]
+    else:
+        values["authors"], values["year"] = read_byline(by)
+    return values
+
+
 def _digest(value: str | None) -> str:
     """A short hash of a field's text, spaces aside (a platform may give back line breaks its own way)."""
     return hashlib.sha256(" ".join((value or "").split()).encode()).hexdigest()[:6]
@@ -378,8 +404,9 @@ def _all_fields(paper: catalog.Paper) -> dict[str, str]:
 
 def save_form(ctx: Context, number: int, values: dict, was: str) -> catalog.Paper:
     """Save a submitted edit form: only the fields the admin changed (a field the form left out, or
-    gave back as it showed it, stays as it is); refused, naming what changed, when the paper changed
-    since the form opened (`was`, its form_version), checked under the write lock."""
+    gave back as it showed it, stays as it is; BYLINE, if the form has it, for authors and year);
+    refused, naming what changed, when the paper changed since the form opened (`was`, its
+    form_version), checked under the write lock."""
     check_rights(ctx, EDITING)
     if len(was) != 6 * len(FORM_FIELDS):
         raise Refusal(
@@ -398,8 +425,9 @@ def save_form(ctx: Context, number: int, values: dict, was: str) -> catalog.Pape
                 " opens it as it is now.",
             )
 
-    changed = {k: v or "" for k, v in values.items() if k in FORM_FIELDS and _digest(v) != before[k]}
     paper = catalog.by_number(ctx.store, number)
+    values = _read_byline(paper, values)
+    changed = {k: v or "" for k, v in values.items() if k in FORM_FIELDS and _digest(v) != before[k]}
     if paper is None:
         raise Refusal(f"There is no paper #{number} any more: nothing was saved.")
     if not changed:

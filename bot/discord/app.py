@@ -354,7 +354,7 @@ class DiscordBot:
             return _saved(lambda: paper_commands.save_form(ctx, number, values, was), "Saved", f"edit {number}")
         if data.get("custom_id") != render.ADD_FORM:
             return Notice(text("That form is not paperbot's any more. Try the command again."), ok=False)
-        return _saved(lambda: paper_commands.add_paper(ctx, render.form_values(data)), "Added", "add")
+        return _saved(lambda: paper_commands.add_paper(ctx, render.added_values(data)), "Added", "add")
 
     def _when_ready(self, token: str, future: Future) -> None:
         try:

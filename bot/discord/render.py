@@ -537,8 +537,7 @@ def edit_form(paper) -> dict:
     A field longer than an input holds is left out (kept as it is), and the title says so."""
     modal = add_form()
     values = paper_commands.form_fields(paper, INPUT_MOST)
-    authors, year = values.get("authors", ""), values.get("year", "")
-    values["by"] = f"{authors} ({year})" if authors and year else authors or year
+    values[paper_commands.BYLINE] = paper_commands.form_byline(values)
     kept = [paper_commands.FORM_FIELDS[k] for k in paper_commands.FORM_FIELDS if k not in values]
     rows_ = []
     for row in modal["components"]:
@@ -566,15 +565,21 @@ def edited(custom_id: object) -> tuple[int, str] | None:
 
 
 def form_values(data: dict) -> dict[str, str | None]:
-    """The values of a submitted modal, by input; "by" read back as authors and year."""
+    """The values of a submitted modal, by input ("by": authors and year in one; save_form reads it back)."""
     values: dict[str, str | None] = {}
     for row in data.get("components") or []:
         for item in (row or {}).get("components") or [] if isinstance(row, dict) else []:
             if isinstance(item, dict) and isinstance(item.get("custom_id"), str):
                 value = item.get("value")
                 values[item["custom_id"]] = value if isinstance(value, str) else None
-    if "by" in values:
-        values["authors"], values["year"] = read_byline(values.pop("by"))
+    return values
+
+
+def added_values(data: dict) -> dict[str, str | None]:
+    """The values of a submitted add form, "by" read back as authors and year."""
+    values = form_values(data)
+    if paper_commands.BYLINE in values:
+        values["authors"], values["year"] = read_byline(values.pop(paper_commands.BYLINE))
     return values
 
 

@@ -258,7 +258,9 @@ class Feeds:
             what = "the page" if match[1] == "g" and not match[3] else "the feed"
             why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
             level = logging.INFO if isinstance(e, Busy) else logging.WARNING
-            log.log(level, "could not draw %s at %s: %s", what, http_door.unsecret(match[0]), http_door.unsecret(why))
+            log.log(
+                level, "could not draw %s at %s: %s", what, http_door.unsecret_path(match[0]), http_door.unsecret(why)
+            )
             retry = "5" if isinstance(e, Busy) else "30"
             start_response("503 Service Unavailable", [("Retry-After", retry), ("Content-Type", "text/plain")])
             return [b"Busy; try again in a moment.\n"]

@@ -126,20 +126,44 @@ def fresh_timestamp(timestamp: str | None, signature: str | None, shape: re.Patt
 
 #: A run of a secret's alphabet (token_urlsafe's) long enough to be a feed's or page's secret, or most of one.
 _SECRETISH = re.compile(r"[A-Za-z0-9_-]{10,}")
+#: A path in a line (`/g/<secret>/calendar.ics`), up to a space.
+_PATH = re.compile(r"/\S*")
+#: A path's segment kept as it is: a word of lowercase letters (`g`, `calendar.ics`), `.`, `..` or `*`.
+_PLAIN_SEGMENT = re.compile(r"[a-z]+(?:[.-][a-z]+)*|\.\.?|\*")
+
+
+def _hashed(word: str) -> str:
+    return "#" + hashlib.sha256(word.encode()).hexdigest()[:8]
 
 
 def unsecret(text: str) -> str:
-    """`text` (a path, a log line) with each run that may be a secret, or a secret one character off,
-    as a short hash of it (`#3fa2b1c4`): a line still tells requests apart and never holds a secret.
-    A run of lowercase letters only (`interactions`) stays: no secret of 32 characters is one."""
+    """`text` (a log line) with what may be a secret, or a secret one character off, as a short hash
+    of it (`#3fa2b1c4`): a line still tells requests apart and never holds a secret. A path in it
+    (up to a space) as unsecret_path has it; elsewhere, each run of a secret's alphabet of ten
+    characters or more, but a run of lowercase letters (no secret of 32 characters is one)."""
 
-    def hashed(run: re.Match) -> str:
-        word = run[0]
-        if word.isalpha() and word.islower():
-            return word
-        return "#" + hashlib.sha256(word.encode()).hexdigest()[:8]
+    def run(found: re.Match) -> str:
+        word = found[0]
+        return word if word.isalpha() and word.islower() else _hashed(word)
 
-    return _SECRETISH.sub(hashed, text)
+    return "".join(
+        unsecret_path(piece) if piece.startswith("/") else _SECRETISH.sub(run, piece) for piece in _split_paths(text)
+    )
+
+
+def unsecret_path(path: str) -> str:
+    """A request's path with each segment but a word of lowercase letters (`g`, `calendar.ics`) hashed
+    whole: a secret cut into short pieces (`/g/abc.def.ghi/`, `/g/abc def/`) is not logged piece by piece."""
+    return "/".join(p if not p or _PLAIN_SEGMENT.fullmatch(p) else _hashed(p) for p in path.split("/"))
+
+
+def _split_paths(text: str) -> list[str]:
+    """`text` cut into its paths and the text between them, in order."""
+    pieces, at = [], 0
+    for found in _PATH.finditer(text):
+        pieces += [text[at : found.start()], found[0]]
+        at = found.end()
+    return [*pieces, text[at:]]
 
 
 class _Unsecret(logging.Filter):
@@ -160,7 +184,7 @@ _REASONS = {400: "400 Bad Request", 401: "401 Unauthorized", 404: "404 Not Found
 
 def refuse(environ, start_response, refusal: Refused) -> Iterable[bytes]:
     """Answer a refused request: its status and a short body; one log line, never the body's text."""
-    path = unsecret(environ.get("PATH_INFO") or "")  # a feed's address one character off holds its secret
+    path = unsecret_path(environ.get("PATH_INFO") or "")  # a feed's address one character off holds its secret
     log.warning("refused a request to %s from %s %s", path, environ.get("REMOTE_ADDR"), refusal)
     start_response(_REASONS.get(refusal.status, f"{refusal.status} Refused"), [("Content-Type", "application/json")])
     return [b'{"error": "invalid request"}' if refusal.status == 401 else b'{"error": "bad request"}']

@@ -59,6 +59,20 @@ def test_saving_the_title_keeps_the_authors_and_year(make_bot, discord):
     assert (after.title, after.authors, after.year) == ("AsyncDiff, fixed", "Ada Lovelace, Alan Turing", 2024)
 
 
+def test_authors_that_read_like_a_byline_survive_a_save_of_the_title(make_bot, discord):
+    # One input holds authors and year ("Ada (2024)"); authors that end in a year in brackets, or that
+    # are four digits, with no year, read back as a year: a save of the title must not move them.
+    bot = make_bot()
+    for number, authors in (("7", "Event Horizon Telescope Collaboration (2019)"), ("8", "2001")):
+        before = catalog.find(bot.store, number)
+        catalog.edit(bot.store, before, catalog.validate({"id": before.id, "authors": authors}, new=False))
+        form = _opened(bot, discord, number)
+        saved = post(bot, discord, submit(form, ADMIN, {**_inputs(form), "title": f"Retitled {number}"}))
+        assert saved["data"]["content"].startswith(f"Saved **#{number}**")
+        after = catalog.find(bot.store, number)
+        assert (after.title, after.authors, after.year) == (f"Retitled {number}", authors, None)
+
+
 def test_a_summary_and_tags_longer_than_the_form_holds_are_kept_whole(make_bot, discord):
     bot = make_bot()
     tags = [f"topic-number-{i:02d}-with-a-long-name" for i in range(12)]

@@ -126,6 +126,22 @@ def test_no_log_line_of_a_run_of_requests_holds_a_secret(served_with_platforms, 
             assert secret[:10] not in line and secret[-10:] not in line, line
 
 
+def test_a_secret_cut_in_pieces_is_not_logged_piece_by_piece(served_with_platforms, caplog):
+    """Runs shorter than a secret's were kept whole in a refused path's line: a secret cut into pieces
+    of nine by dots, slashes or spaces was logged whole, piece by piece."""
+    served = served_with_platforms
+    caplog.set_level(logging.DEBUG)
+    urls = served.urls("U1")
+    group = urls["group"].split("/")[3]
+    for cut in (".", "/", "%20", "~"):
+        pieces = cut.join(group[i : i + 9] for i in range(0, len(group), 9))
+        assert served.get(urls["page"].replace(group, pieces))[0] == 404
+    lines = [r.getMessage() for r in caplog.records]
+    assert len([line for line in lines if line.startswith("refused a request to")]) == 4, lines
+    for line in lines:
+        assert not any(group[i : i + 6] in line for i in range(len(group) - 5)), line
+
+
 def test_a_wrong_or_old_secret_is_a_404_that_says_nothing_of_which_part_was_wrong(served):
     urls = served.urls("U1")
     assert served.get(urls["member"])[0] == 200 and served.get(urls["page"])[0] == 200
