@@ -71,3 +71,12 @@ def test_a_known_name_is_not_written_again(make_harness):
     version = h.bot.store.db.execute("SELECT value FROM meta WHERE key = 'page_version'").fetchone()[0]
     h.command("week", user="U1")
     assert h.bot.store.db.execute("SELECT value FROM meta WHERE key = 'page_version'").fetchone()[0] == version
+
+
+def test_a_button_pressed_in_the_channel_names_it_too(make_harness):
+    h = make_harness(Clock(at("2026-12-02 10:00")))
+    said = h.command("week", user="U1", channel_id="D0DM", channel_name="directmessage")
+    button = next(e for b in said["blocks"] if b["type"] == "actions" for e in b["elements"])
+    assert groups.by_id(h.bot.store, h.bot.env, groups.ENV).name is None  # type: ignore[union-attr]
+    h.click(button, user="U1")  # in the channel, as block_actions carry its `channel.name`
+    assert groups.by_id(h.bot.store, h.bot.env, groups.ENV).name == "#reading-club"  # type: ignore[union-attr]

@@ -98,7 +98,7 @@ class SlackHarness:
                 "channel_id": CHANNEL,
                 "is_ephemeral": message is None,
             }
-            payload["channel"] = {"id": CHANNEL}
+            payload["channel"] = {"id": CHANNEL, "name": "reading-club"}
             payload["response_url"] = response_url
             if message:
                 payload["message"] = message
