@@ -21,6 +21,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import signal
 import socket
 import sqlite3
@@ -191,6 +192,23 @@ def base_env(db: Path) -> dict:
 
 
 # -- phases ----------------------------------------------------------------------
+
+
+def fresh_copy(workdir: Path, papers: int, seed: int, result: dict) -> Path:
+    """A copy of a catalog of `papers` synthetic papers, imported once into `workdir` and kept pristine
+    (a run's sign-ups write to the copy): the database a run serves. The import's time goes in `result`."""
+    pristine, db = workdir / "catalog.db", workdir / "paperbot.db"
+    if not pristine.exists() or papers_in(pristine) < papers:
+        log(f"generating {papers} papers (seed {seed}) and importing them")
+        jsonl = workdir / "catalog.jsonl"
+        synth.write_jsonl(synth.catalog(papers, seed=seed), jsonl)
+        result["import"] = import_catalog(jsonl, pristine, workdir)
+    else:
+        log(f"reusing {pristine}")
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    shutil.copyfile(pristine, db)
+    return db
 
 
 def import_catalog(jsonl: Path, db: Path, workdir: Path) -> dict:

@@ -24,7 +24,6 @@ import json
 import os
 import platform
 import random
-import shutil
 import sys
 import threading
 import time
@@ -37,10 +36,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # the stand-ins: tests.support
 
 import loadgen  # noqa: E402
-import synth  # noqa: E402
 
 import bench  # noqa: E402
-from bench import Server, base_env, first_monday, import_catalog, log, papers_in, proc_status  # noqa: E402
+from bench import Server, base_env, first_monday, fresh_copy, log, papers_in, proc_status  # noqa: E402
 
 PATH = "/discord/interactions"
 CHANNEL = "1000000000000000003"
@@ -361,18 +359,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a branch per opti
         "params": {k: getattr(args, k) for k in ("papers", "requests", "load_seconds", "clients", "seed", "quick")},
     }
 
-    # The imported catalog, kept pristine and copied for each run (the run's sign-ups write to the copy).
-    pristine, db = workdir / "catalog.db", workdir / "paperbot.db"
-    if not pristine.exists() or papers_in(pristine) < args.papers:
-        log(f"generating {args.papers} papers (seed {args.seed}) and importing them")
-        jsonl = workdir / "catalog.jsonl"
-        synth.write_jsonl(synth.catalog(args.papers, seed=args.seed), jsonl)
-        result["import"] = import_catalog(jsonl, pristine, workdir)
-    else:
-        log(f"reusing {pristine}")
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(db) + suffix).unlink(missing_ok=True)
-    shutil.copyfile(pristine, db)
+    db = fresh_copy(workdir, args.papers, args.seed, result)
     n_papers = papers_in(db)
     result["papers_in_db"] = n_papers
 

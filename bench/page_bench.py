@@ -24,7 +24,6 @@ import json
 import os
 import platform
 import random
-import shutil
 import subprocess
 import sys
 import threading
@@ -38,11 +37,10 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(ROOT))  # the stand-ins: tests.support
 
-import synth  # noqa: E402
 from discord_bench import CHANNEL, Client, classify, interaction, pings  # noqa: E402
 
 import bench  # noqa: E402
-from bench import Server, base_env, import_catalog, log, papers_in, proc_status  # noqa: E402
+from bench import Server, base_env, fresh_copy, log, papers_in, proc_status  # noqa: E402
 
 #: Where users reach the bot, as PAPERBOT_PUBLIC_URL says: only its path matters to what is served.
 PUBLIC = "https://bench.invalid/reading"
@@ -198,17 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         "params": {k: getattr(args, k) for k in ("papers", "readers", "requests", "seed", "quick")},
         "bot_root": str(args.bot_root or ROOT),
     }
-    pristine, db = workdir / "catalog.db", workdir / "paperbot.db"
-    if not pristine.exists() or papers_in(pristine) < args.papers:
-        log(f"generating {args.papers} papers (seed {args.seed}) and importing them")
-        jsonl = workdir / "catalog.jsonl"
-        synth.write_jsonl(synth.catalog(args.papers, seed=args.seed), jsonl)
-        result["import"] = import_catalog(jsonl, pristine, workdir)
-    else:
-        log(f"reusing {pristine}")
-    for suffix in ("", "-wal", "-shm"):
-        Path(str(db) + suffix).unlink(missing_ok=True)
-    shutil.copyfile(pristine, db)
+    db = fresh_copy(workdir, args.papers, args.seed, result)
     result["papers_in_db"] = n_papers = papers_in(db)
 
     rng = random.Random(args.seed)

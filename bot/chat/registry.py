@@ -37,16 +37,14 @@ class Unusable(Exception):
 
 @dataclass(frozen=True)
 class Kind:
-    """What an argument is: how it shows in a usage line, what Discord offers for it, and how a
-    word of it is read (`read(ctx, verb, arg, word)`: the value, or Unusable, or a Refusal)."""
+    """What an argument is: how it shows in a usage line, whether it completes from the catalog, and
+    how a word of it is read (`read(ctx, verb, arg, word)`: the value, or Unusable, or a Refusal)."""
 
     name: str
     shown: str
     about: str
     read: Callable[[Context, Verb, Arg, str], object] = lambda ctx, verb, arg, word: word
-    #: Discord's option type: a string, a user, an integer.
-    option_type: int = 3
-    #: Discord completes it from the catalog (bot/discord/app.py's `choices`).
+    #: Offered from the catalog as it is typed, where a platform completes (Discord's autocomplete).
     autocomplete: bool = False
 
 
@@ -126,14 +124,14 @@ PAPER = Kind("paper", "<paper>", "a paper: its number, id or title", autocomplet
 DATE = Kind("date", "<date>", "YYYY-MM-DD or next")
 #: A paper or a date: the slot or talk it names.
 SLOT = Kind("slot", "<paper or date>", "the paper or the date", _slot)
-MEMBER = Kind("member", "<@user>", "a member", _member, option_type=6)
+MEMBER = Kind("member", "<@user>", "a member", _member)
 TAG = Kind("tag", "<tag>", "a tag, such as parallelism-dp", _tag, autocomplete=True)
 TEXT = Kind("text", "<words>", "words")
 #: One word, read as typed (a field's name, a web link).
 WORD = Kind("word", "<word>", "a word")
 #: A paper's arXiv id, DOI or link, read as a paper_refs.Ref.
 LINK = Kind("link", "<link>", "an arXiv id, DOI or link", _link)
-NUMBER = Kind("number", "<n>", "a number", _number, option_type=4)
+NUMBER = Kind("number", "<n>", "a number", _number)
 CHOICE = Kind("choice", "", "one of them", _choice)
 
 

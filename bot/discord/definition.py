@@ -14,10 +14,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.chat import commands
-from bot.chat.registry import TEXT, Arg, Verb
+from bot.chat.registry import MEMBER, NUMBER, TEXT, Arg, Verb
 from bot.rich_text import Code, text
 
-STRING, USER = 3, 6
+STRING, INTEGER, USER = 3, 4, 6
+#: Discord's option type of each kind of argument (registry.Kind's name); any other is a string.
+OPTION_TYPES = {MEMBER.name: USER, NUMBER.name: INTEGER}
 SUBCOMMAND, SUBCOMMAND_GROUP = 1, 2
 
 #: `manage` is a subcommand group of the admins' verbs on one paper, each read back as the verb itself
@@ -55,7 +57,7 @@ def _options(verb: Verb) -> list[dict]:
         options.append(
             {
                 "name": arg.name,
-                "type": arg.kind.option_type,
+                "type": OPTION_TYPES.get(arg.kind.name, STRING),
                 "description": (arg.about or arg.kind.about)[:100],
                 "required": not grouped,
                 **({"autocomplete": True} if arg.kind.autocomplete else {}),
@@ -147,7 +149,7 @@ def _words(verb: Verb, sub: dict) -> list[str]:
         if value is None or value == "":
             continue
         value = " ".join(str(value).split())
-        words.append(f"<@{value}>" if arg.kind.option_type == USER else value)
+        words.append(f"<@{value}>" if arg.kind is MEMBER else value)
     return words
 
 
