@@ -77,10 +77,13 @@ class Group:
     meeting_set: bool = True
     #: When it was started or last resumed (None: long ago, as group 1): no post for a slot before it.
     started_at: datetime | None = None
+    #: The name set (PAPERBOT_GROUP_NAME, `group set name`); None: none, and it goes by its channel's.
+    own_name: str | None = None
 
     @property
     def name(self) -> str | None:
-        """What the group is called (PAPERBOT_GROUP_NAME, `group set name`), or None."""
+        """What the group is called: its own name, else `#<its channel's name>` once the platform told
+        it, else None."""
         return self.calendar.name
 
     @property
@@ -105,12 +108,18 @@ def from_settings(settings: Settings) -> Group:
         settings.rotation,
         settings.meeting_minutes,
         meeting_set=meeting_set,
+        own_name=settings.group.name,
     )
+
+
+def called(own_name: str | None, channel_name: str | None) -> str | None:
+    """What a group is called: its own name, else its channel's as the platform writes one."""
+    return own_name or (f"#{channel_name}" if channel_name else None)
 
 
 COLUMNS = (
     "id, platform, channel, timezone, schedule, meeting, remind_days, focus_tag, admins, rotation, "
-    "meeting_minutes, stopped, started_at, name"
+    "meeting_minutes, stopped, started_at, name, channel_name"
 )
 
 
@@ -123,11 +132,11 @@ def _group_of(row: tuple) -> Group:
     """A group from its row; remembered by the row's values, since every scheduler check reads every
     group and making a crontab's trigger is the dearest part of it."""
     gid, platform, channel, tz_name, schedule_text, meeting_text, remind_days, focus, admins, rotation = row[:10]
-    minutes, stop, started, name = row[10:]
+    minutes, stop, started, name, channel_name = row[10:]
     tz = ZoneInfo(tz_name)
     schedule = PostSchedule(schedule_text, tz)
     meeting = Meeting.parse(meeting_text) if meeting_text else schedule.default_meeting()
-    calendar = MeetingCalendar(tz, meeting, schedule, remind_days, gid, minutes, name)
+    calendar = MeetingCalendar(tz, meeting, schedule, remind_days, gid, minutes, called(name, channel_name))
     admin_ids = frozenset(a for a in admins.split(",") if a)
     started_at = datetime.fromisoformat(started) if started else None
     return Group(
@@ -142,6 +151,7 @@ def _group_of(row: tuple) -> Group:
         platform,
         bool(meeting_text),
         started_at,
+        name,
     )
 
 
@@ -152,7 +162,43 @@ def chat_groups(store: Store) -> list[Group]:
 
 def every(store: Store, env: Group) -> list[Group]:
     """Every group of the install: the environment's first."""
-    return [env, *chat_groups(store)]
+    return [_env(store, env), *chat_groups(store)]
+
+
+def _env(store: Store, env: Group) -> Group:
+    """Group 1 with the name of its channel that its row keeps, when the environment names it not."""
+    if env.own_name is not None:
+        return env
+    row = store.db.execute("SELECT channel_name FROM groups WHERE id = ?", [ENV]).fetchone()
+    shown = called(None, row[0] if row else None)
+    return replace(env, calendar=replace(env.calendar, name=shown)) if shown != env.calendar.name else env
+
+
+#: What Slack calls a direct message's channel: no channel's name.
+NO_CHANNEL_NAMES = frozenset({"directmessage", "privategroup", "mpdm"})
+
+
+def saw_channel_name(store: Store, env: Group, channel: str | None, name: str | None) -> None:
+    """Keep `name`, the platform's name of `channel` in a request, when `channel` is a group's and
+    the name changed: read first, so that a request of a known name writes nothing."""
+    name = " ".join((name or "").split())[:CHANNEL_NAME_CHARS]
+    if not channel or not name or name in NO_CHANNEL_NAMES:
+        return
+    gid = ENV if channel == env.channel else None
+    if gid is None:
+        row = store.db.execute("SELECT id FROM groups WHERE channel = ?", [channel]).fetchone()
+        if row is None:
+            return
+        gid = row[0]
+    known = store.db.execute("SELECT channel_name FROM groups WHERE id = ?", [gid]).fetchone()
+    if known is None or known[0] == name:
+        return
+    with store.write() as db:
+        db.execute("UPDATE groups SET channel_name = ? WHERE id = ?", [name, gid])
+
+
+#: The longest channel name kept (Slack's are at most 80 characters, Discord's 100).
+CHANNEL_NAME_CHARS = 100
 
 
 def posting(store: Store, env: Group, platform: str | None) -> list[Group]:
@@ -182,14 +228,14 @@ def of_channel(store: Store, env: Group, channel: str | None) -> Group | None:
     if not channel:
         return None
     if channel == env.channel:
-        return env
+        return _env(store, env)
     row = store.db.execute(f"SELECT {COLUMNS} FROM groups WHERE channel = ?", [channel]).fetchone()
     return _of_row(row) if row else None
 
 
 def by_id(store: Store, env: Group, gid: int) -> Group | None:
     if gid == ENV:
-        return env
+        return _env(store, env)
     row = store.db.execute(f"SELECT {COLUMNS} FROM groups WHERE id = ?", [gid]).fetchone()
     return _of_row(row) if row else None
 
@@ -214,7 +260,7 @@ def where(store: Store, env: Group, channel: str | None) -> Group:
     if len(posting) == 1:
         return posting[0]
     if not posting:
-        return env
+        return _env(store, env)
     raise NoGroupHere([g.channel for g in posting if g.channel])
 
 
@@ -354,7 +400,7 @@ def stored_text(group: Group) -> dict[str, str]:
         "admins": ", ".join(sorted(group.admins)) or NONE,
         "rotation": group.rotation,
         "meeting-minutes": str(group.meeting_minutes),
-        "name": group.name or NONE,
+        "name": group.own_name or NONE,
     }
 
 

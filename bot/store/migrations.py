@@ -422,3 +422,10 @@ def m015_group_name(db: sqlite_utils.Database) -> None:
     # A chat group's name (`group set name`), in its posts, reminders, page and calendar. NULL: no
     # name, and its posts read as before. Group 1's name is PAPERBOT_GROUP_NAME: its row keeps NULL.
     db.execute("ALTER TABLE groups ADD COLUMN name TEXT")
+
+
+@migrations()
+def m016_group_channel_name(db: sqlite_utils.Database) -> None:
+    # The latest name the platform gave the group's channel (group 1's too, in its row): an unnamed
+    # group is called after it. NULL: none seen yet, and the group shows as before.
+    db.execute("ALTER TABLE groups ADD COLUMN channel_name TEXT")

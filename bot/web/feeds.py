@@ -26,6 +26,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from typing import NamedTuple
@@ -410,8 +411,8 @@ def environment_group(settings) -> Group:
 def page_group(settings, group: groups.Group) -> Group:
     """What the page and the feeds need of `group`: group 1's from the environment, a chat group's
     from its row (its own meeting length and name)."""
-    if group.from_env:
-        return environment_group(settings)
+    if group.from_env:  # its name may be its channel's, which its row keeps
+        return replace(environment_group(settings), calendar=group.calendar)
     return Group(
         group_id=group.id,
         calendar=group.calendar,
@@ -427,9 +428,8 @@ def install_groups(settings, store: Store) -> list[Group]:
 
 def of_channel(settings, store: Store, channel: str | None) -> Group | None:
     """The group of `channel` (None: the environment's), or None when no group has that channel."""
-    if channel is None:
-        return environment_group(settings)
-    found = groups.of_channel(store, groups.from_settings(settings), channel)
+    env = groups.from_settings(settings)
+    found = groups.by_id(store, env, groups.ENV) if channel is None else groups.of_channel(store, env, channel)
     return page_group(settings, found) if found is not None else None
 
 

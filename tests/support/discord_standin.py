@@ -145,6 +145,7 @@ def message_object(id: str, channel: str, body: dict, author: dict | None = None
 
 def _interaction(kind: int, data: dict | None, user: str, permissions: int, **extra) -> dict:
     n = next(_ids)
+    channel = extra.pop("channel", "1000000000000000003")
     body = {
         "id": str(1_200_000_000_000_000_000 + n),
         "application_id": APP_ID,
@@ -152,7 +153,9 @@ def _interaction(kind: int, data: dict | None, user: str, permissions: int, **ex
         "token": f"itoken-{n}-{'x' * 20}",
         "version": 1,
         "guild_id": GUILD,
-        "channel_id": extra.pop("channel", "1000000000000000003"),
+        "channel_id": channel,
+        # Discord's partial channel: a test that moves `channel_id` moves no name with it.
+        "channel": {"id": channel, "type": 0, "name": extra.pop("channel_name", "reading-club")},
         "member": {"user": {"id": user, "username": f"user{user[-3:]}"}, "permissions": str(permissions), "roles": []},
         "locale": "en-US",
         **extra,

@@ -29,6 +29,7 @@ def slash_form(text: str, user: str, response_url: str, **extra) -> str:
         {
             "team_id": "T0TEST",
             "channel_id": CHANNEL,
+            "channel_name": "reading-club",
             "user_id": user,
             "command": "/paper",
             "text": text,
@@ -97,7 +98,7 @@ class SlackHarness:
                 "channel_id": CHANNEL,
                 "is_ephemeral": message is None,
             }
-            payload["channel"] = {"id": CHANNEL}
+            payload["channel"] = {"id": CHANNEL, "name": "reading-club"}
             payload["response_url"] = response_url
             if message:
                 payload["message"] = message

@@ -19,6 +19,7 @@ from bot.chat.context import Answer, Context
 from bot.chat.replies import AddForm, Notice
 from bot.delivery.sending import Rejected, Uncertain
 from bot.rich_text import text
+from bot.schedule import groups
 from bot.slack import blocks
 from bot.slack.client import NETWORK_ERRORS, call, may_have_arrived, webhook
 from bot.slack.listeners.commands import OOPS, open_add_form
@@ -36,6 +37,7 @@ def register(app, bot) -> None:
         user = (body.get("user") or {}).get("id", "")
         where = (body.get("channel") or {}).get("id") if isinstance(body.get("channel"), dict) else None
         with bot.answering(user, context.bot_user_id, where) as ctx:  # saved in time, or refused as busy
+            groups.saw_channel_name(bot.store, bot.env, where, (body.get("channel") or {}).get("name"))
             answer = press(ctx, action)
             if isinstance(answer.reply, AddForm):  # "Open the empty form": a modal needs the click's trigger_id now
                 failed = open_add_form(bot, body, answer.reply)

@@ -12,6 +12,7 @@ from bot.chat.replies import AddForm, EditForm, Notice
 from bot.delivery.sending import Rejected, Uncertain
 from bot.intake import lookup
 from bot.rich_text import COMMAND, text
+from bot.schedule import groups
 from bot.slack import blocks
 from bot.slack.client import NETWORK_ERRORS, call, webhook
 from bot.slack.listeners import views
@@ -50,6 +51,7 @@ def register(app, bot) -> None:
         try:
             # users.info, the lock, views.open: 3 s
             with bot.answering(user, context.bot_user_id, body.get("channel_id")) as ctx:
+                groups.saw_channel_name(bot.store, bot.env, body.get("channel_id"), body.get("channel_name"))
                 looking_up = commands.to_look_up(ctx, line)
                 if looking_up is not None:  # a look-up may outlast the 3 s: the answer follows
                     ack(response_type="ephemeral", **blocks.message(Notice(text(f"Looking up {looking_up}…"))))
