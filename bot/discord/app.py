@@ -279,7 +279,7 @@ class DiscordBot:
                 ctx = self.context(interaction)
                 seen = interaction.get("channel") or {}  # the partial channel Discord sends: its name
                 if ctx.where is not None and seen.get("id") == ctx.where:
-                    groups.saw_channel_name(self.store, self.env, ctx.where, seen.get("name"))
+                    self.later(groups.saw_channel_name, self.store, self.env, ctx.where, seen.get("name"))
                 if interaction["type"] == door.MODAL_SUBMIT:
                     return render.message(self._submitted(ctx, interaction["data"]))
                 if weekly:

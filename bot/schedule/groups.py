@@ -180,7 +180,8 @@ NO_CHANNEL_NAMES = frozenset({"directmessage", "privategroup", "mpdm"})
 
 def saw_channel_name(store: Store, env: Group, channel: str | None, name: str | None) -> None:
     """Keep `name`, the platform's name of `channel` in a request, when `channel` is a group's and
-    the name changed: read first, so that a request of a known name writes nothing."""
+    the name changed: read first, so that a request of a known name writes nothing. Adapters call it
+    after their reply: a write held up by an import must never hold up the answer."""
     name = " ".join((name or "").split())[:CHANNEL_NAME_CHARS]
     if not channel or not name or name in NO_CHANNEL_NAMES:
         return

@@ -34,6 +34,7 @@ def test_the_channels_name_titles_the_page_calendar_and_post_of_an_unnamed_group
     asked = slash("calendar", MEMBER)
     asked["channel"]["name"] = "papers_*club*"
     urls = re.findall(r"https://example\.org/reading/[^\s`>)]+", post(bot, discord, asked)["data"]["content"])
+    bot.background.drain(5)  # the channel's name is kept after the answer
     page = next(u for u in urls if u.endswith("/"))
     feed = next(u for u in urls if u.endswith(".ics") and "/m/" not in u)
     assert "<title>#papers_*club* — talks and papers</title>" in _get(bot, page).decode()
@@ -53,5 +54,6 @@ def test_a_direct_message_names_nothing(make_bot, discord):
     dm["user"] = {"id": MEMBER, "username": "member"}
     dm["channel"] = {"id": dm["channel_id"], "type": 1, "name": "member"}  # a DM's: no name of the group's
     post(bot, discord, dm)
+    bot.background.drain(5)
     group = groups.by_id(bot.store, bot.env, groups.ENV)
     assert group is not None and group.name is None

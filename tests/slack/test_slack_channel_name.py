@@ -30,6 +30,7 @@ def _get(h, url: str) -> bytes:
 def _page_and_calendar(h, channel_name: str = "reading-club") -> tuple[str, str]:
     """The page's title and the calendar's name, their addresses asked with `calendar` in the channel."""
     said = h.command("calendar", user="U1", channel_name=channel_name)["text"]
+    h.bot.drain()  # the channel's name is kept after the reply
     urls = re.findall(r"https://example\.org/reading/[^\s`]+", said)
     page = next(u for u in urls if u.endswith("/"))
     feed = next(u for u in urls if u.endswith(".ics") and "/m/" not in u)
@@ -59,6 +60,7 @@ def test_a_set_name_wins_and_a_direct_message_names_nothing(make_harness):
     h.command("group start", user="UADMIN", channel_id="C0OTHER", channel_name="other-papers")
     h.command("week", user="U1", channel_id="C0OTHER", channel_name="other-papers")
     h.command("week", user="U1", channel_id="D0DM", channel_name="directmessage")
+    h.bot.drain()
     chat = groups.of_channel(h.bot.store, h.bot.env, "C0OTHER")
     assert chat is not None and chat.name == "#other-papers"
     kept = h.bot.store.db.execute("SELECT count(*) FROM groups WHERE channel_name = 'directmessage'").fetchone()[0]
@@ -68,8 +70,10 @@ def test_a_set_name_wins_and_a_direct_message_names_nothing(make_harness):
 def test_a_known_name_is_not_written_again(make_harness):
     h = make_harness(Clock(at("2026-12-02 10:00")))
     h.command("week", user="U1")
+    h.bot.drain()
     version = h.bot.store.db.execute("SELECT value FROM meta WHERE key = 'page_version'").fetchone()[0]
     h.command("week", user="U1")
+    h.bot.drain()
     assert h.bot.store.db.execute("SELECT value FROM meta WHERE key = 'page_version'").fetchone()[0] == version
 
 
@@ -79,4 +83,5 @@ def test_a_button_pressed_in_the_channel_names_it_too(make_harness):
     button = next(e for b in said["blocks"] if b["type"] == "actions" for e in b["elements"])
     assert groups.by_id(h.bot.store, h.bot.env, groups.ENV).name is None  # type: ignore[union-attr]
     h.click(button, user="U1")  # in the channel, as block_actions carry its `channel.name`
+    h.bot.drain()
     assert groups.by_id(h.bot.store, h.bot.env, groups.ENV).name == "#reading-club"  # type: ignore[union-attr]

@@ -37,7 +37,7 @@ def register(app, bot) -> None:
         user = (body.get("user") or {}).get("id", "")
         where = (body.get("channel") or {}).get("id") if isinstance(body.get("channel"), dict) else None
         with bot.answering(user, context.bot_user_id, where) as ctx:  # saved in time, or refused as busy
-            groups.saw_channel_name(bot.store, bot.env, where, (body.get("channel") or {}).get("name"))
+            bot.later(groups.saw_channel_name, bot.store, bot.env, where, (body.get("channel") or {}).get("name"))
             answer = press(ctx, action)
             if isinstance(answer.reply, AddForm):  # "Open the empty form": a modal needs the click's trigger_id now
                 failed = open_add_form(bot, body, answer.reply)

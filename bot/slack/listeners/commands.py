@@ -51,7 +51,7 @@ def register(app, bot) -> None:
         try:
             # users.info, the lock, views.open: 3 s
             with bot.answering(user, context.bot_user_id, body.get("channel_id")) as ctx:
-                groups.saw_channel_name(bot.store, bot.env, body.get("channel_id"), body.get("channel_name"))
+                bot.later(groups.saw_channel_name, bot.store, bot.env, body.get("channel_id"), body.get("channel_name"))
                 looking_up = commands.to_look_up(ctx, line)
                 if looking_up is not None:  # a look-up may outlast the 3 s: the answer follows
                     ack(response_type="ephemeral", **blocks.message(Notice(text(f"Looking up {looking_up}…"))))
