@@ -76,6 +76,7 @@ def test_a_flood_of_sign_ups_withdrawn_at_once_announces_nothing_and_the_schedul
     assert slots == [("2026-W52", "U1")]
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_member_who_never_stops_gets_one_message_per_longest_hold(h, monkeypatch):
     monkeypatch.setattr(outbox_sender, "ANNOUNCE_LONGEST_HOLD", 1.0)
     never_quiet(monkeypatch)  # only the longest hold lets a line go while the member clicks on
@@ -140,6 +141,7 @@ def test_different_members_changes_are_each_announced_and_a_weeks_keep_their_ord
     assert u1 < admin  # the week's sign-up before its clearing
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_merged_message_slack_took_without_answering_is_not_posted_twice(h):
     h.slack.fail_next("chat.postMessage", accept_then="drop")
     said(h, f"signup 7 {W1}", "U1")

@@ -233,6 +233,7 @@ def test_a_pager_click_updates_the_message(make_bot, discord):
     assert labels == ["◀ Previous 40"]
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_an_answer_that_waits_for_the_database_is_deferred_then_edited(make_bot, discord, tmp_path):
     bot = make_bot()
     holder = sqlite3.connect(tmp_path / "paperbot.db", timeout=10, check_same_thread=False)
@@ -280,6 +281,7 @@ def test_a_weekly_post_after_a_lost_answer_is_found_not_posted_again(make_bot, d
     assert again.status == "done" and len(discord.messages(CHANNEL)) == 1
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_rate_limited_post_waits_as_discord_asks(make_bot, discord):
     bot = make_bot()
     discord.fail_next("create_message", 429, retry_after=1.5)
@@ -320,6 +322,7 @@ def test_add_opens_a_modal_for_admins_and_its_submission_adds_the_paper(make_bot
     assert catalog.find(bot.store, "sneaky") is None
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_deferred_answer_that_discord_rate_limits_is_sent_after_the_wait(make_bot, discord, tmp_path):
     bot = make_bot()
     holder = sqlite3.connect(tmp_path / "paperbot.db", timeout=10, check_same_thread=False)

@@ -27,6 +27,7 @@ def _buttons(message: dict) -> list[dict]:
     return [b for row in message.get("components") or [] for b in row["components"]]
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_slow_look_up_is_answered_with_the_paper_and_a_button_to_the_filled_in_form(make_bot, discord, arxiv):
     bot = make_bot(PAPERBOT_ARXIV_API=arxiv.url)
     arxiv.fault("slow", delay=2.5)
@@ -101,6 +102,7 @@ def test_add_of_a_paper_the_catalog_has_shows_it(make_bot, discord, arxiv):
     assert arxiv.requests == [] and catalog.count(bot.store) == 32
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_suggestion_waiting_on_a_slow_arxiv_is_deferred_and_answered_after(make_bot, discord, arxiv):
     bot = make_bot(PAPERBOT_ARXIV_API=arxiv.url)
     arxiv.fault("slow", delay=60)  # held until the test lets it go: the bot cannot have waited for it

@@ -83,6 +83,7 @@ def test_nothing_listening_is_unreachable():
         Rest(f"http://127.0.0.1:{port}/api/v10", TOKEN, timeout=5).me()
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_short_rate_limit_is_waited_out_and_a_long_one_is_the_callers(discord):
     answers = Rest(discord.api_url, TOKEN, timeout=5)
     token = "itoken-rest-" + "x" * 20

@@ -110,6 +110,7 @@ def test_proposed_tags_come_from_the_catalogs_own(services, monkeypatch, tmp_pat
     assert ring.tags == ()  # no tag of the catalog fits it, and none is made up
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
@@ -145,6 +146,7 @@ def test_the_console_offers_no_form_it_cannot_open(services, monkeypatch, tmp_pa
     assert "form" not in out and "→" not in out, out
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_chat_reply_waits_2_seconds_at_most(services):
     arxiv, _ = services
     arxiv.fault("slow", delay=60)
@@ -156,6 +158,7 @@ def test_a_chat_reply_waits_2_seconds_at_most(services):
     assert time.monotonic() - started < lookup.LATER_WAIT
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_arxivs_pace_is_kept_between_look_ups(monkeypatch):
     monkeypatch.setattr(lookup, "ARXIV_GAP_SECONDS", 3.0)  # far longer than a busy machine's pause
     with ArxivStandin() as arxiv:
@@ -203,6 +206,7 @@ def test_members_cannot_decide_suggestions(services, monkeypatch, tmp_path, caps
     assert len(papers(tmp_path)) == 32
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 @pytest.mark.parametrize(
     ("fault", "said"),
     [

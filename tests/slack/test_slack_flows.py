@@ -197,6 +197,7 @@ def test_the_weekly_post_is_brought_up_to_date_through_a_slack_hiccup(h, clock):
     assert "Presenter: <@U3>" in blocks_text(h.slack.messages(CHANNEL)[0])
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_rate_limited_post_update_never_puts_back_what_a_later_change_undid(h, clock):
     weekly.post_week(h.bot.store, h.bot.group, h.bot.transport, CHANNEL, at("2026-12-07 09:00"))
     clock.set(at("2026-12-07 09:05"))
@@ -233,6 +234,7 @@ def test_a_slack_that_cannot_be_reached_for_a_moment_loses_no_post_update_and_no
     assert "Presenter: <@U3>" in blocks_text(post) and "<@U3> will present" in html.unescape(line["text"])
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_signup_while_the_weekly_post_is_on_its_way_reaches_the_post(h, clock):
     # Slack has the post but has not answered yet: the post was planned before the sign-up.
     h.slack.fail_next("chat.postMessage", accept_then="hang", seconds=1.0)
@@ -360,6 +362,7 @@ def test_an_assignment_stands_when_slack_cannot_say_who_the_presenter_is(h):
     assert h.bot.store.db.execute("SELECT presenter FROM slots").fetchall() == [("U2",)]
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_add_by_a_workspace_admin_gives_up_on_a_slow_slack_at_the_replys_one_deadline(h):
     """users.info, then views.open, each slow: together they must still leave the reply its time."""
     h.slack.fail_next("users.info", accept_then="hang", seconds=1.6)
@@ -455,6 +458,7 @@ def test_a_click_is_acked_only_once_its_change_is_saved(h):
     h.bot.drain()
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_write_held_up_past_slacks_3_seconds_is_refused_in_time_and_changes_nothing(h):
     [signup] = [b for b in buttons(valid(h.command("show 5"))) if b["value"].startswith("signup")]
     import sqlite3
@@ -487,6 +491,7 @@ def test_a_click_on_app_home_is_answered_directly_when_home_cannot_be_redrawn(h)
     assert "You gave up" in dm["text"]
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_an_answer_slack_took_late_is_not_given_twice(h, monkeypatch):
     from bot.slack import client
 
@@ -559,6 +564,7 @@ def test_schedule_says_how_many_booked_weeks_it_does_not_list(h):
     assert len(booked) == 1 and "<@U26>" in lines[booked[0] - 1] and "_open_" in lines[booked[0] + 1]
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_slack_hiccup_when_announcing_is_retried_and_announces_once(h):
     h.slack.fail_next("chat.postMessage", status=503)
     h.slack.fail_next("chat.postMessage", status=429, retry_after=1)
@@ -581,6 +587,7 @@ def test_every_change_is_announced_once_however_long_slack_rate_limits(h):
     assert sorted(line.split(" will present")[0] for line in lines) == [f"📅 <@U{k + 1}>" for k in range(4)]
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_announcements_held_by_a_rate_limit_keep_their_order_and_wait_their_turn(h):
     h.slack.fail_next("chat.postMessage", status=429, retry_after=3)
     assert "You're signed up" in h.command("signup 8", user="U1", drain=False)["text"]
@@ -602,6 +609,7 @@ def test_an_announcement_waits_out_any_number_of_rate_limits(h):
     assert "<@U1> will present" in channel_lines(h.slack)[0]
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_channel_that_refuses_an_announcement_is_told_to_the_admins_and_the_lines_follow_in_order(
     h, caplog, monkeypatch
 ):
@@ -681,6 +689,7 @@ def test_an_answer_whose_connection_dropped_after_slack_took_it_is_not_given_twi
     assert len(h.slack.responses_to(url)) == 1 and not h.slack.ephemerals
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 @pytest.mark.parametrize("fault", ["drop", "hang", "drop, then a rate-limited look", "drop, then a failing look"])
 def test_an_announcement_slack_took_without_answering_is_not_posted_twice(h, fault, monkeypatch):
     """The line was in the channel; the bot never heard back (a dropped connection, a timeout)."""

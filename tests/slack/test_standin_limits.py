@@ -67,6 +67,7 @@ def test_a_refused_post_spends_no_allowance():
         assert post(client, CHANNELS[0]) == (200, None)
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_client_honouring_retry_after_gets_every_post_in_no_faster_than_the_limit():
     limits = PostLimits(channel_rate=None, workspace_rate=10)
     posts = 30

@@ -120,6 +120,7 @@ def _paperbot(*args, env, stdin=""):
     )
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_really_full_disk_is_said_in_one_line_by_the_console_and_import(small_disk, tmp_path):
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "PAPERBOT_"))},

@@ -535,6 +535,7 @@ def test_slow_sockets_from_many_addresses_fit_below_the_connection_limit(door):
         crowd.close()
 
 
+@pytest.mark.slow  # seconds of real waiting: the full suite runs it, the quick loop does not
 def test_a_request_that_takes_too_long_to_arrive_is_cut_off(door):
     """Trickling a header line every half second keeps a connection from being idle, but not open:
     the whole request must come in within the deadline."""
