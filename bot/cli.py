@@ -9,10 +9,9 @@
     paperbot calendar > meetings.ics
     paperbot site public/
 
-Expected failures (a bad setting, an unreadable file, the platform refusing) end
-with one line on stderr and a non-zero exit, never a traceback. The platform is the
-one whose adapter the settings ask for (bot/platforms.py): Slack, or Discord, or with both
-tokens set both, `run`, `post-week` and `remind` reaching each group through its own.
+Expected failures (a bad setting, an unreadable file, the platform refusing) end with one line on
+stderr and a non-zero exit, never a traceback. The platform is the one whose adapter the settings ask
+for (bot/platforms.py): Slack, Discord, or both, each group reached through its own.
 """
 
 from __future__ import annotations
