@@ -4,15 +4,13 @@
 from __future__ import annotations
 
 import html
-import io
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot import cli
 from bot.runtime.scheduler import ScheduledChecks
 from tests.support.clock import Clock, at
-from tests.support.slack_group import CHANNEL, group_settings
+from tests.support.slack_group import CHANNEL, post_week
 from tests.support.slack_standin import SlackStandin
 
 SECOND = "C0SECOND"
@@ -104,17 +102,6 @@ def test_a_group_started_before_its_start_was_kept_posts_as_it_always_did(starte
     started_at(started, None)  # m012 leaves started_at empty for the groups it finds: "long ago"
     ticker(started).check_post()
     assert posts(slack, SECOND) == ["2026-W50"]
-
-
-def post_week(monkeypatch, tmp_path, capsys, slack, *argv, **env) -> tuple[int, str, str]:
-    """`paperbot post-week ARGV` in this process, with the test group's environment."""
-    monkeypatch.chdir(tmp_path)  # no .env
-    for name, value in {**group_settings(tmp_path, slack.api_url), **env}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr("sys.stdin", io.StringIO(""))
-    code = cli.main(["post-week", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_post_week_of_every_group_leaves_out_the_week_before_a_group_began_but_by_channel_posts_it(

@@ -4,17 +4,15 @@ earlier version announces no meeting twice. Through `paperbot post-week` and the
 
 from __future__ import annotations
 
-import io
 import shutil
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot import cli
 from bot.runtime.scheduler import ScheduledChecks
 from tests.support.clock import Clock, at
-from tests.support.slack_group import CHANNEL, group_settings
+from tests.support.slack_group import CHANNEL, post_week
 from tests.support.slack_standin import SlackStandin
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -40,17 +38,6 @@ def weeks(slack, channel=CHANNEL) -> list[str]:
 def shows_meeting(message: dict, when: str) -> bool:
     """Does the post name the meeting at `when` (Berlin), as Slack's date token every reader sees in their zone?"""
     return f"<!date^{int(at(when).timestamp())}^" in str(message["blocks"])
-
-
-def post_week(monkeypatch, tmp_path, capsys, slack, *argv, **env) -> tuple[int, str, str]:
-    """`paperbot post-week ARGV` in this process, with the test group's environment and `env`."""
-    monkeypatch.chdir(tmp_path)  # no .env
-    for name, value in {**group_settings(tmp_path, slack.api_url), **env}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr("sys.stdin", io.StringIO(""))
-    code = cli.main(["post-week", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_friday_post_announces_the_monday_after_it_once(slack, monkeypatch, tmp_path, capsys):

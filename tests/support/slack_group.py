@@ -3,9 +3,11 @@ variables, as `SlackSettings`, and as a real process's environment)."""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
+from bot import cli
 from bot.slack.settings import SlackSettings
 
 SECRET = "test-signing-secret"
@@ -39,3 +41,15 @@ def env_for_process(tmp_path: Path, api_url: str, **extra: str) -> dict[str, str
     """Environment for a real `python -m bot` process (no .env is read from tmp_path)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "PAPERBOT_"))}
     return {**env, **group_settings(tmp_path, api_url), "PYTHONUNBUFFERED": "1", **extra}
+
+
+def post_week(monkeypatch, tmp_path: Path, capsys, slack, *argv: str, **env: str) -> tuple[int, str, str]:
+    """`paperbot post-week ARGV` in this process, with the test group's environment and `env`:
+    its exit code, stdout and stderr."""
+    monkeypatch.chdir(tmp_path)  # no .env
+    for name, value in {**group_settings(tmp_path, slack.api_url), **env}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code = cli.main(["post-week", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
