@@ -429,3 +429,49 @@ def m016_group_channel_name(db: sqlite_utils.Database) -> None:
     # The latest name the platform gave the group's channel (group 1's too, in its row): an unnamed
     # group is called after it. NULL: none seen yet, and the group shows as before.
     db.execute("ALTER TABLE groups ADD COLUMN channel_name TEXT")
+
+
+@migrations()
+def m017_questions(db: sqlite_utils.Database) -> None:
+    # Questions members bring to a meeting (`ask`), oldest first; a removed one is deleted. Keyed by
+    # the meeting's ISO week, as slots are, so that a question follows its meeting, not its talk.
+    db.executescript(
+        """
+        CREATE TABLE questions (
+            id INTEGER PRIMARY KEY,
+            group_id INTEGER NOT NULL DEFAULT 1,
+            week TEXT NOT NULL,
+            asked_by TEXT NOT NULL,               -- the member's user id
+            platform TEXT NOT NULL DEFAULT '',    -- where it was asked: slack, discord, console
+            text TEXT NOT NULL,
+            asked_at TEXT NOT NULL                -- UTC, ISO 8601
+        );
+        CREATE INDEX questions_by_week ON questions (group_id, week, id);
+        """
+    )
+
+
+@migrations()
+def m018_attendance(db: sqlite_utils.Database) -> None:
+    # Who said they will (going = 1) or will not (0) come to a meeting; one row a member and meeting,
+    # so that saying it again changes the row, and a member taking it back deletes it.
+    db.executescript(
+        """
+        CREATE TABLE attendance (
+            group_id INTEGER NOT NULL DEFAULT 1,
+            week TEXT NOT NULL,
+            member TEXT NOT NULL,
+            going INTEGER NOT NULL CHECK (going IN (0, 1)),
+            said_at TEXT NOT NULL,                -- UTC, ISO 8601
+            PRIMARY KEY (group_id, week, member)
+        );
+        CREATE INDEX attendance_by_member ON attendance (member);
+        """
+    )
+    # Both show on the group's page: writes to them make a drawn page stale (as m014's tables do).
+    for table in ("questions", "attendance"):
+        for event in ("INSERT", "UPDATE", "DELETE"):
+            db.execute(
+                f"CREATE TRIGGER page_version_{table}_{event.lower()} AFTER {event} ON {table} BEGIN "
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'page_version'; END"
+            )
