@@ -31,7 +31,7 @@ from pathlib import Path
 from bot import platforms
 from bot.console.render import render as console_text
 from bot.console.session import serve as console_serve
-from bot.settings import PlatformSettings, SettingError, check_focus_tag
+from bot.settings import PlatformSettings, SettingError, check_focus_tag, shown
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -58,35 +58,13 @@ def _parse_at(text: str | None, settings: PlatformSettings, tz=None) -> datetime
     return at.astimezone(tz)
 
 
-def _store(settings: PlatformSettings, *, writes: bool = True, seed: bool = True, quiet_when_new: bool = False):
-    from bot.catalog import queries as catalog
-    from bot.store.connection import BUSY_TIMEOUT_MS, DiskFull, NotADatabase
+def _store(settings: PlatformSettings, **how):
+    from bot.catalog import opening
 
-    path = settings.db_path
     try:
-        store = catalog.open_store(path, writes=writes, **({} if seed else {"seed": None}))
-    except NotADatabase as e:
-        raise Failure(
-            f"PAPERBOT_DB: {path} {e}; it was left as it is (only a missing file is made): {e.remedy}"
-        ) from None
-    except DiskFull:
-        raise Failure(f"PAPERBOT_DB: {DISK_FULL}") from None
-    except OSError as e:
-        raise Failure(f"PAPERBOT_DB: cannot open {path} ({e.strerror or e})") from None
-    except Exception as e:
-        if e.__class__.__name__ in ("OperationalError", "DatabaseError"):
-            if "unable to open" in str(e) or "readonly" in str(e):
-                raise Failure(f"PAPERBOT_DB: cannot write {path} or its folder ({e})") from None
-            if "locked" in str(e):  # the file is fine: another process held it all the while
-                raise Failure(
-                    f"PAPERBOT_DB: {path} is busy: another process kept it locked for "
-                    f"{BUSY_TIMEOUT_MS / 1000:g} s ({e}); try again when it is done"
-                ) from None
-            raise Failure(f"PAPERBOT_DB: {path} is not a usable SQLite file ({e})") from None
-        raise
-    if store.created and not quiet_when_new:
-        _say_new_database(path, catalog.count(store))
-    return store
+        return opening.open_database(settings.db_path, **how)
+    except opening.CannotOpen as e:
+        raise Failure(str(e)) from None
 
 
 #: The one line for a write that found no room on the disk (store.DiskFull).
@@ -97,20 +75,6 @@ def _disk_full(error: Exception) -> bool:
     import sqlite3  # not bot.store.connection: `run` handles signals before the slow imports
 
     return isinstance(error, sqlite3.Error) and getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
-
-
-def _say_new_database(path: Path, papers: int) -> None:
-    """A new database is news: said on stderr with its full path, loudly when the path depends on
-    where paperbot was started (a `run` started in another folder gets a database of its own)."""
-    line = f"paperbot: made a new database at {path.resolve()} ({papers} papers)"
-    if not path.is_absolute():
-        line += (
-            f"; PAPERBOT_DB ({path}) is relative to the current folder, so paperbot started elsewhere uses another"
-            " database: set PAPERBOT_DB to an absolute path"
-        )
-    elif not sys.stderr.isatty():  # a path given in full was meant; a script reads the outcome alone
-        return
-    print(line, file=sys.stderr)
 
 
 #: Every platform's settings as load_settings last read them, group 1's first: `run` reads them once.
@@ -515,7 +479,7 @@ def cmd_init(args, settings: PlatformSettings) -> int:
     from bot.catalog import starting
     from bot.store.connection import NotADatabase, check_file
 
-    if os.path.lexists(path := settings.db_path):
+    if isinstance(path := settings.db_path, Path) and os.path.lexists(path):
         try:
             check_file(path)
             if args.empty:
@@ -531,9 +495,10 @@ def cmd_init(args, settings: PlatformSettings) -> int:
             "or set PAPERBOT_DB to a new path)"
         )
     store = _store(settings, seed=not args.empty, quiet_when_new=True)  # init says it in its own line
-    if not store.created:  # another process made it first
-        raise Failure(f"PAPERBOT_DB: {path} was made by another process meanwhile; it was left as it is")
-    print(f"Made a new database at {path.resolve()} with {(n := catalog.count(store))} paper{'' if n == 1 else 's'}.")
+    where = path.resolve() if isinstance(path, Path) else shown(path)
+    if not store.created:  # another process made it first (PostgreSQL: or it was there)
+        raise Failure(f"PAPERBOT_DB: {where} holds a paperbot database already; it was left as it is")
+    print(f"Made a new database at {where} with {(n := catalog.count(store))} paper{'' if n == 1 else 's'}.")
     return 0
 
 

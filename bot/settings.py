@@ -35,7 +35,7 @@ from bot.intake.lookup import Lookups
 #: Every setting any group has, with its default and its one-line meaning. `.env.example`,
 #: README and a test are kept in step with this table and the platform's.
 SETTINGS: dict[str, tuple[str | None, str]] = {
-    "PAPERBOT_DB": ("data/paperbot.db", "the SQLite file"),
+    "PAPERBOT_DB": ("data/paperbot.db", "the SQLite file, or a PostgreSQL URL (postgresql://user:pass@host/db)"),
     "PAPERBOT_CHANNEL": (None, "channel ID that gets the weekly post and schedule changes"),
     "PAPERBOT_SCHEDULE": ("0 9 * * mon", "when the weekly post goes out: a 5-field crontab"),
     "PAPERBOT_TIMEZONE": ("UTC", "IANA zone of the schedule, weeks and dates"),
@@ -164,9 +164,22 @@ def _read_dotenv(path: Path, names: Mapping[str, object]) -> dict[str, str]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _database(value: str) -> Path | str:
+    """PAPERBOT_DB: a PostgreSQL URL as it is, else a SQLite file's path."""
+    if value.startswith(("postgresql://", "postgres://")):
+        return value
+    return Path(value).expanduser()
+
+
+def shown(database: Path | str) -> str:
+    """PAPERBOT_DB for logs and answers: a URL without its password."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", str(database))
+
+
 @dataclass(frozen=True)
 class Settings:
-    db_path: Path = Path("data/paperbot.db")
+    #: A SQLite file's path, or a PostgreSQL URL (a str: a Path would fold its "//").
+    db_path: Path | str = Path("data/paperbot.db")
     #: The platform's id of the group's channel, opaque here.
     channel: str | None = None
     schedule: PostSchedule = field(default_factory=lambda: PostSchedule("0 9 * * mon", ZoneInfo("UTC")))
@@ -265,7 +278,7 @@ class Settings:
             "meeting_place": get("PAPERBOT_MEETING_PLACE"),
             "public_url": public_url,
             "group_name": " ".join((get("PAPERBOT_GROUP_NAME") or "").split())[:GROUP_NAME_CHARS] or None,
-            "db_path": Path(get("PAPERBOT_DB") or "data/paperbot.db").expanduser(),
+            "db_path": _database(get("PAPERBOT_DB") or "data/paperbot.db"),
             "channel": get("PAPERBOT_CHANNEL"),
             "schedule": schedule,
             "timezone": tz,

@@ -32,6 +32,7 @@ from bot.catalog.papers import (
     slugify,
 )
 from bot.catalog.search_index import MERGING, MERGING_DEFERRED, SEARCH_TABLES, set_merging
+from bot.store import engine
 from bot.store.connection import DiskFull, Store
 
 
@@ -92,10 +93,12 @@ def upsert(
         return counts
     # Checkpoint the WAL every 80 MB instead of every 4 MB while importing: each checkpoint
     # copies pages back and syncs, and a big import spent a fifth of its time there.
-    store.db.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
-    # Nor merge the search indexes' segments at every commit: optimize() merges them once at the end.
-    with store.write() as db:
-        set_merging(db, MERGING_DEFERRED)
+    sqlite = not engine.is_postgres(store)  # PostgreSQL has no log to checkpoint nor segments to merge
+    if sqlite:
+        store.db.execute(f"PRAGMA wal_autocheckpoint = {BULK_CHECKPOINT_PAGES}")
+        # Nor merge the search indexes' segments at every commit: optimize() merges them once at the end.
+        with store.write() as db:
+            set_merging(db, MERGING_DEFERRED)
     try:
         if claims is None:  # every row's id, before the first is written (see Claims)
             papers = list(papers)
@@ -107,15 +110,17 @@ def upsert(
         if chunk:
             flush(claims)
     finally:
-        store.db.execute("PRAGMA wal_autocheckpoint = 1000")
-        try:
-            with store.write() as db:
-                set_merging(db, MERGING)
-        except DiskFull:  # the next start turns merging back on (catalog.open_store)
-            pass
-    if counts.added + counts.updated >= OPTIMIZE_AFTER:
-        optimize(store)
-    store.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        if sqlite:
+            store.db.execute("PRAGMA wal_autocheckpoint = 1000")
+            try:
+                with store.write() as db:
+                    set_merging(db, MERGING)
+            except DiskFull:  # the next start turns merging back on (catalog.open_store)
+                pass
+    if sqlite:
+        if counts.added + counts.updated >= OPTIMIZE_AFTER:
+            optimize(store)
+        store.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
     return counts
 
 
@@ -174,15 +179,9 @@ class _Batch:
         self.now = _now()
         self.keys: dict[tuple[str, str], tuple[int, str]] = {}  # (column, arXiv id or DOI) -> paper
         self.refs: dict[int, tuple[PaperInput, tuple[str | None, str | None]]] = {}  # id(row) -> (row, its keys)
-        # Numbers are handed out here, so that new papers can be inserted in bulk; AUTOINCREMENT's
-        # sqlite_sequence follows explicit numbers, so none is ever handed out twice.
-        self.next_number = (
-            1
-            + db.execute(
-                "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'papers'), 0), "
-                "coalesce((SELECT max(number) FROM papers), 0))"
-            ).fetchone()[0]
-        )
+        # Numbers are handed out here, so that new papers can be inserted in bulk; none is ever handed
+        # out twice (engine.numbers_given).
+        self.next_number = 1 + engine.highest_paper_number(db)
 
     def existing(self, papers: list[PaperInput]) -> dict[str, tuple]:
         """The stored rows of the papers in `papers` that have an id, by id."""
@@ -255,7 +254,9 @@ class _Batch:
         tag_id = self.tag_ids.get(name)
         if tag_id is None:
             row = self.db.execute("SELECT id FROM tags WHERE name = ?", [name]).fetchone()
-            tag_id = row[0] if row else self.db.execute("INSERT INTO tags (name) VALUES (?)", [name]).lastrowid
+            if row is None:
+                row = self.db.execute("INSERT INTO tags (name) VALUES (?) RETURNING id", [name]).fetchone()
+            tag_id = row[0]
             self.tag_ids[name] = tag_id
         return tag_id
 
@@ -299,11 +300,13 @@ class _Batch:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows["papers"],
         )
-        conn.executemany("INSERT OR IGNORE INTO paper_tags (tag, paper) VALUES (?, ?)", rows["paper_tags"])
+        if rows["papers"]:
+            engine.numbers_given(self.db, max(row[0] for row in rows["papers"]))
+        conn.executemany("INSERT INTO paper_tags (tag, paper) VALUES (?, ?) ON CONFLICT DO NOTHING", rows["paper_tags"])
         conn.executemany("INSERT INTO paper_search (rowid, title, summary, tags) VALUES (?, ?, ?, ?)", rows["search"])
         conn.executemany("INSERT INTO paper_titles (rowid, text) VALUES (?, ?)", rows["titles"])
         conn.executemany("INSERT INTO paper_tag_words (rowid, text) VALUES (?, ?)", rows["tag_words"])
-        conn.executemany("INSERT OR IGNORE INTO search_vocab (term) VALUES (?)", rows["vocab"])
+        conn.executemany("INSERT INTO search_vocab (term) VALUES (?) ON CONFLICT DO NOTHING", rows["vocab"])
         conn.executemany(
             "UPDATE tags SET papers = papers + ? WHERE id = ?", [(n, tag_id) for tag_id, n in self.counts.items() if n]
         )

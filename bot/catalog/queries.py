@@ -57,7 +57,8 @@ from bot.catalog.papers import (  # noqa: F401  (re-exported: other modules impo
     validate,
 )
 from bot.catalog.search_index import MERGING, SEARCH_TABLES, merging_left_off, set_merging
-from bot.store.connection import Store
+from bot.store import engine
+from bot.store.connection import Store, set_meta
 
 log = logging.getLogger(__name__)
 
@@ -324,7 +325,7 @@ def add(store: Store, paper: PaperInput) -> Paper:
     with store.write() as db:
         if paper.id is not None and db.execute("SELECT 1 FROM papers WHERE id = ?", [paper.id]).fetchone():
             raise InvalidPaper("id", f"there is already a paper with id {paper.id}")
-        same = db.execute("SELECT number FROM papers WHERE title = ? COLLATE NOCASE", [paper.title]).fetchone()
+        same = db.execute("SELECT number FROM papers WHERE lower(title) = lower(?)", [paper.title]).fetchone()
         if same is not None:
             raise InvalidPaper("title", f"#{same[0]} already has this title")
         number = add_new(db, paper)
@@ -363,7 +364,7 @@ def edit(
             check(now)
         if changes.title is not None:
             same = db.execute(
-                "SELECT number FROM papers WHERE title = ? COLLATE NOCASE AND number != ?",
+                "SELECT number FROM papers WHERE lower(title) = lower(?) AND number != ?",
                 [changes.title, paper.number],
             ).fetchone()
             if same is not None:
@@ -430,6 +431,12 @@ def _use(db, paper: Paper) -> str | None:
 
 def _references(db) -> list[tuple[str, str]]:
     """(table, column) of every foreign key to papers that does not delete with the paper."""
+    if engine.is_postgres(db):
+        return db.execute(
+            "SELECT cl.relname, a.attname FROM pg_constraint c JOIN pg_class cl ON cl.oid = c.conrelid "
+            "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = ANY (c.conkey) "
+            "WHERE c.contype = 'f' AND c.confrelid = 'papers'::regclass AND c.confdeltype <> 'c'"
+        ).fetchall()
     found = []
     for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
         for row in db.execute(f'PRAGMA foreign_key_list("{table}")').fetchall():
@@ -455,7 +462,12 @@ def open_store(path: str | Path, *, seed: Path | None = SEED_FILE, writes: bool 
 
     Raises store.NotADatabase for a file that is there but no paperbot database.
     """
-    store = Store(path, create=lambda new: _first_papers(new, seed), writes=writes)
+    if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+        from bot.store.postgres import PgStore  # noqa: PLC0415 - psycopg is loaded only for PostgreSQL
+
+        store: Store = PgStore(path, create=lambda new: _first_papers(new, seed), writes=writes)
+    else:
+        store = Store(path, create=lambda new: _first_papers(new, seed), writes=writes)
     try:
         _settle(store, seed)
     except BaseException:
@@ -468,8 +480,8 @@ def _first_papers(store: Store, seed: Path | None) -> None:
     """Fill a new database with the papers of `seed`, and mark it seeded (so never again)."""
     with store.write() as db:
         count = _seed(store, seed)
-        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
-        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded_digest', ?)", [starting.digest(db)])
+        set_meta(db, "seeded", str(count))
+        set_meta(db, "seeded_digest", starting.digest(db))
 
 
 def _settle(store: Store, seed: Path | None) -> None:
@@ -485,7 +497,7 @@ def _settle(store: Store, seed: Path | None) -> None:
             empty = db.execute("SELECT count(*) FROM papers").fetchone()[0] == 0
             count = _seed(store, seed) if empty else 0
             db.execute("INSERT INTO meta (key, value) VALUES ('seeded', ?)", [str(count)])
-            db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded_digest', ?)", [starting.digest(db)])
+            set_meta(db, "seeded_digest", starting.digest(db))
         if merging_left_off(db):
             set_merging(db, MERGING)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sqlite_utils
 
+from bot.store import engine
+
 SEARCH_TABLES = ("paper_titles", "paper_tag_words", "paper_search")
 #: As FTS5 merges by default, and not at all while a big import writes (its end merges each index
 #: once, see importing.optimize).
@@ -24,4 +26,6 @@ def set_merging(db: sqlite_utils.Database, settings: dict[str, int]) -> None:
 
 def merging_left_off(db: sqlite_utils.Database) -> bool:
     """Did an import that was killed leave merging off? Searches slow down as segments pile up."""
+    if engine.is_postgres(db):  # GIN indexes have no segments to merge
+        return False
     return db.execute("SELECT v FROM paper_search_config WHERE k = 'automerge'").fetchone() == (0,)

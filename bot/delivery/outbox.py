@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from bot.store import engine
 from bot.store.connection import Store
 from bot.store.liveness import OWNER, hold, owner_is_dead
 
@@ -110,15 +111,23 @@ def _item(r) -> Item:
     return Item(r[0], ItemKind(r[1]), payload, r[3], r[7], tried, unit)
 
 
+_LOOK_SQLITE = (
+    "SELECT id, kind, attempts, owner, lease_until, next_try, created_at, json_extract(payload, '$.unit'), "
+    "json_extract(payload, '$.channel'), json_extract(payload, '$.change.by'), "
+    "json_extract(payload, '$.change.week') FROM outbox ORDER BY id"
+)
+_LOOK_PG = (
+    "SELECT id, kind, attempts, owner, lease_until, next_try, created_at, (payload::json -> 'unit')::text, "
+    "payload::json ->> 'channel', payload::json #>> '{change,by}', payload::json #>> '{change,week}' "
+    "FROM outbox ORDER BY id"
+)
+
+
 def _look(store: Store, now: float, plan: Planner) -> tuple[list[int], list[tuple[int, ...]], float | None]:
     """The post updates due, the announcement messages to send now (by `plan`), and when the next
     row that waits is due. Reads every row, but none whole: it runs at every wake of the sender."""
     refreshes, waiting, blocked, later = [], [], False, []
-    rows = store.db.execute(
-        "SELECT id, kind, attempts, owner, lease_until, next_try, created_at, json_extract(payload, '$.unit'), "
-        "json_extract(payload, '$.channel'), json_extract(payload, '$.change.by'), "
-        "json_extract(payload, '$.change.week') FROM outbox ORDER BY id"
-    ).fetchall()
+    rows = store.db.execute(_LOOK_PG if engine.is_postgres(store) else _LOOK_SQLITE).fetchall()
     for id_, kind, attempts, owner, lease_until, next_try, created_at, unit, *change in rows:
         # Free, or leased by a process of this host that is gone (killed mid-send): no need to wait out its lease.
         free = lease_until < now or (owner != OWNER and owner_is_dead(store, owner))

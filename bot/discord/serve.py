@@ -24,6 +24,7 @@ from bot.discord.events import MeetingEvents, discord_groups
 from bot.discord.gateway import Gateway
 from bot.discord.settings import DiscordSettings
 from bot.runtime import scheduler
+from bot.settings import shown
 from bot.store.connection import Store
 from bot.web import feeds, http_door
 from bot.web.http_door import Refused, StartError, arrival, refuse
@@ -117,7 +118,7 @@ def serve_gateway(bot: DiscordBot, settings: DiscordSettings, stop: threading.Ev
         bot.later(bot.check_channel)
         log.info(
             "serving Discord interactions over the Gateway; database %s, weekly post to %s at %r in %s",
-            settings.db_path,
+            shown(settings.db_path),
             settings.channel,
             settings.schedule.expr,
             settings.timezone.key,
@@ -160,7 +161,7 @@ def run(settings: DiscordSettings, store: Store, stop: threading.Event) -> int:
             "serving Discord interactions on http://0.0.0.0:%s%s; database %s, weekly post to %s at %r in %s",
             settings.port,
             INTERACTIONS_PATH,
-            settings.db_path,
+            shown(settings.db_path),
             settings.channel,
             settings.schedule.expr,
             settings.timezone.key,

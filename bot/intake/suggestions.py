@@ -84,12 +84,11 @@ def add(store: Store, member: str, found: Found, platform: str = "") -> tuple[Su
             return first, False
         inserted = db.execute(
             "INSERT INTO suggestions (suggested_by, platform, title, authors, year, summary, url, arxiv_id, doi, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [member, platform, fields["title"], fields["authors"], found.year, found.summary[:6000], found.url]
             + [arxiv_id, doi, _now()],
-        )
-        assert inserted.lastrowid is not None  # an INSERT's row
-        made = _one(db, inserted.lastrowid)
+        ).fetchone()
+        made = _one(db, inserted[0])
     assert made is not None
     return made, True
 
@@ -124,7 +123,7 @@ def accept(store: Store, number: int, by: str) -> tuple[Paper, Suggestion]:
         s = _open(db, number)
         existing = paper_links.known(store, url=s.url)
         if existing is None:
-            row = db.execute("SELECT number FROM papers WHERE title = ? COLLATE NOCASE", [s.title]).fetchone()
+            row = db.execute("SELECT number FROM papers WHERE lower(title) = lower(?)", [s.title]).fetchone()
             existing = catalog.by_number(store, row[0]) if row else None
         if existing is not None:
             paper_number = existing.number

@@ -24,7 +24,7 @@ from bot.calendar import Week
 from bot.delivery import outbox
 from bot.runtime import scheduler
 from bot.schedule import groups
-from bot.settings import PlatformSettings
+from bot.settings import PlatformSettings, shown
 from bot.store.connection import Store
 from bot.web import feeds, http_door
 from bot.web.http_door import Refused, refuse
@@ -136,7 +136,7 @@ def run(parts: Sequence[Any], settings: PlatformSettings, store: Store, stop: th
             "serving %s on http://0.0.0.0:%s; database %s, group 1's weekly post to %s at %r in %s",
             ", ".join(p.serving() for p in parts),
             settings.port,
-            settings.db_path,
+            shown(settings.db_path),
             settings.channel,
             settings.schedule.expr,
             settings.timezone.key,

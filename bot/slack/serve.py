@@ -23,6 +23,7 @@ from bot.delivery import outbox
 from bot.delivery.answer_time import arrived_at
 from bot.delivery.sending import Rejected
 from bot.runtime import scheduler
+from bot.settings import shown
 from bot.slack.app import SlackBot, build_app
 from bot.slack.door import SlackDoor
 from bot.slack.settings import SlackSettings
@@ -302,7 +303,7 @@ def _what_runs(settings: SlackSettings) -> str:
     """The settings an operator checks first, in the line that says the bot is up."""
     focus = f", papers tagged {settings.focus_tag}" if settings.focus_tag else ""
     return (
-        f"database {settings.db_path}, weekly post to {settings.channel} at {settings.schedule.expr!r} "
+        f"database {shown(settings.db_path)}, weekly post to {settings.channel} at {settings.schedule.expr!r} "
         f"in {settings.timezone.key}{focus}, meeting {settings.meeting}, reminders {settings.remind_days} days before"
     )
 

@@ -222,6 +222,8 @@ def _begin_immediate(conn: sqlite3.Connection, answer_by: float | None = None) -
 class Store:
     """One SQLite file, one connection per thread."""
 
+    engine = "sqlite"
+
     def __init__(
         self,
         path: str | Path,
@@ -366,10 +368,7 @@ class Store:
                 if self._writes:
                     # A real write, so that a file this process can read but not write (read-only, on a
                     # read-only mount) stops it here, named, and not at the first sign-up.
-                    db.execute(
-                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('opened_at', ?)",
-                        [datetime.now(UTC).isoformat(timespec="seconds")],
-                    )
+                    set_meta(db, "opened_at", datetime.now(UTC).isoformat(timespec="seconds"))
         except sqlite3.DatabaseError as e:
             if not isinstance(e, DiskFull) and is_disk_full(e, self.path):
                 raise _disk_full(e) from e
@@ -392,6 +391,14 @@ class Store:
                 if "locked" not in str(e) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.02)
+
+
+def set_meta(db: sqlite_utils.Database, key: str, value: str) -> None:
+    """Keep `value` under `key` in the meta table (either engine)."""
+    db.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )
 
 
 def _damaged(error: sqlite3.DatabaseError) -> bool:

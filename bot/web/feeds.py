@@ -87,7 +87,7 @@ def _secret(store: Store, kind: str, owner) -> str:
         return row[0]
     with store.write() as db:
         db.execute(
-            f"INSERT OR IGNORE INTO {table} ({column}, secret, made_at) VALUES (?, ?, ?)",
+            f"INSERT INTO {table} ({column}, secret, made_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             [owner, secrets.token_urlsafe(SECRET_BYTES), _now()],
         )
         return db.execute(f"SELECT secret FROM {table} WHERE {column} = ?", [owner]).fetchone()[0]

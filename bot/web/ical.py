@@ -150,8 +150,8 @@ def meetings(
             if before is None:
                 sequence, when, last_presenter = 0, changed_at, presenter
                 db.execute(
-                    "INSERT OR IGNORE INTO calendar_weeks "
-                    "(group_id, week, fingerprint, sequence, changed_at, presenter) VALUES (?, ?, ?, 0, ?, ?)",
+                    "INSERT INTO calendar_weeks (group_id, week, fingerprint, sequence, changed_at, presenter) "
+                    "VALUES (?, ?, ?, 0, ?, ?) ON CONFLICT DO NOTHING",
                     [group_id, week.key, fingerprint, changed_at.isoformat(), presenter],
                 )
             elif before[0] != fingerprint:
