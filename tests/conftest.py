@@ -15,23 +15,42 @@ import pytest
 from bot.catalog.queries import open_store
 from bot.store.connection import Store
 from tests.support.clock import Clock
+from tests.support.databases import ON_POSTGRES, database_for
 from tests.support.slack_group import CHANNEL, settings_for
 from tests.support.slack_harness import SlackHarness
 from tests.support.slack_standin import SlackStandin
 
 
+def pytest_collection_modifyitems(config, items):
+    """On PostgreSQL (PAPERBOT_TEST_ENGINE=postgresql), the tests of SQLite's own file are skipped."""
+    if ON_POSTGRES:
+        skip = pytest.mark.skip(reason="about SQLite's file; this run is on PostgreSQL")
+        for item in items:
+            if "sqlite_only" in item.keywords:
+                item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
-def seeded_file(tmp_path_factory) -> Path:
-    """A database as first use leaves it, made once a session: a copy costs far less than seeding."""
-    path = tmp_path_factory.mktemp("template") / "paperbot.db"
+def seeded_file(tmp_path_factory) -> Path | str:
+    """A database as first use leaves it, made once a session: a copy costs far less than seeding
+    (on PostgreSQL, a template database that each test's is made from)."""
+    folder = tmp_path_factory.mktemp("template")
+    if ON_POSTGRES:
+        url = database_for(folder)
+        open_store(url).close()
+        return url.split("@/", 1)[1].split("?")[0]  # the database's name
+    path = folder / "paperbot.db"
     open_store(path).close()
     return path
 
 
 @pytest.fixture
 def store(tmp_path, seeded_file) -> Store:
-    shutil.copyfile(seeded_file, tmp_path / "paperbot.db")
-    s = open_store(tmp_path / "paperbot.db")
+    if ON_POSTGRES:
+        s = open_store(database_for(tmp_path, template=str(seeded_file)))
+    else:
+        shutil.copyfile(seeded_file, tmp_path / "paperbot.db")
+        s = open_store(tmp_path / "paperbot.db")
     yield s
     s.close()
 

@@ -6,6 +6,7 @@ import pytest
 
 from bot.discord.app import DiscordBot
 from bot.discord.settings import DiscordSettings
+from tests.support.databases import database_for
 from tests.support.discord_group import ADMIN, CHANNEL, MEMBER, SHY, seeded_store
 from tests.support.discord_standin import APP_ID, PUBLIC_KEY, TOKEN, DiscordStandin
 
@@ -25,7 +26,7 @@ def make_bot(tmp_path, discord):
             "DISCORD_TOKEN": TOKEN,
             "DISCORD_PUBLIC_KEY": PUBLIC_KEY,
             "DISCORD_API_URL": discord.api_url,
-            "PAPERBOT_DB": str(tmp_path / "paperbot.db"),
+            "PAPERBOT_DB": database_for(tmp_path),
             "PAPERBOT_CHANNEL": CHANNEL,
             "PAPERBOT_TIMEZONE": "Europe/Berlin",
             "PAPERBOT_MEETING": "thu 16:00",

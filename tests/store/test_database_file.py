@@ -13,6 +13,9 @@ from bot import cli
 from bot.catalog import queries as catalog
 from bot.store.connection import NotADatabase, Store
 
+#: About SQLite's file itself: PostgreSQL's counterparts are in tests/store/test_postgres.py.
+pytestmark = pytest.mark.sqlite_only
+
 VERBS = [
     ["console"],
     ["run"],

@@ -20,6 +20,9 @@ from bot import cli
 from bot.catalog import queries as catalog
 from tests.support.clock import at
 
+#: About SQLite's file itself: PostgreSQL's counterparts are in tests/store/test_postgres.py.
+pytestmark = pytest.mark.sqlite_only
+
 FULL = "disk"
 
 

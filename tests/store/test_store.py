@@ -104,6 +104,7 @@ def test_many_threads_opening_a_new_file_at_once(tmp_path):
     store.close()
 
 
+@pytest.mark.sqlite_only
 def test_wal_mode_and_one_connection_per_thread(store):
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     seen = {}
@@ -138,6 +139,7 @@ def merging(store: Store) -> list[tuple]:
     ]
 
 
+@pytest.mark.sqlite_only
 def test_an_import_defers_index_merging_and_always_turns_it_back_on(store):
     seen: list = []
     rows = (catalog.PaperInput(id=f"bulk-{i}", title=f"Bulk {i}", summary="数据并行") for i in range(2500))
@@ -162,6 +164,7 @@ def test_an_import_defers_index_merging_and_always_turns_it_back_on(store):
     assert merging(store) == [[("automerge", 4), ("crisismerge", 16)]] * 3
 
 
+@pytest.mark.sqlite_only
 def test_a_big_import_leaves_each_search_index_in_one_piece(store):
     """Merged a step at a time (so that sign-ups get the write lock between steps), but all the way."""
     rows = [

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+from tests.support.databases import database_for
 from tests.support.discord_group import ADMIN, CHANNEL
 from tests.support.discord_standin import GUILD, PUBLIC_KEY, TOKEN, DiscordStandin, sign
 
@@ -31,7 +32,7 @@ def env_for(tmp_path, discord: DiscordStandin, **extra: str) -> dict[str, str]:
         "DISCORD_PUBLIC_KEY": PUBLIC_KEY,
         "DISCORD_API_URL": discord.api_url,
         "DISCORD_GUILD": GUILD,
-        "PAPERBOT_DB": str(tmp_path / "paperbot.db"),
+        "PAPERBOT_DB": database_for(tmp_path),
         "PAPERBOT_CHANNEL": CHANNEL,
         "PAPERBOT_TIMEZONE": "Europe/Berlin",
         "PAPERBOT_SCHEDULE": "0 9 * * mon",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bot import cli
 from bot.slack.settings import SlackSettings
+from tests.support.databases import database_for
 
 SECRET = "test-signing-secret"
 CHANNEL = "C0PAPERS"
@@ -20,7 +21,7 @@ def group_settings(tmp_path: Path, api_url: str) -> dict[str, str]:
         "SLACK_BOT_TOKEN": "xoxb-test",
         "SLACK_SIGNING_SECRET": SECRET,
         "SLACK_API_URL": api_url,
-        "PAPERBOT_DB": str(tmp_path / "paperbot.db"),
+        "PAPERBOT_DB": database_for(tmp_path),
         "PAPERBOT_CHANNEL": CHANNEL,
         "PAPERBOT_TIMEZONE": "Europe/Berlin",
         "PAPERBOT_SCHEDULE": "0 9 * * mon",

@@ -1,0 +1,59 @@
+"""The database a test runs on: a SQLite file in its folder, or, with PAPERBOT_TEST_ENGINE=postgresql,
+a database of its own on a PostgreSQL server that this test process started (tests/support/postgres.py).
+
+    PAPERBOT_DB = database_for(tmp_path)       # the same answer for the same folder
+
+CI runs the store, delivery, scheduler, groups and process tests a second time on PostgreSQL; a test
+that is about SQLite's file itself is marked `sqlite_only` and skipped there.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+from tests.support.postgres import Server
+
+ENGINE = os.environ.get("PAPERBOT_TEST_ENGINE", "sqlite")
+ON_POSTGRES = ENGINE == "postgresql"
+
+_server: Server | None = None
+_made: dict[str, str] = {}
+_lock = threading.Lock()
+
+
+def server() -> Server:
+    """This test process's PostgreSQL server, started at first use and stopped at exit."""
+    global _server
+    with _lock:
+        if _server is None:
+            folder = Path(tempfile.mkdtemp(prefix="paperbot-pg-"))
+            _server = Server.start(folder)
+            atexit.register(_server.stop)
+        return _server
+
+
+def database_for(folder: Path, *, template: str | None = None) -> str:
+    """PAPERBOT_DB for a test whose files are in `folder`: its SQLite file, or its own PostgreSQL
+    database (empty, or a copy of `template`'s), made at the first ask."""
+    if not ON_POSTGRES:
+        return str(folder / "paperbot.db")
+    key = str(folder)
+    with _lock:
+        known = _made.get(key)
+    if known is not None:
+        return known
+    import psycopg  # noqa: PLC0415 - only on PostgreSQL
+
+    pg = server()
+    name = "t" + hashlib.sha1(key.encode()).hexdigest()[:16]
+    with psycopg.connect(pg.url(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    url = pg.url(name)
+    with _lock:
+        _made[key] = url
+    return url
