@@ -285,7 +285,7 @@ class DiscordBot:
                 if weekly:
                     line = commands.post_button(ctx, line)
                 answer = commands.run(ctx, line)
-            if answer.change is not None:
+            if answer.wakes_outbox:
                 self.wake_outbox()
             if isinstance(answer.reply, EditForm):
                 return {MODAL: render.edit_form(answer.reply.paper), "message": render.message(answer.reply)}
