@@ -53,7 +53,7 @@ def going(ctx: Context, date: str | None) -> Answer:
     VERBS,
     "cantgo",
     "you will not come to the coming meeting (again: take it back)",
-    "cantgo 2026-12-10",
+    "cantgo next",
     Arg("date", DATE, MEETING_ABOUT, optional=True),
     scope=Scope.WHERE,
     reference="you will not come to a meeting (again: take it back)",

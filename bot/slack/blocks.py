@@ -34,17 +34,8 @@ from bot.chat.replies import (
     WeekCard,
 )
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
-from bot.schedule.rows import (
-    Reminder,
-    SkippedWeek,
-    TalkLinks,
-    TalkWeek,
-    WeeklyPost,
-    by_month,
-    given_text,
-    slot_text,
-    talk_text,
-)
+from bot.schedule import rows
+from bot.schedule.rows import Reminder, SkippedWeek, TalkLinks, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
 
 MAX_BLOCKS = 50
 #: Tags one reply lists: a few sections of them, well within MAX_BLOCKS even for 50-character tags.
@@ -372,8 +363,8 @@ def _(reply: Schedule) -> dict:
 def _(reply: PastTalks) -> dict:
     lines, fallback = ["*Talks given*, newest first"], ["Talks given, newest first"]
     for talk in reply.talks:
-        lines.append(mrkdwn(given_text(talk)) + (f"\n{_links(talk.links)}" if talk.links else ""))
-        fallback.append(plain(given_text(talk)) + "".join(f" {escape(url)}" for url in talk.links))
+        lines.append(mrkdwn(rows.given_text(talk)) + (f"\n{_links(talk.links)}" if talk.links else ""))
+        fallback.append(plain(rows.given_text(talk)) + "".join(f" {escape(url)}" for url in talk.links))
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
@@ -508,12 +499,7 @@ def weekly_post(post: WeeklyPost) -> dict:
         fallback += f" Meeting {_plain_date(post.meeting)}. {plain(note)}"
     if post.attendance_buttons:  # who comes: the count, and a button each way
         blocks.append(context(mrkdwn(post.counts())))
-        blocks.append(
-            {
-                "type": "actions",
-                "elements": [button(b, f"{RUN}:{b.command.split()[0]}") for b in post.attendance_buttons],
-            }
-        )
+        blocks.append(actions(post.attendance_buttons))
         fallback += f" {plain(post.counts())}."
     if post.last_week is not None and (last := _last_week(post.last_week)):
         blocks.append(context(last))
