@@ -16,6 +16,9 @@ before the event is asked for, so that a crash between Discord making it and pap
 id leaves a row without an id, which the next check matches to the server's events by the group
 and week its description names, as the weekly post is found again in the channel's history. Each
 check lists the server's events once, for every group.
+
+Who is Interested in an event counts as going to its meeting (bot.schedule.attendance): read again
+at a check when the event's user count differs from what is kept, and the week's post brought up to date.
 """
 
 from __future__ import annotations
