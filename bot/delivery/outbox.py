@@ -110,7 +110,7 @@ def hold_refresh(db, payload: dict, quiet: float, longest: float) -> None:
     body = json.dumps(payload, ensure_ascii=False)
     row = db.execute(
         "SELECT id, next_try, created_at FROM outbox WHERE kind = ? AND payload = ? AND owner IS NULL AND attempts = 0 "
-        "ORDER BY id LIMIT 1",
+        "AND last_error IS NULL ORDER BY id LIMIT 1",  # never tried nor put off (a rate limit): only held
         [str(ItemKind.REFRESH), body],
     ).fetchone()
     if row is None:  # none waiting (one being sent may have planned before this change: a new one)
