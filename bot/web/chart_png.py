@@ -95,7 +95,7 @@ def png(charts: list[Chart]) -> bytes:
     width = 2 * WIDTH + 3 * GAP
     height = sum(heights) + GAP * (len(rows) + 1)
     image = Image.new("RGB", (int(width * SCALE), int(height * SCALE)), PAPER)
-    top = GAP
+    top: float = GAP
     for row, row_height in zip(rows, heights, strict=True):
         for i, drawing in enumerate(row):
             _draw(image, drawing, GAP + i * (WIDTH + GAP), top)
