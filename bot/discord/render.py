@@ -411,15 +411,15 @@ def _(reply: PastTalks) -> dict:
     return _body(content, embeds, rows(reply.pager, PAGE))
 
 
-#: The history's picture, attached to the `stats` answer (bot/discord/app.py) and shown in its embed.
+#: The history's picture, attached to the `stats` answer (bot/discord/app.py) as its embed's image.
 STATS_PNG = "stats.png"
 
 
 @message.register
 def _(reply: Stats) -> dict:
-    """The history in words, in an embed that shows the picture attached beside it (when one is)."""
+    """The history in words, in an embed; its picture is attached as the embed's image (bot/discord/app.py)."""
     embed = {"title": "The group's history", "description": markdown(reply.summary)[:MAX_DESCRIPTION]}
-    return _body("", [{**embed, "color": COLOUR, "image": {"url": f"attachment://{STATS_PNG}"}}])
+    return _body("", [{**embed, "color": COLOUR}])
 
 
 @message.register

@@ -28,7 +28,7 @@ RULE = "#8888"
 FONT_SIZE = 13
 #: The widest a label is drawn, in ems: a longer name or tag is cut with an ellipsis.
 LABEL_EMS = 14.0
-WIDTH = 420
+WIDTH = 340
 
 
 @dataclass(frozen=True)

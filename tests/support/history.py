@@ -16,7 +16,7 @@ TAGS = {"llm": (1, 2, 3, 6), "moe": (4, 5, 6)}
 #: Members going to the talks given, by week before `now`'s (one more said they would not, two weeks ago).
 GOING = {-2: 3, -4: 2, -6: 4}
 #: Names as the platform shows them: one Chinese, one that looks like markup.
-NAMES = {"U1": "Ada <Lovelace>", "U2": "Grace Hopper", "U3": "李华"}
+NAMES = {"U1": "Grace <Hopper>", "U2": "Ada Lovelace", "U3": "李华"}
 
 
 def seed_history(store, calendar: MeetingCalendar, now: datetime) -> None:
@@ -47,4 +47,7 @@ def seed_history(store, calendar: MeetingCalendar, now: datetime) -> None:
             [group, this.plus(-2).key],
         )
         for member, name in NAMES.items():
-            db.execute("INSERT INTO member_names (member, name, asked_at) VALUES (?, ?, 4e9)", [member, name])
+            db.execute(
+                "INSERT INTO member_names (member, name, asked_at) VALUES (?, ?, 4e9) ON CONFLICT (member) DO NOTHING",
+                [member, name],
+            )
