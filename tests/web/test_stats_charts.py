@@ -13,6 +13,7 @@ from PIL import Image
 from bot.schedule import history
 from bot.web import chart_png, charts, feeds, site
 from tests.support.history import NAMES, seed_history
+from tests.support.repo import ROOT
 from tests.support.slack_group import settings_for
 
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
@@ -82,3 +83,9 @@ def test_the_png_draws_the_same_charts(tmp_path, store):
     assert image.format == "PNG" and image.width >= 1400 and image.height > 600
     blue = tuple(int(charts.BAR[i : i + 2], 16) for i in (1, 3, 5))
     assert sum(n for n, colour in image.getcolors(1 << 20) if colour == blue) > 10_000, "its bars are drawn"
+
+
+def test_the_docker_image_has_a_font_the_picture_finds_for_chinese_names():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "fonts-wqy-microhei" in dockerfile
+    assert "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc" in chart_png.FONTS  # where Debian's package puts it
