@@ -29,6 +29,7 @@ from bot.chat.replies import (
     PaperList,
     PastTalks,
     Schedule,
+    Stats,
     SuggestionList,
     TagCounts,
     WeekCard,
@@ -374,6 +375,13 @@ def _(reply: PastTalks) -> dict:
 
 
 @message.register
+def _(reply: Stats) -> dict:  # the history in words, and its picture where the bot serves one (a PNG)
+    body = message(Notice(reply.summary))
+    image = [{"type": "image", "image_url": reply.image_url, "alt_text": "The group's history in bar charts"}]
+    return {**body, "blocks": body["blocks"] + (image if reply.image_url else [])}
+
+
+@message.register
 def _(reply: Mine) -> dict:
     lines = ["*Your coming slots*"] + [mrkdwn(slot_text(s)) for s in reply.upcoming]
     if not reply.upcoming:
@@ -431,11 +439,8 @@ def _(reply: Help) -> dict:
 
 @message.register
 def _(reply: EditForm) -> dict:  # only reached when the form cannot be opened
-    p = reply.paper
-    again = f"{COMMAND} edit {p.number}"
-    return _message(
-        f"Use the form to edit #{p.number}: {again}", [section(f"Use the form to edit #{p.number}: `{again}`")]
-    )
+    said = f"Use the form to edit #{reply.paper.number}: `{COMMAND} edit {reply.paper.number}`"
+    return _message(said.replace("`", ""), [section(said)])
 
 
 @message.register
