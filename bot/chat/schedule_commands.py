@@ -101,6 +101,8 @@ def signup(ctx: Context, paper: str, date: str | None) -> Answer:
 def withdraw(ctx: Context, slot: str) -> Answer:
     change = signups.withdraw(ctx.store, ctx.group, ctx.now, ctx.member, slot, then=ctx.on_change)
     before = change.talk  # the talk given up
+    if change.opening and ctx.notify is not None:  # late: the members due first are told
+        ctx.notify()
     return Answer(
         Notice(text("You gave up ", When(before.meeting), " (", talk_paper(before), "). The week is open again.")),
         change,

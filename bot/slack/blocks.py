@@ -34,6 +34,7 @@ from bot.chat.replies import (
     WeekCard,
 )
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
+from bot.schedule.notes import Note
 from bot.schedule.rows import Reminder, SkippedWeek, TalkLinks, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
 
 MAX_BLOCKS = 50
@@ -49,6 +50,7 @@ BUTTON_LABEL = 75
 
 POST_EVENT = "paper_of_the_week"
 REMINDER_EVENT = "paper_reminder"
+NOTE_EVENT = "paperbot_note"  # a direct message sent once (bot/schedule/notes.py), by its delivery key
 ANNOUNCE_EVENT = "paperbot_announcement"  # a change to the schedule, in one line
 
 #: action_id prefixes: every button's value is a /paper command line.
@@ -541,8 +543,17 @@ def reminder(r: Reminder) -> dict:
     }
 
 
-def announcement(t: Text) -> dict:
-    return _message(plain(t), [section(mrkdwn(t)[:SECTION])])
+def note(n: Note) -> dict:
+    """A note to a member, marked with its key so that an attempt that reached Slack is found again."""
+    return {
+        **message(Notice(n.said, buttons=list(n.buttons))),
+        "metadata": {"event_type": NOTE_EVENT, "event_payload": {"key": n.key}},
+        "unfurl_links": False,
+    }
+
+
+def announcement(t: Text, buttons: list[Button] | None = None) -> dict:
+    return _message(plain(t), [section(mrkdwn(t)[:SECTION]), *([actions(buttons)] if buttons else [])])
 
 
 def home(view: Home) -> dict:

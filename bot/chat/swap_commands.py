@@ -1,0 +1,108 @@
+"""Presenters trading weeks (`swap`), and who is due to present next (`due`)."""
+
+from __future__ import annotations
+
+from bot.catalog import queries as catalog
+from bot.chat.context import Answer, Context, notice
+from bot.chat.registry import CHOICE, DATE, MEMBER, Arg, Scope, Verb, verb
+from bot.chat.replies import Notice
+from bot.rich_text import Mention, PaperRef, When, command_code, text
+from bot.schedule import openings, swaps
+
+VERBS: dict[str, Verb] = {}
+
+#: How many members `due` lists.
+DUE_SHOWN = 25
+
+
+@verb(
+    VERBS,
+    "swap",
+    "offer to trade weeks with another presenter",
+    "swap 2026-12-17 @ada",
+    # The member asked answers with the offer's buttons, which type `swap accept <date> <offerer>`.
+    Arg("decision", CHOICE, choices=("accept", "decline"), hidden=True, typed_only=True),
+    Arg("date", DATE, "the date of the other member's talk"),
+    Arg("user", MEMBER, "who presents that week", shown="<@member>"),
+    scope=Scope.WHERE,
+    reference="a presenter: offer to trade weeks with the member presenting on `<date>`, who gets Accept and "
+    "Decline buttons; on Accept both weeks change at once, and the channel hears it in one line",
+)
+def swap(ctx: Context, decision: str | None, date: str, user: str) -> Answer:
+    if decision is not None:
+        return _answer(ctx, decision, date, user)
+    offer = swaps.offer(ctx.store, ctx.group, ctx.now, ctx.member, date, user)
+    if ctx.notify is not None:
+        ctx.notify()
+    day = ctx.group.day_of(offer.to_week).isoformat()
+    return notice(
+        "You offered ",
+        Mention(user),
+        " your week of ",
+        When(ctx.group.meeting_of(offer.by_week)),
+        " for theirs of ",
+        When(ctx.group.meeting_of(offer.to_week)),
+        ". They get Accept and Decline buttons (or type ",
+        command_code(f"swap accept {day} {ctx.member.id}"),
+        "); you hear their answer.",
+    )
+
+
+def _answer(ctx: Context, decision: str, date: str, offerer: str) -> Answer:
+    offer, change = swaps.answer(ctx.store, ctx.group, ctx.now, ctx.member, decision, date, offerer, then=ctx.on_change)
+    by_meeting, to_meeting = ctx.group.meeting_of(offer.by_week), ctx.group.meeting_of(offer.to_week)
+    if change is None:
+        if ctx.tell is not None:
+            ctx.tell(offerer, text(Mention(ctx.member.id), " declined to swap weeks: you still present on ",
+                                   When(by_meeting), "."))  # fmt: skip
+        return notice("You declined ", Mention(offerer), "'s swap: you still present on ", When(to_meeting), ".")
+    if ctx.tell is not None:
+        ctx.tell(offerer, text(Mention(ctx.member.id), " accepted your swap: you present on ", When(to_meeting),
+                               " now. Your slots: ", command_code("mine")))  # fmt: skip
+    mine = catalog.by_number(ctx.store, offer.to_paper)
+    return Answer(
+        Notice(
+            text(
+                "Swapped: you present ",
+                *((PaperRef(mine),) if mine else ("your paper",)),
+                " on ",
+                When(by_meeting),
+                " now, and ",
+                Mention(offerer),
+                " on ",
+                When(to_meeting),
+                ".",
+            )
+        ),
+        change,
+    )
+
+
+@verb(
+    VERBS,
+    "due",
+    "who is due to present: longest since their last talk first",
+    "due",
+    scope=Scope.WHERE,
+    nothing_after=lambda typed: (": it lists the group's members, longest since their last talk first.",),
+    reference="the group's members by how long since their last talk (never presented first), among those who "
+    "took part (signed up, asked, voted, said going)",
+)
+def due(ctx: Context) -> Answer:
+    found = openings.due(ctx.store, ctx.group, ctx.now)
+    if not found:
+        return notice("Nobody has taken part yet: once members sign up, ask, vote or say going, they are listed.")
+    lines: list = ["Due to present, longest since their last talk first:"]
+    for i, d in enumerate(found[:DUE_SHOWN], 1):
+        lines += ["\n", f"{i}. ", Mention(d.member), ": "]
+        if d.last is None:
+            lines.append("never presented")
+        else:
+            weeks = (ctx.now - d.last).days // 7
+            ago = f" ({weeks} week{'s' if weeks != 1 else ''} ago)"
+            lines += ["last presented ", When(d.last, with_time=False), ago]
+        if d.coming is not None:
+            lines += ["; presents ", When(d.coming, with_time=False)]
+    if len(found) > DUE_SHOWN:
+        lines.append(f"\n…and {len(found) - DUE_SHOWN} more.")
+    return Answer(Notice(text(*lines)))
