@@ -25,8 +25,8 @@ DUE_SHOWN = 25
     Arg("date", DATE, "the date of the other member's talk"),
     Arg("user", MEMBER, "who presents that week", shown="<@member>"),
     scope=Scope.WHERE,
-    reference="a presenter: offer to trade weeks with the member presenting on `<date>`, who gets Accept and "
-    "Decline buttons; on Accept both weeks change at once, and the channel hears it in one line",
+    reference="a presenter: offer to trade weeks with whoever presents on `<date>`; they get Accept and Decline "
+    "buttons, and on Accept both weeks change at once",
 )
 def swap(ctx: Context, decision: str | None, date: str, user: str) -> Answer:
     if decision is not None:
@@ -85,8 +85,8 @@ def _answer(ctx: Context, decision: str, date: str, offerer: str) -> Answer:
     "due",
     scope=Scope.WHERE,
     nothing_after=lambda typed: (": it lists the group's members, longest since their last talk first.",),
-    reference="the group's members by how long since their last talk (never presented first), among those who "
-    "took part (signed up, asked, voted, said going)",
+    reference="who is due to present: the members who took part, never presented first, then longest since their "
+    "last talk",
 )
 def due(ctx: Context) -> Answer:
     found = openings.due(ctx.store, ctx.group, ctx.now)

@@ -34,7 +34,6 @@ from bot.chat.replies import (
     WeekCard,
 )
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
-from bot.schedule.notes import Note
 from bot.schedule.rows import Reminder, SkippedWeek, TalkLinks, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
 
 MAX_BLOCKS = 50
@@ -539,15 +538,6 @@ def reminder(r: Reminder) -> dict:
             "event_type": REMINDER_EVENT,
             "event_payload": {"week": r.week.key, "paper_id": r.paper.id, "presenter": r.presenter},
         },
-        "unfurl_links": False,
-    }
-
-
-def note(n: Note) -> dict:
-    """A note to a member, marked with its key so that an attempt that reached Slack is found again."""
-    return {
-        **message(Notice(n.said, buttons=list(n.buttons))),
-        "metadata": {"event_type": NOTE_EVENT, "event_payload": {"key": n.key}},
         "unfurl_links": False,
     }
 

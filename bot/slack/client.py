@@ -31,6 +31,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 from slack_sdk.webhook import WebhookClient
 
 from bot.announcing.sender import FOREIGN_CHANNEL
+from bot.chat.replies import Notice
 from bot.delivery.sending import Delivery, RateLimited, Rejected, Sent, Uncertain, Unreachable
 from bot.schedule.notes import Note
 from bot.schedule.rows import Reminder, WeeklyPost
@@ -169,8 +170,12 @@ class SlackTransport:
             return blocks.weekly_post(message)
         if isinstance(message, Reminder):
             return blocks.reminder(message)
-        if isinstance(message, Note):
-            return blocks.note(message)
+        if isinstance(message, Note):  # marked with its key, so that an attempt that reached Slack is found again
+            return {
+                **blocks.message(Notice(message.said, buttons=list(message.buttons))),
+                "metadata": {"event_type": blocks.NOTE_EVENT, "event_payload": {"key": message.key}},
+                "unfurl_links": False,
+            }
         raise TypeError(f"cannot send {type(message).__name__}")
 
     def send(self, delivery: Delivery, message: Any) -> Sent:
