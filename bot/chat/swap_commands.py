@@ -19,7 +19,7 @@ DUE_SHOWN = 25
     VERBS,
     "swap",
     "offer to trade weeks with another presenter",
-    "swap 2026-12-17 @ada",
+    "swap next @ada",
     # The member asked answers with the offer's buttons, which type `swap accept <date> <offerer>`.
     Arg("decision", CHOICE, choices=("accept", "decline"), hidden=True, typed_only=True),
     Arg("date", DATE, "the date of the other member's talk"),
