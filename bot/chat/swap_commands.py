@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from bot.catalog import queries as catalog
-from bot.chat.context import Answer, Context, notice
-from bot.chat.registry import CHOICE, DATE, MEMBER, Arg, Scope, Verb, verb
+from bot.chat.context import Answer, Context, in_group, notice
+from bot.chat.registry import CHOICE, DATE, MEMBER, Arg, Scope, Verb, no_group_here, verb
 from bot.chat.replies import Notice
 from bot.rich_text import Mention, PaperRef, When, command_code, text
-from bot.schedule import openings, swaps
+from bot.schedule import groups, openings, swaps
 
 VERBS: dict[str, Verb] = {}
 
@@ -24,11 +24,20 @@ DUE_SHOWN = 25
     Arg("decision", CHOICE, choices=("accept", "decline"), hidden=True, typed_only=True),
     Arg("date", DATE, "the date of the other member's talk"),
     Arg("user", MEMBER, "who presents that week", shown="<@member>"),
-    scope=Scope.WHERE,
+    # The group is found in the body: an answer comes from a direct message, and its offer knows its group.
+    scope=Scope.INSTALL,
     reference="a presenter: offer to trade weeks with whoever presents on `<date>`; they get Accept and Decline "
     "buttons, and on Accept both weeks change at once",
 )
 def swap(ctx: Context, decision: str | None, date: str, user: str) -> Answer:
+    gid = swaps.group_of(ctx.store, user, date) if decision is not None else None
+    group = groups.by_id(ctx.store, ctx.env_group, gid) if gid is not None else None
+    if group is None:
+        try:
+            group = groups.where(ctx.store, ctx.env_group, ctx.where)
+        except groups.NoGroupHere as e:
+            return no_group_here("swap", e.channels, ctx.platform)
+    ctx = in_group(ctx, group)
     if decision is not None:
         return _answer(ctx, decision, date, user)
     offer = swaps.offer(ctx.store, ctx.group, ctx.now, ctx.member, date, user)

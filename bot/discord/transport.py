@@ -108,25 +108,26 @@ class DiscordTransport:
         except Rejected as e:
             if e.code != NO_DMS:
                 raise
-            if isinstance(message, Note):  # a note is an offer or a call to one member: no one else answers it
-                log.warning("%s takes no direct messages from the bot: not told %s", delivery.dest, delivery.key)
-                return Sent("nowhere", f"no-dms:{delivery.dest}")
             # The member takes no DMs from the bot: the admins are told instead, and that is the
-            # reminder's delivery, so that they hear it once.
+            # delivery, so that they hear it once.
             self.tell_admins_instead(delivery, message)
             return Sent("admins", f"no-dms:{delivery.dest}")
         return Sent(channel, str(sent["id"]))
 
-    def tell_admins_instead(self, delivery: Delivery, message: Reminder) -> None:
-        text = (
-            f"⏰ {render.who(message.presenter)} presents {render.paper_ref(message.paper)} on "
-            f"**{render.when(message.meeting)}**, but takes no direct messages from me, so I could not remind them. "
-            "Could you?"
-        )
+    def tell_admins_instead(self, delivery: Delivery, message: Reminder | Note) -> None:
+        if isinstance(message, Note):  # a swap's offer or an open slot's call, its buttons left out
+            said = render.markdown(message.said)
+            text = f"{render.who(message.to)} takes no direct messages from me, so could not hear: {said}"
+        else:
+            text = (
+                f"⏰ {render.who(message.presenter)} presents {render.paper_ref(message.paper)} on "
+                f"**{render.when(message.meeting)}**, but takes no direct messages from me, so I could not remind "
+                "them. Could you?"
+            )
         told = 0
         for admin in sorted(self.admins):
             try:
-                body = {"content": text, "allowed_mentions": render.NOBODY}
+                body = {"content": render.cut(text, render.MAX_CONTENT), "allowed_mentions": render.NOBODY}
                 self.post(self.dm_channel(admin), body, f"nodm {delivery.key} {delivery.dest}")
                 told += 1
             except Rejected as e:

@@ -11,7 +11,7 @@ since (a withdrawal, an admin's assignment): a stale offer never applies. A `Ref
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.catalog import queries as catalog
@@ -53,6 +53,20 @@ def untold(store: Store) -> list[Offer]:
     """Offers whose direct message is not out yet (notes.send_due_in)."""
     rows = store.db.execute(f"SELECT {_COLUMNS} FROM swap_offers WHERE told = 0 ORDER BY id").fetchall()
     return [_offer(r) for r in rows]
+
+
+def group_of(store: Store, offerer: str, day: str) -> int | None:
+    """The group of `offerer`'s latest offer for the week of `day` (YYYY-MM-DD), whoever it was made to:
+    an answer comes from a direct message, which is in no group's channel."""
+    try:
+        week = Week.of(date.fromisoformat(day))
+    except ValueError:
+        return None
+    row = store.db.execute(
+        "SELECT group_id FROM swap_offers WHERE offered_by = ? AND to_week = ? ORDER BY id DESC LIMIT 1",
+        [offerer, week.key],
+    ).fetchone()
+    return row[0] if row else None
 
 
 def _week(group: MeetingCalendar, arg: str, now: datetime) -> tuple[Week, datetime]:

@@ -7,7 +7,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.announcing import sender as outbox_sender
-from tests.support.discord_group import ADMIN, CHANNEL, MEMBER, respond
+from tests.support.discord_group import ADMIN, CHANNEL, MEMBER, SHY, respond
 from tests.support.discord_standin import check_message, click, pings, slash
 
 TZ = ZoneInfo("Europe/Berlin")
@@ -40,3 +40,17 @@ def test_a_swap_offer_is_a_dm_with_buttons_and_accept_trades_the_weeks(make_bot,
     again = respond(bot, discord, click(accept["custom_id"], ADMIN, dm))["data"]
     assert "accepted this offer already" in again["content"]
     assert sum("swapped weeks" in m["content"] for m in discord.messages(CHANNEL)) == 1
+
+
+def test_an_offer_to_a_member_who_takes_no_dms_is_named_to_the_admins_once(make_bot, discord):
+    bot = make_bot()
+    week = bot.group.week_of(datetime.now(TZ)).plus(2)
+    first, second = week.monday.isoformat(), week.plus(1).monday.isoformat()
+    respond(bot, discord, slash("assign", ADMIN, user=MEMBER, paper="3", date=first))
+    respond(bot, discord, slash("assign", ADMIN, user=SHY, paper="4", date=second))
+    respond(bot, discord, slash("swap", MEMBER, date=second, user=SHY))
+    assert discord.wait_for(lambda d: bool(d.dm_channel(ADMIN) and d.messages(d.dm_channel(ADMIN))), 10)
+    bot.send_notes()  # the scheduler's check after it: told once
+    [told] = discord.messages(discord.dm_channel(ADMIN))
+    assert f"<@{SHY}> takes no direct messages" in told["content"] and "asks to swap weeks" in told["content"]
+    assert pings(told) == set()

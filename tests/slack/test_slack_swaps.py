@@ -189,3 +189,19 @@ def test_an_early_withdrawal_is_announced_as_before(h, clock):
     line = h.slack.messages(CHANNEL)[-1]
     assert html.unescape(line["text"]).startswith("🔓 ") and not buttons(line)
     assert all(h.slack.messages("D" + m) == [] for m in ("U2", "UADMIN", "UOWNER"))
+
+
+def test_an_offer_in_a_second_groups_channel_is_answered_from_the_direct_message(h):
+    from bot.chat import commands
+
+    h.command("group start", user="UADMIN", channel_id="C0OTHER")
+    h.command("signup 7 2026-12-10", user="U1", channel_id="C0OTHER")
+    h.command("signup 8 2026-12-17", user="U2", channel_id="C0OTHER")
+    assert "You offered" in blocks_text(h.command("swap 2026-12-17 <@U2>", user="U1", channel_id="C0OTHER"))
+    [offer] = h.slack.messages("DU2")
+    accept, _ = buttons(offer)
+    # Clicked in the direct message: no group's channel, two groups; the offer knows its own.
+    answer = commands.run(h.bot.context("U2", where="DU2"), accept["value"])
+    assert "Swapped" in html.unescape("".join(s if isinstance(s, str) else "" for s in answer.reply.text))
+    shown = html.unescape(blocks_text(h.command("schedule", user="U9", channel_id="C0OTHER")))
+    assert shown.index("<@U2>") < shown.index("<@U1>"), shown
