@@ -173,7 +173,7 @@ def announcement(change: Change) -> Text:
     if isinstance(before, TalkWeek):
         was = (" (", Mention(before.presenter), " was to present ", talk_paper(before), ")")
     if change.opening:  # late: little time is left to find someone, so the line asks for them
-        return text("🆘 ", day, " is open again, days before the meeting", *was, ": who steps in? ",
+        return text("🆘 ", day, " is open again at short notice", *was, ": who steps in? ",
                     command_code(_stand_in(change)), *by)  # fmt: skip
     return text(
         "🔓 ", day, " is open again", *was, ": ", command_code(f"signup <paper> {line.meeting.date().isoformat()}"), *by

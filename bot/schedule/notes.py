@@ -88,7 +88,7 @@ def opening_note(store: Store, group: MeetingCalendar, week: Week, paper: int | 
         When(group.meeting_of(week)),
         " any more",
         *((": the talk was to be ", PaperRef(found)) if found else ()),
-        ". You have not presented in a while: could you step in? ",
+        ". You are among the members due to present: could you step in? ",
         command_code(signup),
     )
     buttons = (Button("Sign up", signup, primary=True),) if found else ()
@@ -105,9 +105,11 @@ def send_due_in(store: Store, calendars: list[MeetingCalendar], transport: Trans
         if group is None:
             continue
 
-        def still_open(offer=offer) -> None:
+        def still_open(offer=offer, group=group) -> None:
             if swaps.by_id(store, offer.id).state != "open":
                 raise NoLongerWanted(f"swap offer {offer.id} was answered")
+            if min(group.meeting_of(offer.by_week), group.meeting_of(offer.to_week)) <= now:
+                raise NoLongerWanted(f"a meeting of swap offer {offer.id} has begun")
 
         result = _send(store, offer_note(store, group, offer), transport, still_open, **how)
         sent += result.status == "sent"

@@ -158,8 +158,9 @@ def test_a_late_withdrawal_opens_the_slot_loudly_once(h, clock):
     clock.set(at("2026-12-08 17:00"))  # two days before the meeting: inside PAPERBOT_REMIND_DAYS
     before = len(channel_lines(h.slack))
     body = slash_form("withdraw 2026-12-10", "U1", h.slack.response_url())
-    for _ in range(2):  # the request, and the same request again: refused the second time, nothing more
-        assert h.dispatch(body).status == 200
+    first, again = (h.dispatch(body) for _ in range(2))  # the request, and the same again: refused, nothing more
+    assert "members due to present are asked to step in" in html.unescape(first.body)
+    assert "Nobody presents in the week" in html.unescape(again.body)
     h.bot.send_notes()  # and the scheduler's check after it
     h.bot.drain()
     new = h.slack.messages(CHANNEL)[before:]
