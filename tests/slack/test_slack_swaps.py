@@ -206,3 +206,18 @@ def test_an_offer_in_a_second_groups_channel_is_answered_from_the_direct_message
     assert "Swapped" in html.unescape("".join(s if isinstance(s, str) else "" for s in answer.reply.text))
     shown = html.unescape(blocks_text(h.command("schedule", user="U9", channel_id="C0OTHER")))
     assert shown.index("<@U2>") < shown.index("<@U1>"), shown
+
+
+def test_an_offer_whose_process_stopped_before_its_dm_is_sent_by_the_next_check(h, clock):
+    from bot.runtime.scheduler import ScheduledChecks
+    from bot.schedule import swaps
+    from bot.schedule.signups import Member
+
+    h.command("signup 7 2026-12-10", user="U1")
+    h.command("signup 8 2026-12-17", user="U2")
+    swaps.offer(h.bot.store, h.bot.group, clock.now, Member("U1"), "2026-12-17", "U2")  # saved; the DM never went
+    ticker = ScheduledChecks(h.bot.store, h.bot.settings, h.bot.transport, clock=h.bot.clock)
+    ticker.check_reminders()
+    ticker.check_reminders()
+    [offer] = h.slack.messages("DU2")
+    assert [b["value"] for b in buttons(offer)][0] == "swap accept 2026-12-17 U1"
