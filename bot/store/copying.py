@@ -24,6 +24,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,10 +129,10 @@ def _pg_tables(raw: psycopg.Connection) -> dict[str, list[str]]:
 def _compare(theirs: dict[str, list[str]], ours: dict[str, list[str]]) -> None:
     """Refuse, naming it, a table or column that FROM and TO do not both have: copy cannot know
     where its rows would go (or where TO's would come from)."""
-    for table in sorted(theirs.keys() - ours.keys()):
-        raise CannotCopy(f"FROM has a table TO's schema lacks ({table}): copy does not know how to copy it")
-    for table in sorted(ours.keys() - theirs.keys()):
-        raise CannotCopy(f"TO's schema has a table FROM lacks ({table}): copy does not know how to fill it")
+    if only_theirs := sorted(theirs.keys() - ours.keys()):
+        raise CannotCopy(f"FROM has a table TO's schema lacks ({only_theirs[0]}): copy does not know how to copy it")
+    if only_ours := sorted(ours.keys() - theirs.keys()):
+        raise CannotCopy(f"TO's schema has a table FROM lacks ({only_ours[0]}): copy does not know how to fill it")
     for table in sorted(ours):
         odd = sorted(set(theirs[table]) ^ set(ours[table]))
         if odd:
@@ -143,14 +144,15 @@ def _compare(theirs: dict[str, list[str]], ours: dict[str, list[str]]) -> None:
 def _parents_first(tables: Iterable[str], parents: dict[str, set[str]]) -> list[str]:
     """The tables in an order that inserts each row after the rows it refers to; meta last, after
     SQLite's triggers have bumped its page version for every row before it (FROM's value wins)."""
-    pending, order = sorted(set(tables) - {"meta"}), list[str]()
+    names = set(tables)
+    pending, order = sorted(names - {"meta"}), list[str]()
     while pending:
         ready = [t for t in pending if parents.get(t, set()) - {t} <= set(order)]
         if not ready:
             raise CannotCopy(f"the foreign keys of {', '.join(pending)} go round in a circle: copy cannot order them")
         order += ready
         pending = [t for t in pending if t not in ready]
-    return [*order, "meta"]
+    return order + sorted(names & {"meta"})
 
 
 def _migrations_of(applied: set[str], show: str) -> None:
@@ -307,6 +309,21 @@ class _SqliteTarget:
     def execute(self, sql: str) -> None:
         self.conn.execute(sql)
 
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Rows poured in without the secondary indexes, made again after in one pass each, nor the
+        triggers: the rows are what triggers left in FROM already (meta's page version, which they
+        bump a row at a time, is copied last)."""
+        made = self.conn.execute(
+            "SELECT type, name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') AND sql IS NOT NULL "
+            "ORDER BY type, name"
+        ).fetchall()
+        for kind, name, _ in made:
+            self.conn.execute(f'DROP {kind.upper()} "{name}"')
+        yield
+        for _, _, sql in made:
+            self.conn.execute(sql)
+
     def load(self, table: str, columns: Sequence[str], src: Source) -> None:
         rows = iter(src.rows(table, columns))
         sql = f'INSERT INTO "{table}" ({_names(columns)}) VALUES ({", ".join("?" * len(columns))})'
@@ -355,6 +372,30 @@ class _PgTarget:
     def execute(self, sql: str) -> None:
         self.raw.execute(sql)
 
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Rows poured in without the foreign keys and the secondary indexes (the search's GIN among
+        them), which are made again after, each in one pass over its table, and the keys checked then."""
+        keys = self.raw.execute(
+            "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint "
+            "WHERE contype = 'f' AND connamespace = current_schema()::regnamespace ORDER BY conname"
+        ).fetchall()
+        indexes = self.raw.execute(
+            "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = current_schema()::regnamespace "
+            "AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid) ORDER BY 1"
+        ).fetchall()
+        for table, name, _ in keys:
+            self.raw.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
+        for index, _ in indexes:
+            self.raw.execute(f"DROP INDEX {index}")
+        yield
+        self.raw.execute("SET LOCAL maintenance_work_mem = '256MB'")
+        for _, definition in indexes:
+            self.raw.execute(definition)
+        for table, name, definition in keys:
+            self.raw.execute(f'ALTER TABLE {table} ADD CONSTRAINT "{name}" {definition}')
+
     def load(self, table: str, columns: Sequence[str], src: Source) -> None:
         with self.raw.cursor() as cur, cur.copy(f'COPY "{table}" ({_names(columns)}) FROM STDIN') as into:
             if isinstance(src, _PgSource):  # PostgreSQL to PostgreSQL: COPY's data as it comes
@@ -385,12 +426,13 @@ def _fill(src: Source, dst: Target, show: str) -> list[tuple[str, int]]:
     for table in reversed(order):  # the fresh schema's own rows (group 1, meta) make way for FROM's
         dst.execute(f'DELETE FROM "{table}"')
     copied = []
-    for table in order:
-        dst.load(table, ours[table], src)
-        theirs, now = src.count(table), _count(dst, table)
-        if theirs != now:
-            raise CannotCopy(f"{table} has {theirs:,} rows in FROM but {now:,} after the copy: nothing was copied")
-        copied.append((table, now))
+    with dst.bulk():
+        for table in order:
+            dst.load(table, ours[table], src)
+            theirs, now = src.count(table), _count(dst, table)
+            if theirs != now:
+                raise CannotCopy(f"{table} has {theirs:,} rows in FROM but {now:,} after the copy: nothing was copied")
+            copied.append((table, now))
     dst.numbers_given(src.numbers_given())
     return copied
 
