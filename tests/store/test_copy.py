@@ -53,7 +53,7 @@ def _history(monkeypatch, capsys, tmp_path: Path, slack) -> Path:
     public = {"PAPERBOT_PUBLIC_URL": "http://127.0.0.1:9"}
     for user, lines in [
         ("ada", f"signup 3 {thursday}\nvote 5\nslides {thursday} https://example.org/slides.pdf\ncalendar\n"),
-        ("bob", "vote 5\nvote 2\ncalendar\n"),
+        ("bob", f"vote 5\nvote 2\ngoing {thursday}\ncalendar\n"),
         (None, "delete 32 confirm\narchive 7\n"),
     ]:
         code, out, err = _main(
@@ -77,13 +77,9 @@ def _history(monkeypatch, capsys, tmp_path: Path, slack) -> Path:
             "'Why pipeline parallelism?', '2026-12-01T10:00:00+00:00')",
             [week],
         )
-        w.execute(
-            "INSERT INTO attendance (group_id, week, member, going, said_at) "
-            "VALUES (1, ?, 'bob', 1, '2026-12-01T10:00:00+00:00')",
-            [week],
-        )
         w.execute("INSERT INTO discord_events (group_id, week, event_id, fingerprint) VALUES (2, ?, '99', 'f')", [week])
         w.execute("INSERT INTO member_names (member, name, asked_at) VALUES ('ada', 'Ada L.', 1.5)")
+        w.execute("INSERT INTO event_interest (group_id, week, member) VALUES (2, ?, 'carol')", [week])
     store.close()
     return db
 
@@ -122,7 +118,7 @@ def test_an_install_goes_to_postgresql_and_back_whole_and_the_bot_answers_the_sa
     before, digest = _sqlite_rows(db), _file_digest(db)
     for table in ("deliveries", "outbox", "votes", "talk_links", "suggestions", "member_secrets", "group_secrets"):
         assert before[table], table
-    for table in ("calendar_weeks", "questions", "attendance", "discord_events", "member_names", "slots"):
+    for table in ("calendar_weeks", "questions", "attendance", "discord_events", "member_names", "event_interest"):
         assert before[table], table
     assert len(before["groups"]) == 2 and before["sqlite_sequence"] == [("papers", 32), ("suggestions", 1)]
     data = {name: rows for name, rows in before.items() if name not in ("_sqlite_migrations", "sqlite_sequence")}
@@ -142,7 +138,7 @@ def test_an_install_goes_to_postgresql_and_back_whole_and_the_bot_answers_the_sa
 
     answers = {}
     for where in (db, pg_url, back):
-        asked = "schedule\nshow 3\nshow 5\nsuggestions\n" + ("" if where == pg_url else "search training\n")
+        asked = "schedule\nshow 3\nshow 5\nsuggestions\nstats\n" + ("" if where == pg_url else "search training\n")
         code, out, err = _main(monkeypatch, capsys, where, "console", "--channel", CHANNEL, stdin=asked)
         assert code == 0, err
         answers[str(where)] = out
