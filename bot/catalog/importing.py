@@ -121,6 +121,10 @@ def upsert(
         if counts.added + counts.updated >= OPTIMIZE_AFTER:
             optimize(store)
         store.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    elif counts.added + counts.updated >= OPTIMIZE_AFTER:
+        # PostgreSQL plans a search by how common its words are: it learns the new ones now, not when
+        # autovacuum next looks (until then a common word may be read through every match).
+        store.db.execute("ANALYZE papers, paper_tags, tags, paper_search")
     return counts
 
 

@@ -1,7 +1,7 @@
 """A search's page on PostgreSQL: the same papers, in the same order, as FTS5 gives on SQLite.
 
     sql, params = pg_search.page(expr, sharing, 500, skip=0, want=41)   # rows (g, s, n): group, score, number
-    pg_search.tsquery('"稀疏" + "疏矩" AND "gpu"*')              # "('稀疏' <-> '疏矩') & 'gpu':*"
+    pg_search.tsquery('"稀疏" + "疏矩" AND "gpu"*')               # "'稀疏' <-> '疏矩' & 'gpu':*"
 
 catalog.search turns a query into FTS5 terms (search_terms.py) on both engines; here they become a
 tsquery, read against paper_search's tsvectors (bot/store/postgres_schema.py): the title's, the
@@ -31,7 +31,11 @@ _OPERATORS = {"AND": "&", "OR": "|", "NOT": "& !"}
 
 
 def tsquery(expr: str) -> str:
-    """The tsquery text of an FTS5 expression of search_terms' making (ValueError for any other)."""
+    """The tsquery text of an FTS5 expression of search_terms' making (ValueError for any other).
+
+    >>> tsquery('"稀疏" + "疏矩" AND ("distributed" OR "distribution") AND "gpu"*')
+    "'稀疏' <-> '疏矩' & ( 'distributed' | 'distribution' ) & 'gpu':*"
+    """
     out: list[str] = []
     operand_ended = False  # two operands side by side are an AND, as in FTS5
     for m in _FTS5.finditer(expr):
