@@ -4,7 +4,7 @@
     python bench/search_engines.py --quick          # 2,000 papers, 30 samples (the smoke test's size)
 
 It generates bench.py's seeded catalog, imports it with `python -m bot import` into a SQLite file and
-into a PostgreSQL database (Debian's postgresql-15, started in the work directory and stopped at
+into a PostgreSQL database (Debian's postgresql-15, started in a temporary folder and stopped at
 the end, as the tests start it), then times `catalog.search` in this process, engine after engine in
 blocks, for bench.py's five search words and a few more (prefixes, a Chinese run typed without
 spaces, a second page). The bot's server is left out: it is the same on both engines, and bench.py
@@ -17,9 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -111,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         "ms": {},
     }
 
-    server = Server.start(workdir / "pg")
+    # A folder of its own, as the tests' (run as root, PostgreSQL's own user must reach it).
+    server = Server.start(Path(tempfile.mkdtemp(prefix="paperbot-bench-pg-")))
     try:
         dbs = {"SQLite": str(workdir / "paperbot.db"), "PostgreSQL": server.new_database()}
         for engine, db in dbs.items():
@@ -146,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 store.close()
     finally:
         server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
 
     report = render(result, words)
     print(report)

@@ -14,6 +14,7 @@ how its fields are checked: papers.py.
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 import sqlite3
 import unicodedata
@@ -203,13 +204,14 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     (_fts5_page) and by tsvectors on PostgreSQL (pg_search), in one statement.
     """
     db = store.db
-    terms = search_terms.match_terms(query, expand=lambda prefix: _words_starting(db, prefix))
+    expand = functools.cache(lambda prefix: _words_starting(db, prefix))  # the terms and sharing ask alike
+    terms = search_terms.match_terms(query, expand=expand)
     if not terms:
         return None
     expr = search_terms.all_of(terms)
     skip = (page - 1) * size
     want = size + 1  # one more tells whether there is a next page
-    sharing = search_terms.sharing(query, expand=lambda prefix: _words_starting(db, prefix))
+    sharing = search_terms.sharing(query, expand=expand)
     if engine.is_postgres(db):
         matches, params = pg_search.page(expr, sharing, SHARING_CANDIDATES, skip=skip, want=want)
     else:

@@ -86,9 +86,10 @@ CREATE TABLE paper_search (
     tags_v tsvector GENERATED ALWAYS AS (paperbot_words(tags)) STORED,
     all_v tsvector GENERATED ALWAYS AS (paperbot_all_words(title, summary, tags)) STORED
 );
-CREATE INDEX paper_search_title ON paper_search USING gin (title_v);
-CREATE INDEX paper_search_tags ON paper_search USING gin (tags_v);
-CREATE INDEX paper_search_all ON paper_search USING gin (all_v);
+-- A search reads the pending entries of a GIN index one by one: at most 256 kB of them, not 4 MB.
+CREATE INDEX paper_search_title ON paper_search USING gin (title_v) WITH (gin_pending_list_limit = 256);
+CREATE INDEX paper_search_tags ON paper_search USING gin (tags_v) WITH (gin_pending_list_limit = 256);
+CREATE INDEX paper_search_all ON paper_search USING gin (all_v) WITH (gin_pending_list_limit = 256);
 CREATE TABLE paper_titles (rowid BIGINT PRIMARY KEY, text TEXT NOT NULL DEFAULT '');
 CREATE TABLE paper_tag_words (rowid BIGINT PRIMARY KEY, text TEXT NOT NULL DEFAULT '');
 CREATE TABLE search_vocab (term TEXT COLLATE "C" NOT NULL PRIMARY KEY);
