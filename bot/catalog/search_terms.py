@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
 
 # Scripts written without spaces between words.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u31f0-\u31ff\uff66-\uff9f"
@@ -141,3 +142,25 @@ def shared_terms(query: str, expand: Callable[[str], list[str] | None] | None = 
         else:
             others.append(_term(token, expand))
     return grams, others
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """What a query with a CJK run of three or more characters also finds: the papers matching `any`
+    (any of the run's bigrams, and every other term) that hold at least `need` of `grams`."""
+
+    any: str
+    grams: list[str]
+    need: int
+
+
+def sharing(query: str, expand: Callable[[str], list[str] | None] | None = None) -> Sharing | None:
+    """The query's Sharing; None when it has no CJK run of three or more characters.
+
+    >>> sharing("数据并行 gpu").any
+    '"gpu"* AND ("数据" OR "据并" OR "并行")'
+    """
+    grams, others = shared_terms(query, expand)
+    if not grams:
+        return None
+    return Sharing(all_of([*others, "(" + " OR ".join(grams) + ")"]), grams, (len(grams) + 1) // 2)
