@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bot.catalog import bilingual, search_terms, starting
 from bot.catalog import files as papers_file
-from bot.catalog import search_terms, starting
 from bot.catalog.importing import (  # noqa: F401  (re-exported: other modules import these from here)
     _NUMBERED,
     Claims,
@@ -196,7 +196,9 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     """Papers matching every word of `query`, best first; None if there is nothing to search for.
 
     Best first means: papers whose title has all the words, then those whose
-    tags have them, then the rest; newest first within each group. Each group
+    tags have them, then the rest, then those that hold them only in the other
+    language (`pipeline` as 流水线, `推测解码` as "speculative decoding": see
+    bilingual); newest first within each group. Each group
     is its own FTS5 index (SEARCH_TABLES, in that order), read in rowid order,
     which FTS5 walks lazily and stops after one page: a page costs about the
     same whether a word is in ten papers or in half the catalog (a bm25 sort
@@ -229,10 +231,21 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
             f"SELECT * FROM (SELECT {i} AS g, rowid AS n, 0 AS s FROM {table} WHERE {table} MATCH :q{earlier} "
             "ORDER BY rowid DESC LIMIT :deep)"
         )
-    params = {"q": expr, "deep": skip + want, "want": want, "skip": skip}
+    params = {"q": expr, "deep": skip + want, "want": want, "skip": skip, "x": expr}
+    widened = search_terms.other_language(
+        query, bilingual.other_language, lambda term: _holds(db, term), lambda prefix: _words_starting(db, prefix)
+    )
+    if widened:
+        # After the exact hits, the papers that hold the query only in the other language (流水线 for pipeline).
+        params["x"] = search_terms.all_of(widened)
+        arms.append(
+            f"SELECT * FROM (SELECT {len(groups)} AS g, rowid AS n, 0 AS s FROM paper_search WHERE paper_search "
+            "MATCH :x AND rowid NOT IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :q) "
+            f"AND rowid NOT IN ({ARCHIVED}) ORDER BY rowid DESC LIMIT :deep)"
+        )
     grams, others = search_terms.shared_terms(query, expand=lambda prefix: _words_starting(db, prefix))
     if grams:
-        arms.append(_sharing_arm(db, len(groups), grams, others, params))
+        arms.append(_sharing_arm(db, len(arms), grams, others, params))
     rows = db.execute(
         f"SELECT {PAPER_COLUMNS} FROM ({' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip) AS m "
         "JOIN papers p ON p.number = m.n ORDER BY m.g, m.s DESC, m.n DESC",
@@ -263,9 +276,10 @@ def _sharing_arm(db, g: int, grams: list[str], others: list[str], params: dict) 
         ).fetchone()[0]
         or 0
     )
+    # Not those an earlier arm gave: the exact hits, or those of the other language (:x holds :q's too).
     candidates = (
         "SELECT rowid AS n FROM paper_search WHERE paper_search MATCH :any AND rowid >= :low AND rowid NOT IN "
-        f"(SELECT rowid FROM paper_search WHERE paper_search MATCH :q AND rowid >= :low) AND rowid NOT IN ({ARCHIVED})"
+        f"(SELECT rowid FROM paper_search WHERE paper_search MATCH :x AND rowid >= :low) AND rowid NOT IN ({ARCHIVED})"
     )
     shared = []
     for k, gram in enumerate(grams):
@@ -275,6 +289,11 @@ def _sharing_arm(db, g: int, grams: list[str], others: list[str], params: dict) 
         f"SELECT * FROM (SELECT {g} AS g, n, s FROM (SELECT n, {' + '.join(shared)} AS s FROM ({candidates})) "
         "WHERE s >= :need ORDER BY s DESC, n DESC LIMIT :deep)"
     )
+
+
+def _holds(db, term: str) -> bool:
+    """Does any paper match the FTS5 `term`? (The catalog as the glossary of search across languages.)"""
+    return db.execute("SELECT 1 FROM paper_search WHERE paper_search MATCH ? LIMIT 1", [term]).fetchone() is not None
 
 
 def _words_starting(db, prefix: str) -> list[str] | None:

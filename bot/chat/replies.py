@@ -54,6 +54,8 @@ class PaperCard:
     archived: bool = False
     #: The links (slides, recordings, notes) of the paper's talks, by (group id, week key).
     links: dict[tuple[int, str], tuple[str, ...]] = field(default_factory=dict)
+    #: The catalog's papers closest to it, best first.
+    related: list[Paper] = field(default_factory=list)
 
     def links_of(self, line: TalkWeek) -> tuple[str, ...]:
         """The links of the talk of `line` (one of `presented` or `coming`)."""

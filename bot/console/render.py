@@ -112,6 +112,7 @@ def _(reply: PaperCard) -> str:
         lines += [f"  link: {url}" for url in reply.links_of(slot)]
     if not reply.presented and not reply.coming:
         lines.append("nobody has presented it yet")
+    lines += [f"related: #{r.number} {r.title}" for r in reply.related]
     if reply.note:
         lines.append(inline(reply.note))
     if reply.button:

@@ -363,6 +363,8 @@ def _(reply: PaperCard) -> dict:
         fields.append(_field("Coming up", with_links(reply.coming[:10])))
     if not reply.presented and not reply.coming:
         fields.append(_field("Presenters", ["_Nobody has presented it yet._"]))
+    if reply.related:
+        fields.append(_field("Related", [paper_ref(r) for r in reply.related]))
     embed["fields"] = fields
     content = markdown(reply.note) if reply.note else ""
     return _body(content, [embed], rows([reply.button] if reply.button else []))

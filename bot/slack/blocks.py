@@ -307,6 +307,9 @@ def _(reply: PaperCard) -> dict:
         blocks += _sections(["*Coming up*"] + with_links(reply.coming[:20]))
     if not reply.presented and not reply.coming:
         blocks.append(section("_Nobody has presented it yet._"))
+    if reply.related:
+        close = "  ·  ".join(f"*#{r.number}* {paper_title(r, 300)}" for r in reply.related)
+        blocks.append(context("Related: " + close))
     if reply.note:
         blocks.append(context(mrkdwn(reply.note)))
     if reply.button:

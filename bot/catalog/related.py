@@ -1,0 +1,69 @@
+"""The catalog's papers closest to one paper, from the catalog's own words and tags (no model).
+
+    close = related.closest(store, paper, 5)    # best first; never the paper itself, nor an archived one
+
+A paper's words (its title's, summary's and tags' words, Chinese as the bigrams search indexes) are
+looked up in the search index one by one; a word in more than COMMON papers says little about a
+paper and is left out, and every other word's papers score its rarity (idf), twice for a word of the
+title or the tags. The papers with the highest sum win, ties to the newest. Each look-up reads at
+most COMMON + 1 rows, so the cost is bounded whatever the catalog's size.
+
+The look-ups are FTS5 MATCHes: SQLite only, like catalog.search.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from bot.catalog import search_terms
+from bot.catalog.papers import Paper
+from bot.catalog.queries import ARCHIVED, many
+from bot.store.connection import Store
+
+#: A word in more papers than this is too common to tell papers apart (and would cost a long read).
+COMMON = 400
+#: The paper's rarest words that are looked up, at most: bounds the reads of a long summary.
+MAX_WORDS = 48
+#: Words of one or two letters, and English's commonest, which tell nothing about a paper.
+_STOP = frozenset(
+    "a an and are as at be by for from in into is it of on or the to via with we our this that its than "
+    "using based towards toward new".split()
+)
+
+
+def _words(paper: Paper) -> dict[str, float]:
+    """The paper's words as index terms, each with its weight: 2 in the title or tags, else 1."""
+    weights: dict[str, float] = {}
+    for text, weight in ((paper.title, 2.0), (" ".join(paper.tags), 2.0), (paper.summary, 1.0)):
+        indexed, _ = search_terms.index_form(text)
+        for word in indexed.split():
+            if len(word) > 1 and word not in _STOP and not word.isdigit():
+                weights.setdefault(word, weight)
+    return weights
+
+
+def closest(store: Store, paper: Paper, n: int = 5) -> list[Paper]:
+    """Up to `n` papers closest to `paper` (which must carry its tags), best first."""
+    db = store.db
+    total = db.execute("SELECT count(*) FROM papers").fetchone()[0] or 1
+    scores: dict[int, float] = defaultdict(float)
+    # The title's and tags' words come first, so a long summary's tail is what MAX_WORDS cuts.
+    for word, weight in list(_words(paper).items())[:MAX_WORDS]:
+        found = db.execute(
+            "SELECT rowid FROM paper_search WHERE paper_search MATCH ? ORDER BY rowid DESC LIMIT ?",
+            [f'"{word}"', COMMON + 1],
+        ).fetchall()
+        if len(found) > COMMON or len(found) < 2:
+            continue  # too common to tell, or only this paper's own
+        rarity = weight * math.log(total / len(found))
+        for (number,) in found:
+            scores[number] += rarity
+    scores.pop(paper.number, None)
+    if not scores:
+        return []
+    archived = {r[0] for r in db.execute(ARCHIVED)}
+    best = sorted((s, number) for number, s in scores.items() if number not in archived)
+    chosen = [number for _, number in reversed(best[-n:])]
+    papers = many(store, chosen, with_tags=True)
+    return [papers[number] for number in chosen if number in papers]
