@@ -160,7 +160,9 @@ def other_language(
                 parts = []
                 break
             parts.append(kept)
-        if len(parts) == 1:
+        if not parts:
+            others = []
+        elif len(parts) == 1:
             others = [_term(word, expand) for word in parts[0]]
         else:
             others = [" + ".join(f'"{w}"*' for w in words) for words in islice(product(*parts), MAX_PHRASES)]
