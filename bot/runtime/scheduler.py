@@ -34,6 +34,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from bot import platforms
 from bot.calendar import MeetingCalendar
+from bot.catalog import bilingual
 from bot.delivery.sending import Transport
 from bot.schedule import groups, reminders, weekly
 from bot.settings import Settings
@@ -290,6 +291,8 @@ def create(ticker: ScheduledChecks, settings: Settings) -> BackgroundScheduler:
     start = datetime.now(settings.timezone)
     scheduler.add_job(ticker.check_post, every, id="post-check", name="catch-up and retries", next_run_time=start)
     scheduler.add_job(ticker.check_reminders, every, id="reminders", name="reminders", next_run_time=start)
+    # Search across languages reads its dictionary (about a second) once: now, not in a member's first search.
+    scheduler.add_job(bilingual.load, id="dictionary", name="read the dictionary of search across languages")
 
     # Each group's slot, not only the environment's crontab: at a slot that the groups started in chat
     # have, their posts begin then, not up to CHECK_SECONDS later, which a thousand posts under the
