@@ -232,6 +232,9 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
             "ORDER BY rowid DESC LIMIT :deep)"
         )
     params = {"q": expr, "deep": skip + want, "want": want, "skip": skip, "x": expr}
+    rows = _page(db, arms, params)
+    if len(rows) > size:  # a full page of exact hits: nothing after them is read (the common case, and cheap)
+        return Page([Paper(*row) for row in rows[:size]], page, True)
     widened = search_terms.other_language(
         query, bilingual.other_language, lambda term: _holds(db, term), lambda prefix: _words_starting(db, prefix)
     )
@@ -246,12 +249,18 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     grams, others = search_terms.shared_terms(query, expand=lambda prefix: _words_starting(db, prefix))
     if grams:
         arms.append(_sharing_arm(db, len(arms), grams, others, params))
-    rows = db.execute(
+    if widened or grams:
+        rows = _page(db, arms, params)
+    return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
+
+
+def _page(db, arms: list[str], params: dict) -> list:
+    """The page's papers (one more than a page: is there a next?) from the arms, in their order."""
+    return db.execute(
         f"SELECT {PAPER_COLUMNS} FROM ({' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip) AS m "
         "JOIN papers p ON p.number = m.n ORDER BY m.g, m.s DESC, m.n DESC",
         params,
     ).fetchall()
-    return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
 
 
 #: The newest papers sharing part of a Chinese run that are scored, at most: bounds a search's cost
