@@ -2,12 +2,12 @@
 
     close = related.closest(store, paper, 5)    # best first; never the paper itself, nor an archived one
 
-A paper's words (its title's, summary's and tags' words, Chinese as the bigrams search indexes) are
-looked up in the search index one by one; a word in more than COMMON papers says little about a
-paper and is left out, and every other word's papers score its rarity (BM25's idf), three times for
-a word of the title or the tags. The papers with the highest sum win, ties to the newest. Each look-up reads at
-most COMMON + 1 rows, and a paper's look-ups BUDGET rows in all, so the cost is bounded whatever
-the catalog's size.
+A paper's words (its title's, summary's and tags' words, Chinese as the bigrams search indexes)
+are looked up in the search index one by one; a word in more than COMMON papers (or 5% of a
+small catalog) says little about a paper and is left out, and every other word's papers score
+its rarity (BM25's idf), three times for a word of the title or the tags. The papers with the
+highest sum win, ties to the newest. Each look-up reads at most COMMON + 1 rows, and a paper's
+look-ups BUDGET rows in all, so the cost is bounded whatever the catalog's size.
 
 The look-ups are FTS5 MATCHes: SQLite only, like catalog.search.
 """
@@ -22,12 +22,13 @@ from bot.catalog.papers import Paper
 from bot.catalog.queries import ARCHIVED, many
 from bot.store.connection import Store
 
-#: A word in more papers than this is too common to tell papers apart (and would cost a long read).
-COMMON = 400
+#: A word in more papers than this is too common to tell papers apart (and would cost a long read);
+#: in a small catalog, a word in more than one paper in COMMON_SHARE is.
+COMMON, COMMON_SHARE, COMMON_FLOOR = 200, 20, 8
 #: The paper's words looked up, at most (its title's and tags' first): bounds the reads of a long summary.
 MAX_WORDS = 48
 #: Rows read for one paper, at most, whatever its length: bounds the slowest look-up.
-BUDGET = 5000
+BUDGET = 3000
 #: Words of one or two letters, and English's commonest, which tell nothing about a paper.
 _STOP = frozenset(
     "a an and are as at be by for from in into is it of on or the to via with we our this that its than "
@@ -50,19 +51,21 @@ def _words(paper: Paper) -> dict[str, float]:
 def closest(store: Store, paper: Paper, n: int = 5) -> list[Paper]:
     """Up to `n` papers closest to `paper` (which must carry its tags), best first."""
     db = store.db
-    total = db.execute("SELECT count(*) FROM papers").fetchone()[0] or 1
+    # The highest number stands for the catalog's size (numbers are never reused): count(*) reads every row.
+    total = db.execute("SELECT max(number) FROM papers").fetchone()[0] or 1
+    common = min(COMMON, max(COMMON_FLOOR, total // COMMON_SHARE))
     scores: dict[int, float] = defaultdict(float)
     read = 0
     # The title's and tags' words come first, so a long summary's tail is what MAX_WORDS cuts.
     for word, weight in list(_words(paper).items())[:MAX_WORDS]:
         found = db.execute(
             "SELECT rowid FROM paper_search WHERE paper_search MATCH ? ORDER BY rowid DESC LIMIT ?",
-            [f'"{word}"', COMMON + 1],
+            [f'"{word}"', common + 1],
         ).fetchall()
         read += len(found)
         if read > BUDGET:
             break
-        if len(found) > COMMON or len(found) < 2:
+        if len(found) > common or len(found) < 2:
             continue  # too common to tell, or only this paper's own
         # BM25's idf: a word in half the papers or more counts for nothing.
         rarity = weight * max(0.0, math.log((total - len(found) + 0.5) / (len(found) + 0.5)))
