@@ -235,6 +235,7 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     rows = _page(db, arms, params)
     if len(rows) > size:  # a full page of exact hits: nothing after them is read (the common case, and cheap)
         return Page([Paper(*row) for row in rows[:size]], page, True)
+    exact = len(arms)
     widened = search_terms.other_language(
         query, bilingual.other_language, lambda term: _holds(db, term), lambda prefix: _words_starting(db, prefix)
     )
@@ -249,7 +250,10 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     grams, others = search_terms.shared_terms(query, expand=lambda prefix: _words_starting(db, prefix))
     if grams:
         arms.append(_sharing_arm(db, len(arms), grams, others, params))
-    if widened or grams:
+    if len(arms) > exact and (rows or skip == 0):
+        # The exact hits ended on this page: the rest of it comes from the later arms' first papers.
+        rows += _page(db, arms[exact:], {**params, "want": want - len(rows), "skip": 0})
+    elif len(arms) > exact:  # a page past the exact hits, whose number is not known here
         rows = _page(db, arms, params)
     return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
 

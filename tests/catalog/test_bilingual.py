@@ -66,3 +66,16 @@ print(bilingual.other_language("pipeline")[0][0], bilingual.other_language("解�
     assert done.stdout.split() == ["流水线", "decod"]
     assert resources.files(bilingual.PACKAGE).joinpath(bilingual.DATA).is_file()
     assert not list(Path(__file__).parents[2].joinpath("bot").rglob("*cedict*"))  # depended on, not copied
+
+
+def test_pages_of_one_result_walk_the_exact_hits_then_the_other_language_without_a_gap(store):
+    for query in ("pipeline", "推测解码", "数据并行训练"):
+        whole = [p.id for p in catalog.search(store, query, 1, 40).papers]
+        walked, page = [], 1
+        while True:
+            found = catalog.search(store, query, page, 1)
+            walked += [p.id for p in found.papers]
+            if not found.has_more:
+                break
+            page += 1
+        assert walked == whole and len(whole) >= 3, (query, walked, whole)
