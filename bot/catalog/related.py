@@ -26,9 +26,9 @@ from bot.store.connection import Store
 #: in a small catalog, a word in more than one paper in COMMON_SHARE is.
 COMMON, COMMON_SHARE, COMMON_FLOOR = 200, 20, 8
 #: The paper's words looked up, at most (its title's and tags' first): bounds the reads of a long summary.
-MAX_WORDS = 48
+MAX_WORDS = 32
 #: Rows read for one paper, at most, whatever its length: bounds the slowest look-up.
-BUDGET = 3000
+BUDGET = 2000
 #: Words of one or two letters, and English's commonest, which tell nothing about a paper.
 _STOP = frozenset(
     "a an and are as at be by for from in into is it of on or the to via with we our this that its than "
