@@ -29,11 +29,13 @@ from bot.chat.replies import (
     PaperList,
     PastTalks,
     Schedule,
+    Stats,
     SuggestionList,
     TagCounts,
     WeekCard,
 )
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
+from bot.schedule import rows
 from bot.schedule.rows import Reminder, SkippedWeek, TalkLinks, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
 
 MAX_BLOCKS = 50
@@ -365,14 +367,21 @@ def _(reply: Schedule) -> dict:
 def _(reply: PastTalks) -> dict:
     lines, fallback = ["*Talks given*, newest first"], ["Talks given, newest first"]
     for talk in reply.talks:
-        lines.append(mrkdwn(slot_text(talk.line)) + (f"\n{_links(talk.links)}" if talk.links else ""))
-        fallback.append(plain(slot_text(talk.line)) + "".join(f" {escape(url)}" for url in talk.links))
+        lines.append(mrkdwn(rows.given_text(talk)) + (f"\n{_links(talk.links)}" if talk.links else ""))
+        fallback.append(plain(rows.given_text(talk)) + "".join(f" {escape(url)}" for url in talk.links))
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
     if reply.pager:
         blocks.append(actions(reply.pager, PAGE))
     return _message("\n".join(fallback), blocks)
+
+
+@message.register
+def _(reply: Stats) -> dict:  # the history in words, and its picture where the bot serves one (a PNG)
+    body = message(Notice(reply.summary))
+    image = [{"type": "image", "image_url": reply.image_url, "alt_text": "The group's history in bar charts"}]
+    return {**body, "blocks": body["blocks"] + (image if reply.image_url else [])}
 
 
 @message.register
@@ -433,11 +442,8 @@ def _(reply: Help) -> dict:
 
 @message.register
 def _(reply: EditForm) -> dict:  # only reached when the form cannot be opened
-    p = reply.paper
-    again = f"{COMMAND} edit {p.number}"
-    return _message(
-        f"Use the form to edit #{p.number}: {again}", [section(f"Use the form to edit #{p.number}: `{again}`")]
-    )
+    said = f"Use the form to edit #{reply.paper.number}: `{COMMAND} edit {reply.paper.number}`"
+    return _message(said.replace("`", ""), [section(said)])
 
 
 @message.register
@@ -499,6 +505,10 @@ def weekly_post(post: WeeklyPost) -> dict:
         note = post.elsewhere_note()
         blocks.append(section(f"{meeting}\n🎤 {mrkdwn(note)}"))
         fallback += f" Meeting {_plain_date(post.meeting)}. {plain(note)}"
+    if post.attendance_buttons:  # who comes: the count, and a button each way
+        blocks.append(context(mrkdwn(post.counts())))
+        blocks.append(actions(post.attendance_buttons))
+        fallback += f" {plain(post.counts())}."
     if post.last_week is not None and (last := _last_week(post.last_week)):
         blocks.append(context(last))
         fallback += " Last week's talk: " + "  ".join(escape(url) for url in post.last_week.links)
