@@ -355,7 +355,7 @@ def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monke
     body = definition.definition()
     check_commands(body)
     subs = {o["name"]: o for o in body[0]["options"]}
-    # `groups` is `group list`; edit, archive, restore and delete are in `manage`; going, cantgo, stats in `meeting`.
+    # `groups` is `group list`; edit, archive, restore and delete are in `manage`.
     assert set(subs) == set(commands.VERBS) - definition.IN_GROUP | {"manage", "meeting"}
     assert "retire" in subs and subs["retire"]["options"][0]["name"] == "paper"
     assert [o["name"] for o in subs["group"]["options"]] == ["show", "start", "set", "stop", "list"]
@@ -363,9 +363,6 @@ def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monke
     archive = {"name": "archive", "type": 1, "options": [{"name": "paper", "type": 3, "value": " 7 "}]}
     data = {"name": "paper", "options": [{"name": "manage", "type": 2, "options": [archive]}]}
     assert definition.line_of(data) == "archive 7"
-    going = {"name": "going", "type": 1, "options": [{"name": "date", "type": 3, "value": "next"}]}
-    data = {"name": "paper", "options": [{"name": "meeting", "type": 2, "options": [going]}]}
-    assert definition.line_of(data) == "going next"
     setting = {
         "name": "set",
         "type": 1,
