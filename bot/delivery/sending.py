@@ -80,8 +80,9 @@ class NoLongerWanted(NothingToSend):
     attempt waited): not a failure, and nothing is left planned."""
 
 
-#: What is delivered: the week's post to the channel, or a presenter's reminder to them.
-Kind = Literal["post", "reminder"]
+#: What is delivered: the week's post to the channel, a presenter's reminder to them, or a note to a
+#: member (a swap's offer, an open slot's call: bot/schedule/notes.py).
+Kind = Literal["post", "reminder", "note"]
 #: What became of one call of `deliver`: delivered ('sent' now; 'found', an earlier try had
 #: arrived; 'done', sent before), or not ('busy': another process has it; 'waiting' after a
 #: refusal; 'failed'; 'stopped' with the process; 'unreachable': no one to send it to; 'moot').

@@ -36,7 +36,7 @@ from bot import platforms
 from bot.calendar import MeetingCalendar
 from bot.catalog import bilingual
 from bot.delivery.sending import Transport
-from bot.schedule import groups, reminders, weekly
+from bot.schedule import groups, notes, reminders, weekly
 from bot.settings import Settings
 from bot.store.connection import Store
 
@@ -175,6 +175,10 @@ class ScheduledChecks:
                     log.error("could not remind %s about %s: %s", r.presenter, r.week, result.detail)
         except Exception:
             log.exception("reminder check failed")
+        try:  # what a crash or a platform's refusal left of notes (swap offers, open slots' calls)
+            self.routes.tell(self.routes.posting(), now, sleep=self._sleep)
+        except Exception:
+            log.exception("notes check failed")
 
 
 class Routes:
@@ -255,6 +259,15 @@ class Routes:
             for transport, calendars in by_transport.values()
             for sending in reminders.send_due_in(self.store, calendars, transport, at, **how)
         ]
+
+    def tell(self, chosen: list[groups.Group], at: datetime, **how) -> int:
+        """Send the notes not yet told in `chosen`'s groups, each platform's through its transport
+        (`how`: notes.send_due_in's keywords); how many were sent."""
+        by_transport: dict[int, tuple[Transport, list[MeetingCalendar]]] = {}
+        for g in chosen:
+            transport = self.transport_of(g)
+            by_transport.setdefault(id(transport), (transport, []))[1].append(g.calendar)
+        return sum(notes.send_due_in(self.store, c, transport, at, **how) for transport, c in by_transport.values())
 
 
 def _made(transport: Transport) -> Callable[[], Transport]:
