@@ -16,7 +16,14 @@ import unicodedata
 
 from bot.calendar import BadDate
 from bot.catalog import refs as paper_refs
-from bot.chat import catalog_commands, group_commands, paper_commands, registry, schedule_commands
+from bot.chat import (
+    catalog_commands,
+    group_commands,
+    paper_commands,
+    question_commands,
+    registry,
+    schedule_commands,
+)
 from bot.chat.context import NOT_HERE, Answer, Context, calendars, in_group, notice
 from bot.chat.lists import mark_archived
 from bot.chat.registry import Verb, verb
@@ -40,6 +47,7 @@ VERBS: dict[str, Verb] = {
     **_HELP,
     **catalog_commands.VERBS,
     **schedule_commands.VERBS,
+    **question_commands.VERBS,
     **paper_commands.VERBS,
     **group_commands.VERBS,
 }

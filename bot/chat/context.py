@@ -124,6 +124,8 @@ class Context:
 class Answer:
     reply: Reply
     change: Change | None = None
+    #: Something was saved for a meeting's discussion (a question): the adapter has it posted after the reply.
+    discussion: bool = False
 
 
 def notice(*segments, ok: bool = True, buttons: list[Button] | None = None) -> Answer:

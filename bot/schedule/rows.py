@@ -123,11 +123,25 @@ MONTHS = (
 
 
 @dataclass(frozen=True)
+class Question:
+    """A question a member brings to a meeting (bot/schedule/questions.py)."""
+
+    id: int
+    week: Week
+    asked_by: str
+    text: str
+    asked_at: datetime  # UTC
+    #: Its place among its meeting's questions, from 1 (`questions remove <n>`).
+    number: int
+
+
+@dataclass(frozen=True)
 class TalkLinks:
-    """A talk (a week with a presenter) and its links."""
+    """A talk (a week with a presenter) and its links, and the questions brought to its meeting."""
 
     line: TalkWeek
     links: tuple[str, ...] = ()
+    questions: tuple[Question, ...] = ()
 
 
 @dataclass
@@ -190,3 +204,5 @@ class Reminder:
     presenter: str
     #: The group's name (None: it has none): a member of several groups knows which one.
     group_name: str | None = None
+    #: The questions members brought to the meeting so far, oldest first.
+    questions: tuple[Question, ...] = ()
