@@ -26,7 +26,7 @@ from bot.chat.replies import (
     WeekCard,
 )
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
-from bot.schedule.rows import Reminder, SkippedWeek, WeeklyPost, by_month, slot_text, talk_text
+from bot.schedule.rows import Reminder, SkippedWeek, WeeklyPost, asked, by_month, slot_text, talk_text
 
 
 def when(moment: datetime, with_time: bool = True) -> str:
@@ -258,6 +258,8 @@ def _(reply: PastTalks) -> str:
     for talk in reply.talks:
         lines.append(f"  {inline(slot_text(talk.line))}")
         lines += [f"      link: {url}" for url in talk.links]
+        if talk.questions:
+            lines.append(f"      {inline(asked(talk))}")
     if reply.footer:
         lines.append(inline(reply.footer))
     return "\n".join(lines + _buttons(reply.pager))

@@ -35,7 +35,7 @@ from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
 from bot.rich_text import Code, Mention, PaperRef, Text, command_code, text
-from bot.schedule import groups
+from bot.schedule import groups, questions
 from bot.schedule.signups import Change, Member, Refusal
 from bot.store.connection import Busy, Store
 from bot.web.http_door import Refused
@@ -287,6 +287,8 @@ class DiscordBot:
                 answer = commands.run(ctx, line)
             if answer.change is not None:
                 self.wake_outbox()
+            if answer.discussion:
+                self.discuss()
             if isinstance(answer.reply, EditForm):
                 return {MODAL: render.edit_form(answer.reply.paper), "message": render.message(answer.reply)}
             if isinstance(answer.reply, AddForm):
@@ -421,6 +423,11 @@ class DiscordBot:
 
     def wake_outbox(self) -> None:
         self.outbox.wake()
+
+    def discuss(self) -> None:
+        """Post what is due in the meetings' threads (a question just asked), in the channel's lane."""
+        chosen = groups.posting(self.store, self.env, PLATFORM.name)
+        self.later(questions.discuss, self.store, chosen, lambda g: self.transport, self.clock(), lane="channel")
 
     def tell_admins(self, message: str) -> None:
         for admin in sorted(self.settings.admins):

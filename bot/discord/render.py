@@ -38,7 +38,7 @@ from bot.chat.replies import (
 )
 from bot.discord import definition
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
-from bot.schedule.rows import Reminder, SkippedWeek, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
+from bot.schedule.rows import Reminder, SkippedWeek, TalkWeek, WeeklyPost, asked, by_month, slot_text, talk_text
 
 MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION = 2000, 10, 6000, 4096
 MAX_TITLE, MAX_FIELD, MAX_FOOTER = 256, 1024, 2048
@@ -402,7 +402,12 @@ def _(reply: Schedule) -> dict:
 
 @message.register
 def _(reply: PastTalks) -> dict:
-    lines = [markdown(slot_text(t.line)) + (f"\n{_links(t.links)}" if t.links else "") for t in reply.talks]
+    lines = [
+        markdown(slot_text(t.line))
+        + (f"\n{_links(t.links)}" if t.links else "")
+        + (f"\n{markdown(asked(t))}" if t.questions else "")
+        for t in reply.talks
+    ]
     embeds, _ = _pack(lines, EMBED_BUDGET)
     content = "**Talks given**, newest first"
     if reply.footer:

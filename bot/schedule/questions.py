@@ -23,7 +23,7 @@ from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.delivery import sending as delivery
 from bot.delivery.sending import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.rich_text import When, command_code
-from bot.schedule import slots
+from bot.schedule import groups, slots
 from bot.schedule.rows import Question
 from bot.schedule.signups import Member, Refusal
 from bot.store.connection import Store
@@ -268,3 +268,20 @@ def _digest(store: Store, calendar: MeetingCalendar, week: Week) -> tuple[Digest
     if not found:
         raise NothingToSend(f"the meeting of {week} has no questions left")
     return Digest(week, calendar.meeting_of(week), tuple(found), calendar.name), None
+
+
+def discuss(
+    store: Store, chosen: list[groups.Group], transport_of: Callable[[groups.Group], Transport], at: datetime, **how
+) -> list[Result]:
+    """Post in the meetings' threads of `chosen`'s groups the questions not posted yet (their post
+    out), and at a meeting's start its digest, each once (`how`: the sleep between tries): the
+    scheduler's check, and an adapter's after an `ask`'s reply."""
+    by_channel = {g.channel: g for g in chosen if g.channel}
+    calendars = {channel: g.calendar for channel, g in by_channel.items()}
+
+    def by(channel: str) -> Transport:
+        return transport_of(by_channel[channel])
+
+    posted = post_due(store, calendars, by, at, **how)
+    digests = post_digests(store, calendars, by, at, **how)
+    return [p.result for p in posted] + [result for _, result in digests]

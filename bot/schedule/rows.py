@@ -144,6 +144,20 @@ class TalkLinks:
     questions: tuple[Question, ...] = ()
 
 
+def asked(talk: TalkLinks, shown: int = 3, limit: int = 80) -> Text:
+    """The questions brought to a talk's meeting, for a line under it: how many, and the first few."""
+    n = len(talk.questions)
+    if not n:
+        return ()
+    out: list[Segment] = [f"❓ {n} question{'s' if n != 1 else ''}: "]
+    for i, q in enumerate(talk.questions[:shown]):
+        said = q.text if len(q.text) <= limit else q.text[: limit - 1] + "…"
+        out += ["; " if i else "", said, " (", Mention(q.asked_by), ")"]
+    if n > shown:
+        out.append(f"; and {n - shown} more")
+    return text(*out)
+
+
 @dataclass
 class WeeklyPost:
     """The paper of the week as it is posted to the group's channel."""

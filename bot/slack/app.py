@@ -34,7 +34,7 @@ from bot.delivery.answer_time import ANSWER_SECONDS, Replies, answer_deadline, a
 from bot.delivery.background import Background
 from bot.delivery.sending import Rejected, Uncertain
 from bot.rich_text import Code, Mention, Text, text
-from bot.schedule import groups
+from bot.schedule import groups, questions
 from bot.schedule.signups import Change, Member, Refusal
 from bot.slack import blocks
 from bot.slack.announce import SlackPoster
@@ -250,6 +250,11 @@ class SlackBot:
     def wake_outbox(self) -> None:
         """Have the outbox sent soon, in the background (the scheduler's check calls this too)."""
         self.outbox.wake()
+
+    def discuss(self) -> None:
+        """Post what is due in the meetings' threads (a question just asked), in the channel's lane."""
+        chosen = groups.posting(self.store, self.env, PLATFORM.name)
+        self.later(questions.discuss, self.store, chosen, lambda g: self.transport, self.clock(), lane="channel")
 
     def send_outbox(self) -> None:
         """Send what the outbox has due, now, in this thread (see bot.announcing.sender)."""

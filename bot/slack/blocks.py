@@ -34,6 +34,7 @@ from bot.chat.replies import (
     WeekCard,
 )
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
+from bot.schedule import rows
 from bot.schedule.rows import Reminder, SkippedWeek, TalkLinks, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
 
 MAX_BLOCKS = 50
@@ -362,8 +363,11 @@ def _(reply: Schedule) -> dict:
 def _(reply: PastTalks) -> dict:
     lines, fallback = ["*Talks given*, newest first"], ["Talks given, newest first"]
     for talk in reply.talks:
-        lines.append(mrkdwn(slot_text(talk.line)) + (f"\n{_links(talk.links)}" if talk.links else ""))
-        fallback.append(plain(slot_text(talk.line)) + "".join(f" {escape(url)}" for url in talk.links))
+        said = f"\n{mrkdwn(rows.asked(talk))}" if talk.questions else ""
+        lines.append(mrkdwn(slot_text(talk.line)) + (f"\n{_links(talk.links)}" if talk.links else "") + said)
+        fallback.append(
+            plain(slot_text(talk.line) + rows.asked(talk)) + "".join(f" {escape(url)}" for url in talk.links)
+        )
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
