@@ -30,12 +30,15 @@ def ask(ctx: Context, date: str | None, question: str) -> Answer:
     platform = ctx.platform.name or "console"
     asked = questions.ask(ctx.store, ctx.group, ctx.now, ctx.member.id, platform, question, date)
     meeting = ctx.group.meeting_of(asked.week)
+    out = ctx.channel is not None and questions.thread_of(ctx.store, ctx.channel, asked.week) is not None
     return Answer(
         Notice(
             text(
                 f"Saved: question {asked.number} for the meeting of ",
                 When(meeting),
-                ". It goes in the meeting's thread once the week's post is out. All of them: ",
+                ": it goes in the thread of the week's post"
+                + ("" if out else ", once that is out")
+                + ". All of them: ",
                 command_code("questions" if date is None else f"questions {meeting.date().isoformat()}"),
                 ".",
             )

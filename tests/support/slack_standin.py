@@ -703,7 +703,9 @@ class SlackStandin:
     def replies(self, channel: str, ts: str) -> list:
         """The replies in the thread of message `ts` in `channel`, oldest first."""
         with self._lock:
-            return [copy.deepcopy(m) for m in self._messages.get(channel, []) if m.get("thread_ts") == ts and m["ts"] != ts]
+            return [
+                copy.deepcopy(m) for m in self._messages.get(channel, []) if m.get("thread_ts") == ts and m["ts"] != ts
+            ]
 
     def _api_conversations_open(self, params):
         users = [u for u in str(params.get("users") or "").split(",") if u]
