@@ -41,6 +41,7 @@ from bot.slack.announce import SlackPoster
 from bot.slack.client import SlackTransport, answer_client, call, make_client, webhook
 from bot.slack.listeners import actions, events, fallbacks, views
 from bot.slack.listeners import commands as command_listeners
+from bot.slack.listeners import questions as question_listeners
 from bot.slack.members import PLATFORM
 from bot.slack.settings import SlackSettings
 from bot.store.connection import Store
@@ -357,6 +358,7 @@ def build_app(bot: SlackBot) -> App:
     command_listeners.register(app, bot)
     actions.register(app, bot)
     views.register(app, bot)
+    question_listeners.register(app, bot)
     events.register(app, bot)
     fallbacks.register(app, bot)  # last: the first listener that matches runs
 

@@ -66,7 +66,7 @@ def weekly_post(post: WeeklyPost) -> dict:
     payload = blocks.weekly_post(post)
     if post.skipped:
         return payload
-    ask = blocks.button(Button("Ask a question", "ask"), ASK)
+    ask = blocks.button(Button("Ask a question", f"ask {post.meeting.date().isoformat()}"), ASK)
     found = [b for b in payload["blocks"] if b.get("type") == "actions"]
     if found:
         found[-1]["elements"].append(ask)

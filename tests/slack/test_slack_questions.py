@@ -14,7 +14,7 @@ from tests.support.clock import Clock, at
 from tests.support.slack_door import Door
 from tests.support.slack_group import CHANNEL
 from tests.support.slack_harness import sign, slash_form
-from tests.support.slack_standin import check_message
+from tests.support.slack_standin import check_message, check_view
 
 
 @pytest.fixture
@@ -149,3 +149,21 @@ def test_the_post_has_an_ask_a_question_button(h, clock):
     post(h, clock)
     [message] = h.slack.messages(CHANNEL)
     assert any(b["text"]["text"] == "Ask a question" for b in buttons(message))
+
+
+def test_the_posts_button_opens_a_form_whose_question_goes_in_the_thread(h, clock):
+    ts = post(h, clock)
+    [message] = h.slack.messages(CHANNEL)
+    ask = next(b for b in buttons(message) if b["text"]["text"] == "Ask a question")
+    h.click(ask, user="U3", message=message)
+    [opened] = h.slack.calls_to("views.open")
+    check_view(opened.params["view"], kind="modal")
+    view = opened.params["view"]
+    assert view["private_metadata"] == f"{CHANNEL}|2026-12-03"
+    refused = h.submit(view["callback_id"], {"question": "  "}, user="U3", private_metadata=view["private_metadata"])
+    assert refused["response_action"] == "errors" and "What is your question?" in refused["errors"]["question"]
+    done = h.submit(
+        view["callback_id"], {"question": "Is it open source?"}, user="U3", private_metadata=view["private_metadata"]
+    )
+    assert done["response_action"] == "update" and "Saved: question 1" in str(done["view"])
+    assert thread(h, ts) == ["Question 1 from <@U3>: Is it open source?"]
