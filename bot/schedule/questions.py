@@ -15,6 +15,7 @@ once (a delivery keyed by the week).
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -282,6 +283,12 @@ def discuss(
     def by(channel: str) -> Transport:
         return transport_of(by_channel[channel])
 
-    posted = post_due(store, calendars, by, at, **how)
-    digests = post_digests(store, calendars, by, at, **how)
+    # One at a time in a process: a second caller (a question asked while the first posts) would find
+    # the first's question busy and stop, leaving its own for the next check; waiting, it posts it.
+    with _DISCUSSING:
+        posted = post_due(store, calendars, by, at, **how)
+        digests = post_digests(store, calendars, by, at, **how)
     return [p.result for p in posted] + [result for _, result in digests]
+
+
+_DISCUSSING = threading.Lock()
