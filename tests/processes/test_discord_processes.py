@@ -71,7 +71,7 @@ def test_registers_paper_in_the_guild_and_answers_a_ping(run_bot, discord):
     assert {"tag", "show", "signup", "assign", "skip"} <= set(subs)
     assert [o["type"] for o in subs["assign"]["options"]][:1] == [6]
     assert subs["show"]["options"][0]["autocomplete"] and subs["tag"]["options"][0]["autocomplete"]
-    assert "permissions=84992" in bot.log.read_text() and f"client_id={APP_ID}" in bot.log.read_text()
+    assert "permissions=309237730304" in bot.log.read_text() and f"client_id={APP_ID}" in bot.log.read_text()
     assert bot.interact(ping()) == (200, {"type": 1})
 
 
