@@ -9,7 +9,7 @@ from bot.chat.lists import LIST_FOOTER, pager, shown_range, votes_of
 from bot.chat.registry import PAPER, TAG, TEXT, Arg, Verb, verb
 from bot.chat.replies import PaperCard, PaperList, TagCounts
 from bot.rich_text import Bold, Button, Code, command_code, text
-from bot.schedule import signups, slots, talks
+from bot.schedule import questions, signups, slots, talks
 
 VERBS: dict[str, Verb] = {}
 
@@ -134,5 +134,6 @@ def show(ctx: Context, paper: str) -> Answer:
             votes.count(ctx.store, found),
             archived,
             talks.of_paper(ctx.store, found),
+            questions.of_talks(ctx.store, history),
         )
     )

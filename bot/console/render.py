@@ -107,9 +107,11 @@ def _(reply: PaperCard) -> str:
     for slot in reply.presented:
         lines.append(f"presented: {inline(talk_text(slot))}")
         lines += [f"  link: {url}" for url in reply.links_of(slot)]
+        lines += [f"  {inline(reply.asked_of(slot)).strip()}"] if reply.asked_of(slot) else []
     for slot in reply.coming:
         lines.append(f"coming up: {inline(talk_text(slot))}")
         lines += [f"  link: {url}" for url in reply.links_of(slot)]
+        lines += [f"  {inline(reply.asked_of(slot)).strip()}"] if reply.asked_of(slot) else []
     if not reply.presented and not reply.coming:
         lines.append("nobody has presented it yet")
     if reply.note:

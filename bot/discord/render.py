@@ -355,7 +355,12 @@ def _(reply: PaperCard) -> dict:
         fields.insert(0, _field("by", [escape(p.byline)]))
 
     def with_links(lines: list[TalkWeek]) -> list[str]:
-        return [markdown(talk_text(s)) + (f"\n{_links(reply.links_of(s))}" if reply.links_of(s) else "") for s in lines]
+        return [
+            markdown(talk_text(s))
+            + (f"\n{_links(reply.links_of(s))}" if reply.links_of(s) else "")
+            + markdown(reply.asked_of(s))
+            for s in lines
+        ]
 
     if reply.presented:
         fields.append(_field("Presented", with_links(reply.presented[-10:])))

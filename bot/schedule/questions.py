@@ -25,7 +25,7 @@ from bot.delivery import sending as delivery
 from bot.delivery.sending import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.rich_text import When, command_code
 from bot.schedule import groups, slots
-from bot.schedule.rows import Question
+from bot.schedule.rows import Question, TalkWeek
 from bot.schedule.signups import Member, Refusal
 from bot.store.connection import Store
 
@@ -109,6 +109,17 @@ def of_meetings(store: Store, group_id: int, weeks: Iterable[Week]) -> dict[str,
     found: dict[str, list[Question]] = {}
     for q in _read(rows):
         found.setdefault(q.week.key, []).append(q)
+    return found
+
+
+def of_talks(store: Store, lines: Iterable[TalkWeek]) -> dict[tuple[int, str], tuple[Question, ...]]:
+    """The questions of the meetings of talks in any group, by (group id, week key)."""
+    found: dict[tuple[int, str], tuple[Question, ...]] = {}
+    for line in lines:
+        if line.group_id is not None:
+            asked = of_meeting(store, line.group_id, line.week)
+            if asked:
+                found[(line.group_id, line.week.key)] = tuple(asked)
     return found
 
 

@@ -299,7 +299,7 @@ def _(reply: PaperCard) -> dict:
         out = []
         for s in lines:
             links = reply.links_of(s)
-            out.append(mrkdwn(talk_text(s)) + (f"\n{_links(links)}" if links else ""))
+            out.append(mrkdwn(talk_text(s)) + (f"\n{_links(links)}" if links else "") + mrkdwn(reply.asked_of(s)))
         return out
 
     if reply.presented:

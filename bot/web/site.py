@@ -19,7 +19,7 @@ import os
 import re
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -29,7 +29,7 @@ import jinja2
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.schedule import slots, talks
+from bot.schedule import questions, slots, talks
 from bot.schedule.rows import TalkWeek
 from bot.store.connection import Store
 from bot.web import member_names
@@ -122,6 +122,8 @@ class Talk:
     paper: Paper | None
     presenter: str
     links: list[str]
+    #: The questions brought to the meeting: (who asked, by name; the question), oldest first.
+    questions: list[tuple[str, str]] = field(default_factory=list)
 
 
 def talk_links(store: Store, group_id: int, week: Week) -> list[str]:
@@ -129,12 +131,24 @@ def talk_links(store: Store, group_id: int, week: Week) -> list[str]:
     return list(talks.links(store, [week], group_id).get(week.key, ()))
 
 
-def _coming(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
+def _asked(store: Store, group: Group, found: list[Talk], ask) -> list[Talk]:
+    """`found` with the questions brought to each talk's meeting."""
+    by_week = questions.of_meetings(store, group.group_id, [t.week for t in found])
     return [
+        replace(t, questions=[(member_names.display_name(store, q.asked_by, ask), q.text) for q in by_week[t.week.key]])
+        if t.week.key in by_week
+        else t
+        for t in found
+    ]
+
+
+def _coming(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
+    coming = [
         Talk(line.week, line.meeting, line.paper, member_names.display_name(store, line.presenter, ask), [])
         for line in slots.schedule(store, group.calendar, now)
         if isinstance(line, TalkWeek)
     ]
+    return _asked(store, group, coming, ask)
 
 
 def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
@@ -153,7 +167,7 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
             continue
         name = member_names.display_name(store, presenter, ask)
         talks.append(Talk(week, meeting, papers.get(number), name, talk_links(store, group.group_id, week)))
-    return talks[:PAST_SHOWN]
+    return _asked(store, group, talks[:PAST_SHOWN], ask)
 
 
 def _by_tag(store: Store, per_tag: int) -> list[tuple[str | None, int, list[Paper]]]:
