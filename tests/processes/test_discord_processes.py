@@ -151,8 +151,8 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     week = post["embeds"][0]["footer"]["text"].split("· ")[1]
     assert week in first.stdout and week in post["content"]
     [row] = post["components"]
-    [signup] = row["components"]
-    assert signup["label"] == "Sign up to present"
+    signup, ask = row["components"]
+    assert signup["label"] == "Sign up to present" and ask["label"] == "Ask a question"
 
     bot = run_bot(mode, **MEETING_ALWAYS_AHEAD)
     status, response = bot.interact(click(signup["custom_id"], MEMBER, post))
@@ -165,7 +165,8 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     # The announcement and the post's update go out through the outbox.
     assert discord.wait_for(lambda d: len(d.messages(CHANNEL)) == 2 and d.messages(CHANNEL)[0]["edited_timestamp"])
     posted, announced = discord.messages(CHANNEL)
-    assert f"<@{MEMBER}>" in posted["embeds"][0]["description"] and not posted["components"]
+    assert f"<@{MEMBER}>" in posted["embeds"][0]["description"]
+    assert [[c["label"] for c in row["components"]] for row in posted["components"]] == [["Ask a question"]]
     assert f"<@{MEMBER}> will present" in announced["content"] and pings(announced) == set()
 
 
