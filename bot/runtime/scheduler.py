@@ -239,7 +239,7 @@ class Routes:
         """`weekly.post_week` of `group`, through its platform (`how`: post_week's keywords)."""
         if group.channel is None:  # a group that posts has a channel: group 1 without one is refused before
             raise ValueError("a group without a channel has no post")
-        return weekly.post_week(
+        outcome = weekly.post_week(
             self.store,
             group.calendar,
             self.transport_of(group),
@@ -249,6 +249,9 @@ class Routes:
             rotation=group.rotation,
             **how,
         )
+        if outcome.ok and outcome.result is not None:  # the post is out: the questions that waited for it
+            self.discuss([group], at, **({"sleep": how["sleep"]} if how.get("sleep") else {}))
+        return outcome
 
     def due_reminders(
         self, chosen: list[groups.Group], at: datetime
