@@ -72,7 +72,7 @@ def questions_(ctx: Context, remove: str | None, which: str | None) -> Answer:
             return usage_error(VERBS["questions"])
         gone = questions.remove(ctx.store, ctx.group, ctx.now, ctx.member, None, int(which.lstrip("#")))
         return notice("Removed question ", str(gone.number), ": ", _clip(gone.text))
-    week = questions.meeting_for(ctx.store, ctx.group, ctx.now, which) if which else ctx.group.coming(ctx.now)
+    week = questions.week_of(ctx.group, ctx.now, which) if which else ctx.group.coming(ctx.now)
     meeting = ctx.group.meeting_of(week)
     found = questions.of_meeting(ctx.store, ctx.group.group_id, week)
     if not found:

@@ -150,7 +150,7 @@ def ask(
 
 def remove(store: Store, group: MeetingCalendar, now: datetime, member: Member, date: str | None, n: int) -> Question:
     """Remove question `n` of the coming meeting (or `date`'s): its asker or an admin."""
-    week = group.coming(now) if date is None else _week(group, now, date)
+    week = group.coming(now) if date is None else week_of(group, now, date)
     with store.write() as db:
         found = _read(
             db.execute(
@@ -171,7 +171,8 @@ def remove(store: Store, group: MeetingCalendar, now: datetime, member: Member, 
     return question
 
 
-def _week(group: MeetingCalendar, now: datetime, date: str) -> Week:
+def week_of(group: MeetingCalendar, now: datetime, date: str) -> Week:
+    """The meeting's week that `date` names, over or not (its questions are kept); Refusal for no date."""
     try:
         return group.parse_week(date, now)
     except BadDate as e:

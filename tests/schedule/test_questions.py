@@ -62,6 +62,8 @@ def test_show_and_the_page_show_each_talks_questions(store, group):
     assert "Does the overlap hide all communication?" in page and "Which batch size?" in page
     past = run(store, group, "past", when="2026-12-03 18:00")
     assert "1 question: Does the overlap" in past
+    listed = run(store, group, "questions 2026-12-03", when="2026-12-20 10:00")  # a meeting long over
+    assert "1. Does the overlap hide all communication? (@U2)" in listed
 
 
 def test_a_question_cannot_carry_markup_onto_the_page(store, group):
