@@ -17,6 +17,7 @@ import unicodedata
 from bot.calendar import BadDate
 from bot.catalog import refs as paper_refs
 from bot.chat import (
+    attendance_commands,
     catalog_commands,
     group_commands,
     paper_commands,
@@ -47,6 +48,7 @@ VERBS: dict[str, Verb] = {
     **_HELP,
     **catalog_commands.VERBS,
     **schedule_commands.VERBS,
+    **attendance_commands.VERBS,
     **question_commands.VERBS,
     **paper_commands.VERBS,
     **group_commands.VERBS,

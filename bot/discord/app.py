@@ -292,7 +292,7 @@ class DiscordBot:
                 if weekly:
                     line = commands.post_button(ctx, line)
                 answer = commands.run(ctx, line)
-            if answer.change is not None:
+            if answer.wakes_outbox:
                 self.wake_outbox()
             if answer.discussion:
                 self.discuss()

@@ -38,7 +38,17 @@ from bot.chat.replies import (
 )
 from bot.discord import definition
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
-from bot.schedule.rows import Reminder, SkippedWeek, TalkWeek, WeeklyPost, asked, by_month, slot_text, talk_text
+from bot.schedule.rows import (
+    Reminder,
+    SkippedWeek,
+    TalkWeek,
+    WeeklyPost,
+    asked,
+    by_month,
+    given_text,
+    slot_text,
+    talk_text,
+)
 
 MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION = 2000, 10, 6000, 4096
 MAX_TITLE, MAX_FIELD, MAX_FOOTER = 256, 1024, 2048
@@ -408,7 +418,7 @@ def _(reply: Schedule) -> dict:
 @message.register
 def _(reply: PastTalks) -> dict:
     lines = [
-        markdown(slot_text(t.line))
+        markdown(given_text(t))
         + (f"\n{_links(t.links)}" if t.links else "")
         + (f"\n{markdown(asked(t))}" if t.questions else "")
         for t in reply.talks
@@ -620,6 +630,8 @@ def weekly_post(post: WeeklyPost) -> dict:
         lines.append(f"{meeting}\n🙋 {escape(post.nobody)}")
     elif post.elsewhere:
         lines.append(f"{meeting}\n🎤 {markdown(post.elsewhere_note())}")
+    if post.attendance_buttons:
+        lines.append(markdown(post.counts()))
     if post.archived:
         lines.append("_Archived from the catalog since its talk was booked: the talk stands._")
     last = post.last_week
@@ -628,9 +640,10 @@ def weekly_post(post: WeeklyPost) -> dict:
     embed["description"] = cut("\n\n".join(lines), MAX_DESCRIPTION)
     named = f"📚 {escape(post.group_name)} · " if post.group_name else ""  # a group with no name: as before
     content = f"{named}**Paper of the week** · {post.week.key}"
-    components = []
+    components: list[dict] = []
     if post.signup_button and not post.skipped:
         components = [{"type": 1, "components": [button(post.signup_button, WEEKLY, 0)]}]
+    components += rows(post.attendance_buttons)  # who comes: a button each way
     return _body(content, [embed], components)
 
 

@@ -213,6 +213,7 @@ def event_json(event: hikari.ScheduledEvent) -> dict:
         "status": int(event.status),
         "entity_type": int(event.entity_type),
         "entity_metadata": {"location": location} if location is not None else None,
+        "user_count": event.user_count,  # those Interested: hikari always asks for it
     }
 
 
@@ -469,6 +470,14 @@ class Rest:
         args = _event_args(body)
         return event_json(self._run(lambda c: c.edit_scheduled_event(int(guild), int(event), **args), timeout))
 
+    def event_users(self, guild: str, event: str, timeout: float | None = None) -> list[str]:
+        """The ids of the members Interested in a scheduled event (Discord pages them a hundred at a time)."""
+
+        async def users(c: hikari.api.RESTClient) -> list[str]:
+            return [str(u.user.id) async for u in c.fetch_scheduled_event_users(int(guild), int(event))]
+
+        return self._run(users, timeout)
+
     def delete_event(self, guild: str, event: str, timeout: float | None = None) -> None:
         self._run(lambda c: c.delete_scheduled_event(int(guild), int(event)), timeout)
 
@@ -484,6 +493,11 @@ class Rest:
         ("GET", r"/guilds/(?P<g>\d+)/members/(?P<u>\d+)", lambda r, m, b, q, t: r.member(m["g"], m["u"], t)),
         ("GET", r"/guilds/(?P<g>\d+)/scheduled-events", lambda r, m, b, q, t: r.events(m["g"], t)),
         ("POST", r"/guilds/(?P<g>\d+)/scheduled-events", lambda r, m, b, q, t: r.create_event(m["g"], b, t)),
+        (
+            "GET",
+            r"/guilds/(?P<g>\d+)/scheduled-events/(?P<e>\d+)/users",
+            lambda r, m, b, q, t: r.event_users(m["g"], m["e"], t),
+        ),
         (
             "PATCH",
             r"/guilds/(?P<g>\d+)/scheduled-events/(?P<e>\d+)",

@@ -363,11 +363,9 @@ def _(reply: Schedule) -> dict:
 def _(reply: PastTalks) -> dict:
     lines, fallback = ["*Talks given*, newest first"], ["Talks given, newest first"]
     for talk in reply.talks:
-        said = f"\n{mrkdwn(rows.asked(talk))}" if talk.questions else ""
-        lines.append(mrkdwn(slot_text(talk.line)) + (f"\n{_links(talk.links)}" if talk.links else "") + said)
-        fallback.append(
-            plain(slot_text(talk.line) + rows.asked(talk)) + "".join(f" {escape(url)}" for url in talk.links)
-        )
+        said = rows.given_text(talk) + (("\n", *rows.asked(talk)) if talk.questions else ())
+        lines.append(mrkdwn(said) + (f"\n{_links(talk.links)}" if talk.links else ""))
+        fallback.append(plain(said) + "".join(f" {escape(url)}" for url in talk.links))
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
@@ -500,6 +498,10 @@ def weekly_post(post: WeeklyPost) -> dict:
         note = post.elsewhere_note()
         blocks.append(section(f"{meeting}\n🎤 {mrkdwn(note)}"))
         fallback += f" Meeting {_plain_date(post.meeting)}. {plain(note)}"
+    if post.attendance_buttons:  # who comes: the count, and a button each way
+        blocks.append(context(mrkdwn(post.counts())))
+        blocks.append(actions(post.attendance_buttons))
+        fallback += f" {plain(post.counts())}."
     if post.last_week is not None and (last := _last_week(post.last_week)):
         blocks.append(context(last))
         fallback += " Last week's talk: " + "  ".join(escape(url) for url in post.last_week.links)

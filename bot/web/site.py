@@ -29,7 +29,7 @@ import jinja2
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.schedule import questions, slots, talks
+from bot.schedule import attendance, questions, slots, talks
 from bot.schedule.rows import TalkWeek
 from bot.store.connection import Store
 from bot.web import member_names
@@ -122,6 +122,8 @@ class Talk:
     paper: Paper | None
     presenter: str
     links: list[str]
+    #: How many go (a coming talk) or went (a past one): see attendance.count.
+    going: int = 0
     #: The questions brought to the meeting: (who asked, by name; the question), oldest first.
     questions: list[tuple[str, str]] = field(default_factory=list)
 
@@ -143,10 +145,18 @@ def _asked(store: Store, group: Group, found: list[Talk], ask) -> list[Talk]:
 
 
 def _coming(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
+    lines = [line for line in slots.schedule(store, group.calendar, now) if isinstance(line, TalkWeek)]
+    going = attendance.count(store, group.group_id, [line.week for line in lines])
     coming = [
-        Talk(line.week, line.meeting, line.paper, member_names.display_name(store, line.presenter, ask), [])
-        for line in slots.schedule(store, group.calendar, now)
-        if isinstance(line, TalkWeek)
+        Talk(
+            line.week,
+            line.meeting,
+            line.paper,
+            member_names.display_name(store, line.presenter, ask),
+            [],
+            going.get(line.week.key, 0),
+        )
+        for line in lines
     ]
     return _asked(store, group, coming, ask)
 
@@ -159,6 +169,7 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
         [group.group_id, this.key, PAST_SHOWN + 1],
     ).fetchall()
     papers = catalog.many(store, {r[2] for r in rows})
+    going = attendance.count(store, group.group_id, [Week.from_key(r[0]) for r in rows])
     talks = []
     for key, presenter, number in rows:
         week = Week.from_key(key)
@@ -166,7 +177,8 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
         if meeting > now:  # this week's meeting, still ahead: a coming talk
             continue
         name = member_names.display_name(store, presenter, ask)
-        talks.append(Talk(week, meeting, papers.get(number), name, talk_links(store, group.group_id, week)))
+        found = talk_links(store, group.group_id, week)
+        talks.append(Talk(week, meeting, papers.get(number), name, found, going.get(key, 0)))
     return _asked(store, group, talks[:PAST_SHOWN], ask)
 
 

@@ -24,6 +24,7 @@ Public API of DiscordStandin (thread-safe):
   threads                       {id: thread} made on messages (POST …/messages/{id}/threads): a
                                 thread's id is its message's, and its messages are messages(id)
   events                        {server: {id: scheduled event}} (GET/POST/PATCH/DELETE scheduled-events)
+  interest                      {event id: users Interested} (GET …/users, user_count; `interested`)
   users={id: {...}}             who Discord knows (GET users/{id}, guilds/{g}/members/{id}): "name" their
                                 global name, "nick" theirs in the server, "member": False not in it
   close()                       (or use it as a context manager)
@@ -403,6 +404,8 @@ class DiscordStandin:
         self.threads: dict[str, dict] = {}
         #: Scheduled events by server, then by id (the events routes).
         self.events: dict[str, dict[str, dict]] = {}
+        #: Who marked each event (by id) "Interested" in Discord's client (`interested`).
+        self.interest: dict[str, set[str]] = {}
         self._opened = _now()  # when the users joined the server
         self._ids = itertools.count(1)
         self.on_accept: Callable[[Call], None] | None = None
@@ -611,6 +614,7 @@ class DiscordStandin:
         ("POST", r"/guilds/(?P<guild>\d+)/scheduled-events", "create_event"),
         ("PATCH", r"/guilds/(?P<guild>\d+)/scheduled-events/(?P<event>\d+)", "edit_event"),
         ("DELETE", r"/guilds/(?P<guild>\d+)/scheduled-events/(?P<event>\d+)", "delete_event"),
+        ("GET", r"/guilds/(?P<guild>\d+)/scheduled-events/(?P<event>\d+)/users", "event_users"),
     ]
     #: Routes that take the interaction's token instead of the bot's.
     WEBHOOKS = {"callback", "edit_original", "followup"}
@@ -858,12 +862,34 @@ class DiscordStandin:
             "communication_disabled_until": None,
         }
 
+    def interested(self, event_id: str, *users: str, marked: bool = True) -> None:
+        """Members press (or, `marked=False`, take back) "Interested" on an event in Discord's client."""
+        with self._lock:
+            marks = self.interest.setdefault(event_id, set())
+            if marked:
+                marks.update(users)
+            else:
+                marks.difference_update(users)
+
     def _list_events(self, params, query, body):
         counted = query.get("with_user_count") == "true"
         return 200, [
-            {**copy.deepcopy(e), **({"user_count": 0} if counted else {})}
+            {**copy.deepcopy(e), **({"user_count": len(self.interest.get(e["id"], ()))} if counted else {})}
             for e in self.events.get(params["guild"], {}).values()
         ]
+
+    def _event_users(self, params, query, body):
+        """Who is Interested in an event (resources/guild-scheduled-event.md), by user id ascending,
+        `limit` (at most 100) after `after` (or before `before`, newest first)."""
+        if params["event"] not in self.events.get(params["guild"], {}):
+            raise Refused(404, 10070, "Unknown Guild Scheduled Event")
+        limit = min(int(query.get("limit") or 100), 100)
+        users = sorted(self.interest.get(params["event"], ()), key=int)
+        if query.get("before"):
+            users = [u for u in users if int(u) < int(query["before"])][-limit:]
+        else:
+            users = [u for u in users if int(u) > int(query.get("after") or 0)][:limit]
+        return 200, [{"guild_scheduled_event_id": params["event"], "user": user_object(u)} for u in users]
 
     def _create_event(self, params, query, body):
         """A guild scheduled event object (resources/guild-scheduled-event.md), made by the bot."""

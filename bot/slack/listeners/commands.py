@@ -70,7 +70,7 @@ def register(app, bot) -> None:
                 ack(response_type="ephemeral", text=OOPS)
             return
         ack(**reply)
-        if answer.change is not None:
+        if answer.wakes_outbox:
             bot.wake_outbox()  # its announcement was queued with the change
         if answer.discussion:
             bot.discuss()
