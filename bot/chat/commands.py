@@ -20,6 +20,7 @@ from bot.chat import (
     attendance_commands,
     catalog_commands,
     group_commands,
+    history_commands,
     paper_commands,
     question_commands,
     registry,
@@ -50,6 +51,7 @@ VERBS: dict[str, Verb] = {
     **schedule_commands.VERBS,
     **attendance_commands.VERBS,
     **question_commands.VERBS,
+    **history_commands.VERBS,
     **paper_commands.VERBS,
     **group_commands.VERBS,
 }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.chat.context import Answer, Context, notice
-from bot.chat.registry import DATE, NUMBER, TEXT, Arg, Scope, Verb, date_shaped, sub, verb
+from bot.chat.registry import CHOICE, DATE, TEXT, WORD, Arg, Scope, Verb, date_shaped, usage_error, verb
 from bot.chat.replies import Notice
 from bot.rich_text import Mention, Segment, When, command_code, text
 from bot.schedule import questions
@@ -47,8 +47,33 @@ def ask(ctx: Context, date: str | None, question: str) -> Answer:
     )
 
 
-def _listed(ctx: Context, date: str | None) -> Answer:
-    week = questions.week_of(ctx.group, ctx.now, date) if date else ctx.group.coming(ctx.now)
+@verb(
+    VERBS,
+    "questions",
+    "the questions for a meeting, oldest first",
+    "questions",
+    Arg("remove", CHOICE, choices=("remove",), optional=True, hidden=True, typed_only=True),
+    Arg(
+        "which",
+        WORD,
+        "a meeting's date (default: the coming one), or remove <n>",
+        optional=True,
+        typed_only=True,
+        shown="<date>",
+    ),  # fmt: skip
+    scope=Scope.WHERE,
+    usage_note=(" Remove one of yours: ", command_code("questions remove <n>"), "."),
+    reference="the questions for a meeting, oldest first, with who asked; "
+    "the asker or an admin removes one with `questions remove <n>`",
+)
+def questions_(ctx: Context, remove: str | None, which: str | None) -> Answer:
+    if remove:
+        # Rights: the question's asker or an admin, which only the question tells (questions.remove checks).
+        if which is None or not which.lstrip("#").isdigit():
+            return usage_error(VERBS["questions"])
+        gone = questions.remove(ctx.store, ctx.group, ctx.now, ctx.member, None, int(which.lstrip("#")))
+        return notice("Removed question ", str(gone.number), ": ", _clip(gone.text))
+    week = questions.week_of(ctx.group, ctx.now, which) if which else ctx.group.coming(ctx.now)
     meeting = ctx.group.meeting_of(week)
     found = questions.of_meeting(ctx.store, ctx.group.group_id, week)
     if not found:
@@ -56,60 +81,6 @@ def _listed(ctx: Context, date: str | None) -> Answer:
             "No questions for the meeting of ", When(meeting), " yet. Ask one: ", command_code("ask <question>"), "."
         )
     return Answer(Notice(text(*listed(found, text("Questions for the meeting of ", When(meeting), ":")))))
-
-
-def _remove(ctx: Context, n: int) -> Answer:
-    # Rights: the question's asker or an admin, which only the question tells (questions.remove checks).
-    gone = questions.remove(ctx.store, ctx.group, ctx.now, ctx.member, None, n)
-    return notice("Removed question ", str(gone.number), ": ", _clip(gone.text))
-
-
-def _questions(ctx: Context) -> Answer:
-    raise AssertionError("`questions` runs its subcommands")  # pragma: no cover
-
-
-#: A meeting's date, for the questions of another meeting than the coming one.
-A_MEETING = Arg("date", DATE, "a meeting's date, YYYY-MM-DD (default: the coming one)", optional=True)
-
-# A verb of subcommands (Discord: a subcommand group of three, within its 25): `questions [<date>]`
-# lists, `questions remove <n>` removes, and `questions ask` is `ask` under a second name.
-VERBS["questions"] = Verb(
-    "questions",
-    "the questions for a meeting, oldest first; remove one of yours",
-    "questions",
-    _questions,
-    reference="the questions for a meeting, oldest first, with who asked; "
-    "the asker or an admin removes one with `questions remove <n>`",
-    subs=(
-        sub(
-            "questions",
-            "show",
-            "the questions for a meeting, oldest first",
-            "questions",
-            _listed,
-            A_MEETING,
-            scope=Scope.WHERE,
-        ),
-        sub(
-            "questions",
-            "ask",
-            "a question for the coming meeting's talk",
-            "ask Why 4 bits?",
-            _questions,
-            *VERBS["ask"].args,
-            same_as="ask",
-        ),
-        sub(
-            "questions",
-            "remove",
-            "remove a question: its asker or an admin",
-            "questions remove 2",
-            _remove,
-            Arg("n", NUMBER, "the question's number, as questions lists them"),
-            scope=Scope.WHERE,
-        ),
-    ),  # fmt: skip
-)
 
 
 def listed(found: list[Question], heading: tuple) -> list[Segment]:

@@ -245,9 +245,8 @@ class Verb:
     @property
     def usage(self) -> str:
         if self.subs:
-            first = self.subs[0].args_usage.strip("[]")  # the first's words, typed with no subcommand's name
             shown = [f"{s.name} {s.args_usage}".strip() for s in self.subs[1:] if s.same_as is None]
-            return f"{self.words} [{' / '.join([first, *shown] if first else shown)}]"
+            return f"{self.words} [{' / '.join(shown)}]"
         return f"{self.words} {self.args_usage}".strip()
 
     @property
@@ -451,8 +450,7 @@ def pick(verb: Verb, args: str) -> tuple[Verb, str] | None:
     for s in verb.subs:
         if s.name == first.lower():
             return s, rest.strip()
-    # Words no other subcommand names are the first's, when it takes any (`questions 2026-12-10`).
-    return (verb.subs[0], args.strip()) if verb.subs[0].args else None
+    return None
 
 
 def answer(ctx: Context, top: Verb, args: str, verbs: dict[str, Verb]) -> Answer:

@@ -21,6 +21,7 @@ from bot.chat.replies import (
     PaperList,
     PastTalks,
     Schedule,
+    Stats,
     SuggestionList,
     TagCounts,
     WeekCard,
@@ -255,6 +256,11 @@ def _(reply: EditForm) -> str:
         " an empty value clears it)",
     ]
     return "\n".join(lines)
+
+
+@render.register
+def _(reply: Stats) -> str:
+    return inline(reply.summary)
 
 
 @render.register

@@ -32,6 +32,7 @@ from bot.chat.replies import (
     PaperList,
     PastTalks,
     Schedule,
+    Stats,
     SuggestionList,
     TagCounts,
     WeekCard,
@@ -428,6 +429,17 @@ def _(reply: PastTalks) -> dict:
     if reply.footer:
         content += "\n" + markdown(reply.footer)
     return _body(content, embeds, rows(reply.pager, PAGE))
+
+
+#: The history's picture, attached to the `stats` answer (bot/discord/app.py) as its embed's image.
+STATS_PNG = "stats.png"
+
+
+@message.register
+def _(reply: Stats) -> dict:
+    """The history in words, in an embed; its picture is attached as the embed's image (bot/discord/app.py)."""
+    embed = {"title": "The group's history", "description": markdown(reply.summary)[:MAX_DESCRIPTION]}
+    return _body("", [{**embed, "color": COLOUR}])
 
 
 @message.register

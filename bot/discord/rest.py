@@ -37,6 +37,9 @@ from hikari.impl import buckets, entity_factory, special_endpoints
 from bot.delivery.sending import RateLimited, Rejected, Uncertain, Unreachable
 
 TIMEOUT = 20.0
+#: The key of a message body's files, each (name, bytes): not Discord's JSON, sent beside it; the first is
+#: shown as the first embed's image, where there is an embed.
+FILES = "files"
 #: Rate limits hikari waits out by itself; longer ones go back to the caller as RateLimited.
 MAX_RATE_LIMIT = 1.0
 
@@ -373,6 +376,12 @@ class Rest:
             args["components"] = [Raw(r) for r in body["components"] or []]
         if body.get("flags"):
             args["flags"] = body["flags"]
+        if body.get(FILES):  # sent as multipart/form-data, each file a part
+            pictures = [hikari.Bytes(data, name) for name, data in body[FILES]]
+            if args.get("embeds"):  # hikari attaches an embed's image itself, as attachment://name
+                args["embeds"][0].set_image(pictures.pop(0))
+            if pictures:
+                args["attachments"] = pictures
         return args
 
     def post(self, channel: str, body: dict, timeout: float | None = None) -> dict:

@@ -25,14 +25,15 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jinja2
+from markupsafe import Markup
 
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.schedule import attendance, questions, slots, talks
+from bot.schedule import attendance, history, questions, slots, talks
 from bot.schedule.rows import TalkWeek
 from bot.store.connection import Store
-from bot.web import member_names
+from bot.web import charts, member_names
 
 #: Past talks the page lists, newest first.
 PAST_SHOWN = 200
@@ -182,6 +183,15 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
     return _asked(store, group, talks[:PAST_SHOWN], ask)
 
 
+def stats(store: Store, group: Group, now: datetime, ask) -> list[Markup]:
+    """The group's history as SVG charts for the page (charts.svg escapes their text)."""
+    past = history.of_group(store, group.calendar, now)
+    if not past.talks and not past.attendance:
+        return []
+    name = lambda member: member_names.display_name(store, member, ask)  # noqa: E731
+    return [Markup(charts.svg(chart)) for chart in charts.of_history(past, name)]
+
+
 def _by_tag(store: Store, per_tag: int) -> list[tuple[str | None, int, list[Paper]]]:
     """Each tag (by name) with its count and its first `per_tag` papers, then the untagged (None)."""
     shelves: list[tuple[str | None, int, list[Paper]]] = []
@@ -293,6 +303,7 @@ def page(
         tz=group.calendar.tz.key,
         coming=_coming(store, group, now, ask),
         past=_past(store, group, now, ask),
+        stats=stats(store, group, now, ask),
         # A search's page lists its results, not the catalog again (drawn each time: a search is seldom kept).
         shelves=[] if asked.query else _by_tag(store, PER_TAG if count <= OPEN_TAGS_UP_TO else PER_TAG_FOLDED),
         query=asked.query,

@@ -146,7 +146,7 @@ def test_a_suggestion_is_acknowledged_before_a_slow_arxiv_answers_and_answered_a
 def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
     from bot.chat.replies import AddForm, SuggestionLine, SuggestionList
     from bot.rich_text import Button, text
-    from bot.slack import blocks
+    from bot.slack import blocks, forms
     from tests.support.slack_standin import check_message, check_view
 
     long = "长" * 300 + " <!here> & *bold*"
@@ -172,10 +172,10 @@ def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
         "summary": "&" * 3000,
         "tags": ["a" * 50] * 20,
     }
-    view = blocks.add_form(CHANNEL, AddForm(fields=fields, note=text("Looked up at arXiv <!here>")))
+    view = forms.add_form(CHANNEL, AddForm(fields=fields, note=text("Looked up at arXiv <!here>")))
     check_view(view, kind="modal")
     assert "<!here>" not in str(view["blocks"][0])
-    check_view(blocks.add_form(CHANNEL, looking_up="https://doi.org/10.1145/" + "9" * 900), kind="modal")
+    check_view(forms.add_form(CHANNEL, looking_up="https://doi.org/10.1145/" + "9" * 900), kind="modal")
 
 
 def test_a_button_that_opens_the_form_opens_it_with_the_clicks_trigger(h):
