@@ -2,7 +2,7 @@
 questions and their digest posted in it (an embed whose footer names the delivery, to find it again),
 the reminder's list of questions, and the post's Ask a question button and its form (a modal).
 
-    body = discussion.in_thread(InThread(question, meeting))
+    body = discussion.in_thread(InThread(question))
 """
 
 from __future__ import annotations

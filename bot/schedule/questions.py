@@ -2,7 +2,7 @@
 
     q = questions.ask(store, group, now, "U1", "slack", "Why 4 bits?", None)   # the coming meeting
     questions.of_meeting(store, group_id, week)                                 # oldest first, numbered
-    questions.post_due(store, calendars, transport_of, now)                    # the scheduler's check
+    questions.discuss(store, groups, transport_of, now)     # the scheduler's check, and after an ask
 
 A question belongs to a meeting (its ISO week, as slots are), not to a talk: a presenter who
 changes hands keeps the room's questions. Each is posted once in the meeting's discussion (the
@@ -42,8 +42,6 @@ class InThread:
     """A question as it is posted in the meeting's discussion."""
 
     question: Question
-    meeting: datetime
-    group_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,9 +49,7 @@ class Digest:
     """The meeting's questions, posted in its discussion when it starts."""
 
     week: Week
-    meeting: datetime
     questions: tuple[Question, ...]
-    group_name: str | None = None
 
 
 def meeting_for(store: Store, group: MeetingCalendar, now: datetime, date: str | None) -> Week:
@@ -187,11 +183,11 @@ def thread_of(store: Store, channel: str, week: Week) -> delivery.Sent | None:
     return delivery.sent_message(store, "post", channel, week.key)
 
 
-def _as_it_stands(store: Store, group: MeetingCalendar, question: Question, group_name: str | None):
+def _as_it_stands(store: Store, question: Question) -> tuple[InThread, None]:
     """The question as it is at this attempt: one removed while an attempt waited is not posted."""
     if store.db.execute("SELECT 1 FROM questions WHERE id = ?", [question.id]).fetchone() is None:
         raise NoLongerWanted(f"question {question.id} was removed")
-    return InThread(question, group.meeting_of(question.week), group_name), None
+    return InThread(question), None
 
 
 #: Weeks back whose questions still go to their thread (a bot down over a meeting posts them after).
@@ -230,7 +226,7 @@ def post_due(
             wanted.setdefault((group_id, week), set()).add(id_)
     out: list[Posted] = []
     for (group_id, week_key), ids in sorted(wanted.items()):
-        channel, calendar = by_group[group_id]
+        channel, _ = by_group[group_id]
         week = Week.from_key(week_key)
         post = thread_of(store, channel, week)
         if post is None:  # asked before the post: it waits for it
@@ -240,7 +236,7 @@ def post_due(
             if question.id not in ids:
                 continue
             d = Delivery("question", channel, str(question.id), thread=post.ref)
-            build = functools.partial(_as_it_stands, store, calendar, question, calendar.name)
+            build = functools.partial(_as_it_stands, store, question)
             kwargs = {"sleep": sleep} if sleep else {}
             result = delivery.deliver(store, d, build, transport, **kwargs)
             out.append(Posted(question, result))
@@ -280,7 +276,7 @@ def _digest(store: Store, calendar: MeetingCalendar, week: Week) -> tuple[Digest
     found = of_meeting(store, calendar.group_id, week)
     if not found:
         raise NothingToSend(f"the meeting of {week} has no questions left")
-    return Digest(week, calendar.meeting_of(week), tuple(found), calendar.name), None
+    return Digest(week, tuple(found)), None
 
 
 def discuss(

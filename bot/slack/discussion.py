@@ -2,7 +2,7 @@
 thread (marked in message metadata, to find them again after a crash), the reminder's list of
 questions, and the post's Ask a question button.
 
-    payload = discussion.in_thread(InThread(question, meeting))   # chat.postMessage arguments, thread_ts aside
+    payload = discussion.in_thread(InThread(question))   # chat.postMessage arguments, thread_ts aside
 """
 
 from __future__ import annotations
