@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bot.announcing import sender
+from bot.calendar import Week
 from bot.chat.context import Answer, Context, notice
 from bot.chat.registry import CHOICE, DATE, TEXT, WORD, Arg, Scope, Verb, date_shaped, usage_error, verb
 from bot.chat.replies import Notice
@@ -28,7 +30,7 @@ SHOWN = 110
 )
 def ask(ctx: Context, date: str | None, question: str) -> Answer:
     platform = ctx.platform.name or "console"
-    asked = questions.ask(ctx.store, ctx.group, ctx.now, ctx.member.id, platform, question, date)
+    asked = questions.ask(ctx.store, ctx.group, ctx.now, ctx.member.id, platform, question, date, _post_update(ctx))
     meeting = ctx.group.meeting_of(asked.week)
     out = ctx.channel is not None and questions.thread_of(ctx.store, ctx.channel, asked.week) is not None
     return Answer(
@@ -43,6 +45,7 @@ def ask(ctx: Context, date: str | None, question: str) -> Answer:
                 ".",
             )
         ),
+        queued=True,
         discussion=True,
     )
 
@@ -71,8 +74,9 @@ def questions_(ctx: Context, remove: str | None, which: str | None) -> Answer:
         # Rights: the question's asker or an admin, which only the question tells (questions.remove checks).
         if which is None or not which.lstrip("#").isdigit():
             return usage_error(VERBS["questions"])
-        gone = questions.remove(ctx.store, ctx.group, ctx.now, ctx.member, None, int(which.lstrip("#")))
-        return notice("Removed question ", str(gone.number), ": ", _clip(gone.text))
+        n = int(which.lstrip("#"))
+        gone = questions.remove(ctx.store, ctx.group, ctx.now, ctx.member, None, n, _post_update(ctx))
+        return Answer(Notice(text("Removed question ", str(gone.number), ": ", _clip(gone.text))), queued=True)
     week = questions.week_of(ctx.group, ctx.now, which) if which else ctx.group.coming(ctx.now)
     meeting = ctx.group.meeting_of(week)
     found = questions.of_meeting(ctx.store, ctx.group.group_id, week)
@@ -81,6 +85,15 @@ def questions_(ctx: Context, remove: str | None, which: str | None) -> Answer:
             "No questions for the meeting of ", When(meeting), " yet. Ask one: ", command_code("ask <question>"), "."
         )
     return Answer(Notice(text(*listed(found, text("Questions for the meeting of ", When(meeting), ":")))))
+
+
+def _post_update(ctx: Context) -> questions.Then:
+    """The week's post shows how many questions its meeting has: its update, queued with the change."""
+
+    def update(week: Week) -> None:
+        sender.hold_post_update(ctx.store, ctx.channel, week)
+
+    return update
 
 
 def listed(found: list[Question], heading: tuple) -> list[Segment]:

@@ -119,8 +119,19 @@ def of_talks(store: Store, lines: Iterable[TalkWeek]) -> dict[tuple[int, str], t
     return found
 
 
+#: Run inside a question's write with its meeting's week: the post's update is queued with it.
+Then = Callable[[Week], None] | None
+
+
 def ask(
-    store: Store, group: MeetingCalendar, now: datetime, member: str, platform: str, said: str, date: str | None
+    store: Store,
+    group: MeetingCalendar,
+    now: datetime,
+    member: str,
+    platform: str,
+    said: str,
+    date: str | None,
+    then: Then = None,
 ) -> Question:
     """Save a question for the coming meeting (or `date`'s); Refusal, changing nothing, when it cannot be."""
     said = said.strip()
@@ -141,10 +152,14 @@ def ask(
             "RETURNING id",
             [group.group_id, week.key, member, platform, said, stamp],
         ).fetchone()[0]
+        if then is not None:
+            then(week)
     return Question(id_, week, member, said, datetime.fromisoformat(stamp), count + 1)
 
 
-def remove(store: Store, group: MeetingCalendar, now: datetime, member: Member, date: str | None, n: int) -> Question:
+def remove(
+    store: Store, group: MeetingCalendar, now: datetime, member: Member, date: str | None, n: int, then: Then = None
+) -> Question:
     """Remove question `n` of the coming meeting (or `date`'s): its asker or an admin."""
     week = group.coming(now) if date is None else week_of(group, now, date)
     with store.write() as db:
@@ -164,6 +179,8 @@ def remove(store: Store, group: MeetingCalendar, now: datetime, member: Member, 
         if question.asked_by != member.id and not member.is_admin():
             raise Refusal("Only its asker or an admin can remove a question.")
         db.execute("DELETE FROM questions WHERE id = ?", [question.id])
+        if then is not None:
+            then(week)
     return question
 
 

@@ -60,6 +60,8 @@ def test_two_questions_each_once_in_the_posts_thread_even_when_a_request_is_repl
     assert said[0].startswith("Question 1 from <@U2>: Why does DiLoCo") and "stragglers" in said[1]
     for m in h.slack.replies(CHANNEL, ts):
         check_message(m)
+    # The post counts them (its update held a moment, as for going).
+    assert h.slack.wait_for(lambda s: "2 questions" in blocks_text(s.messages(CHANNEL)[0]), timeout=10)
     # The scheduler's check, another process's, a restart: nothing more.
     questions.discuss(h.bot.store, [h.bot.env], lambda g: h.bot.transport, clock())
     assert len(thread(h, ts)) == 2
