@@ -150,9 +150,9 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     [post] = discord.messages(CHANNEL)
     week = post["embeds"][0]["footer"]["text"].split("· ")[1]
     assert week in first.stdout and week in post["content"]
-    [row] = post["components"]
-    signup, ask = row["components"]
-    assert signup["label"] == "Sign up to present" and ask["label"] == "Ask a question"
+    labels = [[c["label"] for c in row["components"]] for row in post["components"]]
+    assert labels == [["Sign up to present"], ["Going", "Can't go", "Ask a question"]]
+    signup = post["components"][0]["components"][0]
 
     bot = run_bot(mode, **MEETING_ALWAYS_AHEAD)
     status, response = bot.interact(click(signup["custom_id"], MEMBER, post))
@@ -166,7 +166,8 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     assert discord.wait_for(lambda d: len(d.messages(CHANNEL)) == 2 and d.messages(CHANNEL)[0]["edited_timestamp"])
     posted, announced = discord.messages(CHANNEL)
     assert f"<@{MEMBER}>" in posted["embeds"][0]["description"]
-    assert [[c["label"] for c in row["components"]] for row in posted["components"]] == [["Ask a question"]]
+    labels = [[c["label"] for c in row["components"]] for row in posted["components"]]
+    assert labels == [["Going", "Can't go", "Ask a question"]]
     assert f"<@{MEMBER}> will present" in announced["content"] and pings(announced) == set()
 
 
