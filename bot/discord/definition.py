@@ -1,8 +1,8 @@
 """`/paper` as a Discord command: one subcommand per verb with its options, registered at start;
 both drawn from the verbs' declarations (bot/chat/registry.py), and read back into the core's text.
 
-Discord allows 25 subcommands a command: `group`, `manage` and `meeting` are subcommand groups
-holding verbs, and a definition over the limit raises TooManySubcommands (at start, and in tests).
+Discord allows 25 subcommands a command: `group`, `manage` and `meeting` are subcommand groups holding
+the verbs added later, and a definition over the limit raises TooManySubcommands (at start, and in tests).
 
 definition()                         # the bulk-overwrite body: [{"name": "paper", ...}]
 line_of(interaction["data"])         # "assign <@1300…> 7 next": the core's command text
@@ -22,18 +22,21 @@ STRING, INTEGER, USER = 3, 4, 6
 OPTION_TYPES = {MEMBER.name: USER, NUMBER.name: INTEGER}
 SUBCOMMAND, SUBCOMMAND_GROUP = 1, 2
 
-#: Subcommand groups of verbs, each verb read back as itself (`manage archive paper:7` is `archive 7`),
-#: by the group's name: its verbs and its description. A group stands where the first of its verbs is
-#: in VERBS. `manage`: the admins' verbs on one paper; `meeting`: a member's part in a coming meeting.
-GROUPS: dict[str, tuple[tuple[str, ...], str]] = {
+#: Subcommand groups of verbs, each verb read back as itself (`manage archive paper:7` is `archive 7`);
+#: a group stands where the first of its verbs is in VERBS. `manage`: the admins' verbs on one paper;
+#: `meeting`: a member's part in a meeting.
+GROUPS = {
     "manage": (("edit", "archive", "restore", "delete"), "admins: edit, archive, restore or delete a paper"),
-    "meeting": (("going", "cantgo", "ask", "questions"), "a meeting: going or not, and questions for it"),
+    "meeting": (
+        ("going", "cantgo", "ask", "questions", "swap", "due"),
+        "going, can't go, questions, swaps, who is due",
+    ),
 }
-#: Each grouped verb's group.
-GROUPED = {verb: group for group, (verbs, _) in GROUPS.items() for verb in verbs}
-#: Verbs that are subcommands of a subcommand group (GROUPS, or a subcommand that is the verb under
+#: The group of each verb in one.
+GROUP_OF = {name: group for group, (names, _) in GROUPS.items() for name in names}
+#: Verbs that are subcommands of a subcommand group (of GROUPS, or a subcommand that is the verb under
 #: another name: `group list` is `groups`), not subcommands of their own.
-IN_GROUP = {*GROUPED, *(s.same_as for v in commands.VERBS.values() for s in v.subs if s.same_as)}
+IN_GROUP = {*GROUP_OF, *(s.same_as for v in commands.VERBS.values() for s in v.subs if s.same_as)}
 
 #: View Channel, Send Messages, Embed Links, Read Message History: what the weekly post, the
 #: announcements and finding the post again after a crash need; Create Public Threads and Send
@@ -86,17 +89,17 @@ def _verb_definition(verb: Verb) -> dict:
 
 
 def _group_definition(group: str) -> dict:
-    verbs, about = GROUPS[group]
-    subs = [_verb_definition(commands.VERBS[name]) for name in verbs if name in commands.VERBS]
+    names, about = GROUPS[group]
+    subs = [_verb_definition(commands.VERBS[name]) for name in names if name in commands.VERBS]
     return {"name": group, "type": SUBCOMMAND_GROUP, "description": about, "options": subs}
 
 
 def definition() -> list[dict]:
     subs: list[dict] = []
     for verb in commands.VERBS.values():
-        if verb.name in GROUPED:
-            if not any(s["name"] == GROUPED[verb.name] for s in subs):
-                subs.append(_group_definition(GROUPED[verb.name]))
+        if (group := GROUP_OF.get(verb.name)) is not None:
+            if not any(s["name"] == group for s in subs):
+                subs.append(_group_definition(group))
         elif verb.name not in IN_GROUP:
             subs.append(_verb_definition(verb))
     # Cut at 25, the verbs past the limit would be missing from Discord without a word: refuse instead.
@@ -165,12 +168,13 @@ def line_of(data: dict) -> str:
     name = str(sub.get("name", "help"))
     verb = commands.VERBS.get(name)
     if sub.get("type") == SUBCOMMAND_GROUP and name in GROUPS:
-        group, inner = name, _first(sub.get("options"))
+        group, grouped = name, [n for n in GROUPS[name][0] if n in commands.VERBS]
+        inner = _first(sub.get("options"))
         name = str(inner.get("name", ""))
         if not name:
             return "help"
-        if name not in GROUPS[group][0]:
-            raise UnknownSubcommand(group, name, GROUPS[group][0])
+        if name not in grouped:
+            raise UnknownSubcommand(group, name, grouped)
         sub, verb = inner, commands.VERBS.get(name)
     elif sub.get("type") == SUBCOMMAND_GROUP and verb is not None and verb.subs:
         inner = _first(sub.get("options"))
@@ -210,8 +214,8 @@ def focused(data: dict) -> tuple[str, str, str] | None:
 def as_shown(words: str) -> str:
     """A command as typed after `/paper` (`archive 7`), as Discord shows it (`manage archive 7`)."""
     verb, space, rest = words.partition(" ")
-    if verb in GROUPED:
-        return f"{GROUPED[verb]} {words}"
+    if (group := GROUP_OF.get(verb)) is not None:
+        return f"{group} {words}"
     for other in commands.VERBS.values():
         for s in other.subs:
             if s.same_as == verb:

@@ -1,7 +1,6 @@
-"""The add and edit forms (modals) in Block Kit: empty, filled in from a look-up, or with a paper as
-it is; and a modal that only says something.
+"""Slack's modals (forms): adding and editing a paper, and a modal that only says something.
 
-    views_open(trigger_id=..., view=forms.add_form(channel))
+views_open(trigger_id=..., view=forms.add_form(channel, form))
 """
 
 from __future__ import annotations

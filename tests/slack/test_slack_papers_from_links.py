@@ -6,6 +6,7 @@ import pytest
 
 from bot.catalog import queries as catalog
 from bot.intake import lookup
+from bot.slack import forms
 from tests.support.arxiv_standin import ArxivStandin
 from tests.support.block_kit import blocks_text, buttons, valid
 from tests.support.clock import Clock, at
@@ -146,7 +147,7 @@ def test_a_suggestion_is_acknowledged_before_a_slow_arxiv_answers_and_answered_a
 def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
     from bot.chat.replies import AddForm, SuggestionLine, SuggestionList
     from bot.rich_text import Button, text
-    from bot.slack import blocks, forms
+    from bot.slack import blocks
     from tests.support.slack_standin import check_message, check_view
 
     long = "长" * 300 + " <!here> & *bold*"
