@@ -35,7 +35,7 @@ from bot.discord.rest import FILES, Rest
 from bot.discord.settings import DiscordSettings
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
 from bot.rich_text import Code, Mention, PaperRef, Text, command_code, text
-from bot.schedule import groups, questions
+from bot.schedule import groups, notes, questions
 from bot.schedule.signups import Change, Member, Refusal
 from bot.store.connection import Busy, Store
 from bot.web import chart_png, charts, feeds, member_names
@@ -220,6 +220,7 @@ class DiscordBot:
             rotation=s.rotation,
             lookups=s.lookups,
             tell=self.tell_later,
+            notify=self.notes_later,
             public_url=s.public_url,
             # The channel it was typed in; a direct message (no server) is no group's.
             where=(interaction.get("channel_id") or (interaction.get("channel") or {}).get("id"))
@@ -338,6 +339,17 @@ class DiscordBot:
         except Exception:
             log.exception("could not draw the history's picture")
             return body
+
+    def notes_later(self) -> None:
+        """Context.notify: the notes a command left, sent once the reply has gone (in the channel's lane: a
+        note waiting out the platform holds no reply back)."""
+        self.later(self.send_notes, lane="channel")
+
+    def send_notes(self) -> None:
+        """Send the direct messages left to send once (a swap's offer, an open slot's call) in the groups
+        this bot posts to (bot/schedule/notes.py)."""
+        calendars = [g.calendar for g in groups.posting(self.store, self.env, PLATFORM.name)]
+        notes.send_due_in(self.store, calendars, self.transport, self.clock(), sleep=self._stopping.wait)
 
     def tell_later(self, user: str, said: Text) -> None:
         """Tell `user` directly once the answer has gone (commands.Context.tell)."""

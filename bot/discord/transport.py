@@ -22,11 +22,13 @@ from bot.announcing.changes import Announcement
 from bot.announcing.sender import FOREIGN_CHANNEL
 from bot.calendar import Week
 from bot.chat import commands
+from bot.chat.replies import Notice
 from bot.delivery.sending import Delivery, Rejected, Sent
 from bot.discord import discussion, render
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
 from bot.schedule import groups, weekly
+from bot.schedule.notes import Note
 from bot.schedule.questions import Digest, InThread
 from bot.schedule.rows import Reminder, WeeklyPost
 
@@ -101,6 +103,8 @@ class DiscordTransport:
             return discussion.in_thread(message)
         if isinstance(message, Digest):
             return discussion.digest(message)
+        if isinstance(message, Note):
+            return render.message(Notice(message.said, buttons=list(message.buttons)))
         raise TypeError(f"cannot send {type(message).__name__}")
 
     def open_thread(self, channel: str, post: str, name: str) -> str:
@@ -128,26 +132,30 @@ class DiscordTransport:
             return Sent(delivery.dest, str(sent["id"]))
         try:
             channel = self.dm_channel(delivery.dest)
-            sent = self.post(channel, body, f"reminder {delivery.key}")
+            sent = self.post(channel, body, f"{delivery.kind} {delivery.key}")
         except Rejected as e:
             if e.code != NO_DMS:
                 raise
             # The member takes no DMs from the bot: the admins are told instead, and that is the
-            # reminder's delivery, so that they hear it once.
+            # delivery, so that they hear it once.
             self.tell_admins_instead(delivery, message)
             return Sent("admins", f"no-dms:{delivery.dest}")
         return Sent(channel, str(sent["id"]))
 
-    def tell_admins_instead(self, delivery: Delivery, message: Reminder) -> None:
-        text = (
-            f"⏰ {render.who(message.presenter)} presents {render.paper_ref(message.paper)} on "
-            f"**{render.when(message.meeting)}**, but takes no direct messages from me, so I could not remind them. "
-            "Could you?"
-        )
+    def tell_admins_instead(self, delivery: Delivery, message: Reminder | Note) -> None:
+        if isinstance(message, Note):  # a swap's offer or an open slot's call, its buttons left out
+            said = render.markdown(message.said)
+            text = f"{render.who(message.to)} takes no direct messages from me, so could not hear: {said}"
+        else:
+            text = (
+                f"⏰ {render.who(message.presenter)} presents {render.paper_ref(message.paper)} on "
+                f"**{render.when(message.meeting)}**, but takes no direct messages from me, so I could not remind "
+                "them. Could you?"
+            )
         told = 0
         for admin in sorted(self.admins):
             try:
-                body = {"content": text, "allowed_mentions": render.NOBODY}
+                body = {"content": render.cut(text, render.MAX_CONTENT), "allowed_mentions": render.NOBODY}
                 self.post(self.dm_channel(admin), body, f"nodm {delivery.key} {delivery.dest}")
                 told += 1
             except Rejected as e:
@@ -174,6 +182,9 @@ class DiscordTransport:
                     raise
                 return None  # no thread yet: nothing of an earlier try is in it
             return Sent(delivery.thread, str(found["id"])) if found else None
+        if delivery.kind == "note":
+            # Not looked for: sent again with the same nonce, Discord hands back the first message.
+            return None
         if delivery.kind == "post":
             channel, footer = delivery.dest, f"{render.POST_FOOTER}{delivery.key}"
         else:
@@ -210,15 +221,12 @@ class DiscordPoster:
     def _body(self, announcement: Announcement) -> tuple[dict, str]:
         """The message of what stands of the announcement's changes, and a key of its outbox rows."""
         tz = self.bot.group.tz
-        lines = [
-            render.markdown(commands.announcement(announce.change_of(self.bot.store, k, tz)))
-            for k in announcement.changes
-        ]
+        changes = [announce.change_of(self.bot.store, k, tz) for k in announcement.changes]
+        lines = [render.markdown(commands.announcement(change)) for change in changes]
+        buttons = [b for change in changes for b in commands.announcement_buttons(change)]
         rows = ",".join(str(r) for r in announcement.rows)
-        return (
-            {"content": render.cut("\n".join(lines), render.MAX_CONTENT), "allowed_mentions": render.NOBODY},
-            f"{rows} {announcement.queued}",
-        )
+        body = {"content": render.cut("\n".join(lines), render.MAX_CONTENT), "allowed_mentions": render.NOBODY}
+        return ({**body, "components": render.rows(buttons)} if buttons else body), f"{rows} {announcement.queued}"
 
     def announce(self, announcement: Announcement) -> None:
         body, key = self._body(announcement)

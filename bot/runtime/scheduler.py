@@ -36,7 +36,7 @@ from bot import platforms
 from bot.calendar import MeetingCalendar
 from bot.delivery import sending as delivery
 from bot.delivery.sending import Transport
-from bot.schedule import groups, questions, reminders, weekly
+from bot.schedule import groups, notes, questions, reminders, weekly
 from bot.settings import Settings
 from bot.store.connection import Store
 
@@ -188,6 +188,10 @@ class ScheduledChecks:
                     log.error("could not remind %s about %s: %s", r.presenter, r.week, result.detail)
         except Exception:
             log.exception("reminder check failed")
+        try:  # what a crash or a platform's refusal left of notes (swap offers, open slots' calls)
+            self.routes.tell(self.routes.posting(), now, sleep=self._sleep)
+        except Exception:
+            log.exception("notes check failed")
 
 
 class Routes:
@@ -275,6 +279,15 @@ class Routes:
     def discuss(self, chosen: list[groups.Group], at: datetime, **how) -> list[delivery.Result]:
         """Post in the meetings' threads of `chosen`'s groups what is due (see questions.discuss)."""
         return questions.discuss(self.store, chosen, self.transport_of, at, **how)
+
+    def tell(self, chosen: list[groups.Group], at: datetime, **how) -> int:
+        """Send the notes not yet told in `chosen`'s groups, each platform's through its transport
+        (`how`: notes.send_due_in's keywords); how many were sent."""
+        by_transport: dict[int, tuple[Transport, list[MeetingCalendar]]] = {}
+        for g in chosen:
+            transport = self.transport_of(g)
+            by_transport.setdefault(id(transport), (transport, []))[1].append(g.calendar)
+        return sum(notes.send_due_in(self.store, c, transport, at, **how) for transport, c in by_transport.values())
 
 
 def _made(transport: Transport) -> Callable[[], Transport]:

@@ -34,7 +34,7 @@ from bot.delivery.answer_time import ANSWER_SECONDS, Replies, answer_deadline, a
 from bot.delivery.background import Background
 from bot.delivery.sending import Rejected, Uncertain
 from bot.rich_text import Code, Mention, Text, text
-from bot.schedule import groups, questions
+from bot.schedule import groups, notes, questions
 from bot.schedule.signups import Change, Member, Refusal
 from bot.slack import blocks
 from bot.slack.announce import SlackPoster
@@ -219,6 +219,7 @@ class SlackBot:
             rotation=s.rotation,
             lookups=s.lookups,
             tell=self.tell_later,
+            notify=self.notes_later,
             public_url=s.public_url,
             where=where,
             env=self.env,
@@ -306,6 +307,17 @@ class SlackBot:
                 )
         except Uncertain:
             pass  # Slack did not answer now: the post will tell, if it comes to that
+
+    def notes_later(self) -> None:
+        """Context.notify: the notes a command left, sent once the reply has gone (in the channel's lane: a
+        note waiting out the platform holds no reply back)."""
+        self.later(self.send_notes, lane="channel")
+
+    def send_notes(self) -> None:
+        """Send the direct messages left to send once (a swap's offer, an open slot's call) in the groups
+        this bot posts to (bot/schedule/notes.py)."""
+        calendars = [g.calendar for g in groups.posting(self.store, self.env, PLATFORM.name)]
+        notes.send_due_in(self.store, calendars, self.transport, self.clock(), sleep=self._stopping.wait)
 
     def tell_later(self, user: str, said: Text) -> None:
         """Tell `user` directly once the reply has gone (commands.Context.tell)."""

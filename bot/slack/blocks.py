@@ -50,6 +50,7 @@ BUTTON_LABEL = 75
 
 POST_EVENT = "paper_of_the_week"
 REMINDER_EVENT = "paper_reminder"
+NOTE_EVENT = "paperbot_note"  # a direct message sent once (bot/schedule/notes.py), by its delivery key
 ANNOUNCE_EVENT = "paperbot_announcement"  # a change to the schedule, in one line
 
 #: action_id prefixes: every button's value is a /paper command line.
@@ -551,8 +552,8 @@ def reminder(r: Reminder) -> dict:
     }
 
 
-def announcement(t: Text) -> dict:
-    return _message(plain(t), [section(mrkdwn(t)[:SECTION])])
+def announcement(t: Text, buttons: list[Button] | None = None) -> dict:
+    return _message(plain(t), [section(mrkdwn(t)[:SECTION]), *([actions(buttons)] if buttons else [])])
 
 
 def home(view: Home) -> dict:

@@ -31,7 +31,9 @@ from slack_sdk.http_retry.builtin_handlers import (
 from slack_sdk.webhook import WebhookClient
 
 from bot.announcing.sender import FOREIGN_CHANNEL
+from bot.chat.replies import Notice
 from bot.delivery.sending import Delivery, RateLimited, Rejected, Sent, Uncertain, Unreachable
+from bot.schedule.notes import Note
 from bot.schedule.questions import Digest, InThread
 from bot.schedule.rows import Reminder, WeeklyPost
 from bot.slack import blocks, discussion
@@ -173,6 +175,12 @@ class SlackTransport:
             return discussion.in_thread(message)
         if isinstance(message, Digest):
             return discussion.digest(message)
+        if isinstance(message, Note):  # marked with its key, so that an attempt that reached Slack is found again
+            return {
+                **blocks.message(Notice(message.said, buttons=list(message.buttons))),
+                "metadata": {"event_type": blocks.NOTE_EVENT, "event_payload": {"key": message.key}},
+                "unfurl_links": False,
+            }
         raise TypeError(f"cannot send {type(message).__name__}")
 
     def send(self, delivery: Delivery, message: Any) -> Sent:
@@ -181,7 +189,7 @@ class SlackTransport:
         try:
             response = call(self.client.chat_postMessage, channel=delivery.dest, **thread, **self._payload(message))
         except Rejected as e:
-            if delivery.kind == "reminder" and e.code in ("channel_not_found", "user_not_found"):
+            if delivery.kind in ("reminder", "note") and e.code in ("channel_not_found", "user_not_found"):
                 # Not PAPERBOT_CHANNEL's fault: the DM to the presenter could not be opened.
                 raise Rejected(
                     f"{e.code} (cannot send {delivery.dest} a direct message: are they still in the workspace?)",
@@ -204,11 +212,12 @@ class SlackTransport:
     def find(self, delivery: Delivery, since: float) -> Sent | None:
         if delivery.thread:
             return self.find_reply(delivery, since)
-        event = blocks.POST_EVENT if delivery.kind == "post" else blocks.REMINDER_EVENT
-        channel = delivery.dest
-        if delivery.kind == "reminder":
-            channel = call(self.client.conversations_open, users=delivery.dest)["channel"]["id"]
-        return self.find_message(channel, since, event, lambda payload: payload.get("week") == delivery.key)
+        if delivery.kind == "post":
+            return self.find_message(delivery.dest, since, blocks.POST_EVENT, lambda p: p.get("week") == delivery.key)
+        channel = call(self.client.conversations_open, users=delivery.dest)["channel"]["id"]
+        if delivery.kind == "note":
+            return self.find_message(channel, since, blocks.NOTE_EVENT, lambda p: p.get("key") == delivery.key)
+        return self.find_message(channel, since, blocks.REMINDER_EVENT, lambda p: p.get("week") == delivery.key)
 
     def find_reply(self, delivery: Delivery, since: float) -> Sent | None:
         """Our reply in the delivery's thread since unix time `since` that carries its key."""
