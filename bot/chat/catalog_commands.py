@@ -10,7 +10,7 @@ from bot.chat.lists import LIST_FOOTER, pager, shown_range, votes_of
 from bot.chat.registry import PAPER, TAG, TEXT, Arg, Verb, verb
 from bot.chat.replies import PaperCard, PaperList, TagCounts
 from bot.rich_text import Bold, Button, Code, command_code, text
-from bot.schedule import signups, slots, talks
+from bot.schedule import questions, signups, slots, talks
 
 VERBS: dict[str, Verb] = {}
 
@@ -159,5 +159,6 @@ def show(ctx: Context, paper: str) -> Answer:
             archived,
             talks.of_paper(ctx.store, found),
             closeness.closest(ctx.store, found, RELATED_ON_CARD),
+            questions.of_talks(ctx.store, history),
         )
     )
