@@ -31,7 +31,8 @@ from pathlib import Path
 from bot import platforms
 from bot.console.render import render as console_text
 from bot.console.session import serve as console_serve
-from bot.settings import PlatformSettings, SettingError, check_focus_tag, shown
+from bot.settings import PlatformSettings, SettingError, check_focus_tag
+from bot.store.engine import shown
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 

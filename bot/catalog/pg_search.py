@@ -71,7 +71,15 @@ def tsquery(expr: str) -> str:
     return " ".join(out)
 
 
-def page(expr: str, sharing: Sharing | None, candidates: int, *, skip: int, want: int) -> tuple[str, dict[str, Any]]:
+def holds(db: Any, expr: str) -> bool:
+    """Does any paper match `expr` (search_terms' syntax)? The catalog as the glossary of search across languages."""
+    found = db.execute(f"SELECT 1 FROM paper_search WHERE all_v @@ {_QUERY.format('t')} LIMIT 1", {"t": tsquery(expr)})
+    return found.fetchone() is not None
+
+
+def page(
+    expr: str, sharing: Sharing | None, candidates: int, widened: str | None = None, *, skip: int, want: int
+) -> tuple[str, dict[str, Any]]:
     """The query of the page's papers, `want` of them after `skip`, with its parameters: rows of
     (g: group, s: score, n: number), best first by g, s descending, n descending. `sharing`'s papers
     are looked for among the newest `candidates` sharing any of its bigrams."""
@@ -83,6 +91,9 @@ def page(expr: str, sharing: Sharing | None, candidates: int, *, skip: int, want
         f"SELECT 1, rowid, 0 FROM paper_search WHERE tags_v @@ {q} AND NOT title_v @@ {q}",
         f"SELECT 2, rowid, 0 FROM paper_search WHERE all_v @@ {q} AND NOT title_v @@ {q} AND NOT tags_v @@ {q}",
     ]
+    if widened:  # the papers that hold the query only in the other language (bot/catalog/bilingual.py)
+        params["x"] = tsquery(widened)
+        arms.append(f"SELECT 3, rowid, 0 FROM paper_search WHERE all_v @@ {_QUERY.format('x')} AND NOT all_v @@ {q}")
     arms = [f"({arm} AND rowid NOT IN ({ARCHIVED}) ORDER BY rowid DESC LIMIT :deep)" for arm in arms]
     if sharing is not None:
         arms.append(_sharing_arm(sharing, candidates, params))
@@ -107,7 +118,7 @@ def _sharing_arm(sharing: Sharing, candidates: int, params: dict[str, Any]) -> s
         "ORDER BY rowid DESC LIMIT :candidates"
     )
     return (
-        f"(SELECT 3, n, s FROM (SELECT n, {' + '.join(shared)} AS s FROM ({newest}) AS c "
-        f"WHERE NOT all_v @@ {_QUERY.format('q')} AND n NOT IN ({ARCHIVED})) AS scored "
+        f"(SELECT 4, n, s FROM (SELECT n, {' + '.join(shared)} AS s FROM ({newest}) AS c "
+        f"WHERE NOT all_v @@ {_QUERY.format('x' if 'x' in params else 'q')} AND n NOT IN ({ARCHIVED})) AS scored "
         "WHERE s >= :need ORDER BY s DESC, n DESC LIMIT :deep)"
     )

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bot.catalog import bilingual, pg_search, search_terms, starting
 from bot.catalog import files as papers_file
-from bot.catalog import pg_search, search_terms, starting
 from bot.catalog.importing import (  # noqa: F401  (re-exported: other modules import these from here)
     _NUMBERED,
     Claims,
@@ -198,10 +198,12 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     """Papers matching every word of `query`, best first; None if there is nothing to search for.
 
     Best first means: papers whose title has all the words, then those whose
-    tags have them, then the rest; newest first within each group; then the
-    papers sharing part of a Chinese run (search_terms.sharing). The query's
-    terms are the same on both engines; the page is read by FTS5 on SQLite
-    (_fts5_page) and by tsvectors on PostgreSQL (pg_search), in one statement.
+    tags have them, then the rest; newest first within each group; then those
+    that hold them only in the other language (`pipeline` as 流水线, `推测解码`
+    as "speculative decoding": see bilingual); then the papers sharing part of a
+    Chinese run (search_terms.sharing). The query's terms are the same on both
+    engines; the page is read by FTS5 on SQLite (_fts5_page) and by tsvectors on
+    PostgreSQL (pg_search), in one statement.
     """
     db = store.db
     expand = functools.cache(lambda prefix: _words_starting(db, prefix))  # the terms and sharing ask alike
@@ -211,16 +213,26 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     expr = search_terms.all_of(terms)
     skip = (page - 1) * size
     want = size + 1  # one more tells whether there is a next page
-    sharing = search_terms.sharing(query, expand=expand)
-    if engine.is_postgres(db):
-        matches, params = pg_search.page(expr, sharing, SHARING_CANDIDATES, skip=skip, want=want)
-    else:
-        matches, params = _fts5_page(db, expr, len(terms), sharing, skip=skip, want=want)
-    rows = db.execute(
-        f"SELECT {PAPER_COLUMNS} FROM ({matches}) AS m JOIN papers p ON p.number = m.n "
-        "ORDER BY m.g, m.s DESC, m.n DESC",
-        params,
-    ).fetchall()
+    postgres = engine.is_postgres(db)
+
+    def read(sharing: search_terms.Sharing | None, widened: str | None) -> list:
+        if postgres:
+            matches, params = pg_search.page(expr, sharing, SHARING_CANDIDATES, widened, skip=skip, want=want)
+        else:
+            matches, params = _fts5_page(db, expr, len(terms), sharing, widened, skip=skip, want=want)
+        return db.execute(
+            f"SELECT {PAPER_COLUMNS} FROM ({matches}) AS m JOIN papers p ON p.number = m.n "
+            "ORDER BY m.g, m.s DESC, m.n DESC",
+            params,
+        ).fetchall()
+
+    rows = read(None, None)
+    if len(rows) <= size:  # the exact hits leave room: the other language's, then those sharing a Chinese run
+        holds = functools.partial(pg_search.holds, db) if postgres else functools.partial(_holds, db)
+        other = search_terms.other_language(query, bilingual.other_language, holds, expand)
+        sharing = search_terms.sharing(query, expand=expand)
+        if other or sharing is not None:
+            rows = read(sharing, search_terms.all_of(other) if other else None)
     return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
 
 
@@ -230,7 +242,7 @@ SHARING_CANDIDATES = 500
 
 
 def _fts5_page(
-    db, expr: str, terms: int, sharing: search_terms.Sharing | None, *, skip: int, want: int
+    db, expr: str, terms: int, sharing: search_terms.Sharing | None, widened: str | None, *, skip: int, want: int
 ) -> tuple[str, dict]:
     """SQLite's query of the page's papers (g: group, n: number, s: score), with its parameters.
 
@@ -257,9 +269,16 @@ def _fts5_page(
             f"SELECT * FROM (SELECT {i} AS g, rowid AS n, 0 AS s FROM {table} WHERE {table} MATCH :q{earlier} "
             "ORDER BY rowid DESC LIMIT :deep)"
         )
-    params = {"q": expr, "deep": skip + want, "want": want, "skip": skip}
+    params = {"q": expr, "deep": skip + want, "want": want, "skip": skip, "x": widened or expr}
+    if widened:
+        # After the exact hits, the papers that hold the query only in the other language (流水线 for pipeline).
+        arms.append(
+            f"SELECT * FROM (SELECT {len(groups)} AS g, rowid AS n, 0 AS s FROM paper_search WHERE paper_search "
+            "MATCH :x AND rowid NOT IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :q) "
+            f"AND rowid NOT IN ({ARCHIVED}) ORDER BY rowid DESC LIMIT :deep)"
+        )
     if sharing is not None:
-        arms.append(_sharing_arm(db, len(groups), sharing, params))
+        arms.append(_sharing_arm(db, len(arms), sharing, params))
     return f"{' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip", params
 
 
@@ -280,9 +299,10 @@ def _sharing_arm(db, g: int, sharing: search_terms.Sharing, params: dict) -> str
         ).fetchone()[0]
         or 0
     )
+    # Not those an earlier arm gave: the exact hits, or those of the other language (:x holds :q's too).
     candidates = (
         "SELECT rowid AS n FROM paper_search WHERE paper_search MATCH :any AND rowid >= :low AND rowid NOT IN "
-        f"(SELECT rowid FROM paper_search WHERE paper_search MATCH :q AND rowid >= :low) AND rowid NOT IN ({ARCHIVED})"
+        f"(SELECT rowid FROM paper_search WHERE paper_search MATCH :x AND rowid >= :low) AND rowid NOT IN ({ARCHIVED})"
     )
     shared = []
     for k, gram in enumerate(sharing.grams):
@@ -292,6 +312,11 @@ def _sharing_arm(db, g: int, sharing: search_terms.Sharing, params: dict) -> str
         f"SELECT * FROM (SELECT {g} AS g, n, s FROM (SELECT n, {' + '.join(shared)} AS s FROM ({candidates})) "
         "WHERE s >= :need ORDER BY s DESC, n DESC LIMIT :deep)"
     )
+
+
+def _holds(db, term: str) -> bool:
+    """Does any paper match the FTS5 `term`? (The catalog as the glossary of search across languages.)"""
+    return db.execute("SELECT 1 FROM paper_search WHERE paper_search MATCH ? LIMIT 1", [term]).fetchone() is not None
 
 
 def _words_starting(db, prefix: str) -> list[str] | None:

@@ -131,6 +131,9 @@ class Answer:
     #: the adapter wakes the outbox once the reply has gone, as it does for a change.
     queued: bool = False
 
+    #: Something was saved for a meeting's discussion (a question): the adapter has it posted after the reply.
+    discussion: bool = False
+
     @property
     def wakes_outbox(self) -> bool:
         return self.change is not None or self.queued

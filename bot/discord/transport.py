@@ -24,17 +24,22 @@ from bot.calendar import Week
 from bot.chat import commands
 from bot.chat.replies import Notice
 from bot.delivery.sending import Delivery, Rejected, Sent
-from bot.discord import render
+from bot.discord import discussion, render
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
 from bot.schedule import groups, weekly
 from bot.schedule.notes import Note
+from bot.schedule.questions import Digest, InThread
 from bot.schedule.rows import Reminder, WeeklyPost
 
 log = logging.getLogger(__name__)
 
 #: Discord's refusal of a direct message to a member who takes none from the bot.
 NO_DMS = "50007"
+#: Discord's refusal of a second thread on one message: the thread is there already.
+THREAD_EXISTS = "160004"
+#: Discord's answer for a channel (a thread) that does not exist.
+UNKNOWN_CHANNEL = "10003"
 #: Pages of 100 messages read back in the channel's history before giving up.
 HISTORY_PAGES = 20
 
@@ -66,6 +71,7 @@ class DiscordTransport:
         self.admins = frozenset(admins)
         self._bot_id: str | None = None
         self._dms: dict[str, str] = {}
+        self._threads: set[str] = set()  # posts whose thread is there (made here, or found made)
 
     def bot_id(self) -> str:
         if self._bot_id is None:
@@ -90,15 +96,37 @@ class DiscordTransport:
 
     def _payload(self, message: Any) -> dict:
         if isinstance(message, WeeklyPost):
-            return render.weekly_post(message)
+            return discussion.weekly_post(message)
         if isinstance(message, Reminder):
-            return render.reminder(message)
+            return discussion.reminder(message)
+        if isinstance(message, InThread):
+            return discussion.in_thread(message)
+        if isinstance(message, Digest):
+            return discussion.digest(message)
         if isinstance(message, Note):
             return render.message(Notice(message.said, buttons=list(message.buttons)))
         raise TypeError(f"cannot send {type(message).__name__}")
 
+    def open_thread(self, channel: str, post: str, name: str) -> str:
+        """The thread on message `post` of `channel`, made the first time: its id is the post's."""
+        discord_channel(channel)
+        if post in self._threads:
+            return post
+        try:
+            self.rest.create_thread(channel, post, name)
+        except Rejected as e:
+            if e.code != THREAD_EXISTS:
+                raise
+        self._threads.add(post)
+        return post
+
     def send(self, delivery: Delivery, message: Any) -> Sent:
         body = self._payload(message)
+        if delivery.thread:
+            week = message.question.week.key if isinstance(message, InThread) else delivery.key
+            thread = self.open_thread(delivery.dest, delivery.thread, discussion.thread_name(week))
+            sent = self.post(thread, body, f"{delivery.kind} {delivery.key}")
+            return Sent(thread, str(sent["id"]))
         if delivery.kind == "post":
             sent = self.post(delivery.dest, body, f"post {delivery.key}")
             return Sent(delivery.dest, str(sent["id"]))
@@ -140,6 +168,20 @@ class DiscordTransport:
         self.rest.edit(sent.channel, sent.ref, body)
 
     def find(self, delivery: Delivery, since: float) -> Sent | None:
+        if delivery.thread:
+            head = discussion.QUESTION_FOOTER if delivery.kind == "question" else discussion.DIGEST_FOOTER
+            footer = f"{head}{delivery.key}"
+            try:
+                found = self.find_message(
+                    delivery.thread,
+                    since,
+                    lambda m: any((e.get("footer") or {}).get("text") == footer for e in m.get("embeds") or []),
+                )
+            except Rejected as e:
+                if e.code != UNKNOWN_CHANNEL:
+                    raise
+                return None  # no thread yet: nothing of an earlier try is in it
+            return Sent(delivery.thread, str(found["id"])) if found else None
         if delivery.kind == "note":
             # Not looked for: sent again with the same nonce, Discord hands back the first message.
             return None

@@ -300,7 +300,7 @@ def _(reply: PaperCard) -> dict:
         out = []
         for s in lines:
             links = reply.links_of(s)
-            out.append(mrkdwn(talk_text(s)) + (f"\n{_links(links)}" if links else ""))
+            out.append(mrkdwn(talk_text(s)) + (f"\n{_links(links)}" if links else "") + mrkdwn(reply.asked_of(s)))
         return out
 
     if reply.presented:
@@ -309,6 +309,9 @@ def _(reply: PaperCard) -> dict:
         blocks += _sections(["*Coming up*"] + with_links(reply.coming[:20]))
     if not reply.presented and not reply.coming:
         blocks.append(section("_Nobody has presented it yet._"))
+    if reply.related:
+        close = "  ·  ".join(f"*#{r.number}* {paper_title(r, 300)}" for r in reply.related)
+        blocks.append(context("Related: " + close))
     if reply.note:
         blocks.append(context(mrkdwn(reply.note)))
     if reply.button:
@@ -364,8 +367,9 @@ def _(reply: Schedule) -> dict:
 def _(reply: PastTalks) -> dict:
     lines, fallback = ["*Talks given*, newest first"], ["Talks given, newest first"]
     for talk in reply.talks:
-        lines.append(mrkdwn(rows.given_text(talk)) + (f"\n{_links(talk.links)}" if talk.links else ""))
-        fallback.append(plain(rows.given_text(talk)) + "".join(f" {escape(url)}" for url in talk.links))
+        said = rows.given_text(talk) + (("\n", *rows.asked(talk)) if talk.questions else ())
+        lines.append(mrkdwn(said) + (f"\n{_links(talk.links)}" if talk.links else ""))
+        fallback.append(plain(said) + "".join(f" {escape(url)}" for url in talk.links))
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))

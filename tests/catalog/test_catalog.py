@@ -305,7 +305,7 @@ def test_the_same_paper_twice_in_one_batch(store):
     assert (paper.title, paper.tags) == ("Third", ("b", "c"))
     assert dict(catalog.tag_counts(store))["b"] == 1 and "a" not in dict(catalog.tag_counts(store))
     assert [p.id for p in catalog.search(store, "third").papers] == ["twice"]
-    assert catalog.search(store, "first").papers == []
+    assert "twice" not in [p.id for p in catalog.search(store, "first").papers]  # (others say 首先)
 
 
 def test_rows_without_ids_in_one_batch_get_distinct_slugs(store):

@@ -71,7 +71,7 @@ def test_registers_paper_in_the_guild_and_answers_a_ping(run_bot, discord):
     assert {"tag", "show", "signup", "assign", "skip"} <= set(subs)
     assert [o["type"] for o in subs["assign"]["options"]][:1] == [6]
     assert subs["show"]["options"][0]["autocomplete"] and subs["tag"]["options"][0]["autocomplete"]
-    assert "permissions=84992" in bot.log.read_text() and f"client_id={APP_ID}" in bot.log.read_text()
+    assert "permissions=309237730304" in bot.log.read_text() and f"client_id={APP_ID}" in bot.log.read_text()
     assert bot.interact(ping()) == (200, {"type": 1})
 
 
@@ -150,9 +150,9 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     [post] = discord.messages(CHANNEL)
     week = post["embeds"][0]["footer"]["text"].split("· ")[1]
     assert week in first.stdout and week in post["content"]
-    [row] = post["components"]
-    [signup] = row["components"]
-    assert signup["label"] == "Sign up to present"
+    labels = [[c["label"] for c in row["components"]] for row in post["components"]]
+    assert labels == [["Sign up to present"], ["Going", "Can't go", "Ask a question"]]
+    signup = post["components"][0]["components"][0]
 
     bot = run_bot(mode, **MEETING_ALWAYS_AHEAD)
     status, response = bot.interact(click(signup["custom_id"], MEMBER, post))
@@ -165,7 +165,9 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     # The announcement and the post's update go out through the outbox.
     assert discord.wait_for(lambda d: len(d.messages(CHANNEL)) == 2 and d.messages(CHANNEL)[0]["edited_timestamp"])
     posted, announced = discord.messages(CHANNEL)
-    assert f"<@{MEMBER}>" in posted["embeds"][0]["description"] and not posted["components"]
+    assert f"<@{MEMBER}>" in posted["embeds"][0]["description"]
+    labels = [[c["label"] for c in row["components"]] for row in posted["components"]]
+    assert labels == [["Going", "Can't go", "Ask a question"]]
     assert f"<@{MEMBER}> will present" in announced["content"] and pings(announced) == set()
 
 

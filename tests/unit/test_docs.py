@@ -55,6 +55,7 @@ def test_manifest_asks_only_for_the_scopes_the_code_uses():
         "chat_update": {"chat:write"},
         "chat_postEphemeral": {"chat:write"},
         "conversations_history": {"channels:history", "groups:history", "im:history"},
+        "conversations_replies": {"channels:history", "groups:history", "im:history"},
         "conversations_open": {"im:write"},
         "users_info": {"users:read"},
         "views_open": set(),
