@@ -300,3 +300,24 @@ def test_the_documented_docker_backup_reads_the_containers_database_and_fails_on
     done = backup(real)
     assert done.returncode == 0 and str(real) in done.stdout
     assert sqlite3.connect(tmp_path / "backup.db").execute("SELECT title FROM papers").fetchall() == [("kept",)]
+
+
+def test_the_postgresql_deployment_runs_two_replicas_behind_a_balancer_that_checks_healthz():
+    """docs/deploy/: the compose file's replicas use one PostgreSQL URL, HAProxy balances every one of
+    them with /healthz, and the systemd unit starts the installed console script."""
+    import yaml
+
+    deploy = ROOT / "docs" / "deploy"
+    compose = yaml.safe_load((deploy / "compose.postgres.yml").read_text())
+    services = compose["services"]
+    replicas = [name for name, s in services.items() if s.get("command") == ["run"]]
+    assert len(replicas) >= 2 and "postgres" in services
+    assert {services[r]["environment"]["PAPERBOT_DB"] for r in replicas} == {
+        "postgresql://paperbot:paperbot@postgres/paperbot"
+    }
+    haproxy = (deploy / "haproxy.cfg").read_text()
+    assert "option httpchk GET /healthz" in haproxy
+    assert all(f"server {r} {r}:3000 check" in haproxy for r in replicas)
+    unit = (deploy / "paperbot@.service").read_text()
+    assert "ExecStart=/opt/paperbot/bin/paperbot run" in unit and "Environment=PORT=300%i" in unit
+    assert "compose.postgres.yml" in DOCS["docs/operations.md"]
