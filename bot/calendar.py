@@ -395,9 +395,10 @@ class MeetingCalendar:
         m = re.fullmatch(r"(\d{4})-w(\d{1,2})", arg)
         if m:
             try:
-                return Week.from_key(f"{m[1]}-W{int(m[2]):02d}")
+                week = Week.from_key(f"{m[1]}-W{int(m[2]):02d}")
             except ValueError:
                 raise BadDate(f"{m[1]} has no week {int(m[2])}") from None
+            return _within_calendar(week, typed)
         m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", arg)
         if not m:
             shown = typed if len(typed) <= 40 else typed[:39] + "…"  # the advice must not drown in it
@@ -406,4 +407,14 @@ class MeetingCalendar:
             day = date(int(m[1]), int(m[2]), int(m[3]))
         except ValueError:
             raise BadDate(f"{typed} is not a real date: use YYYY-MM-DD (any day of the week) or next") from None
-        return Week.of(day)
+        return _within_calendar(Week.of(day), typed)
+
+
+def _within_calendar(week: Week, typed: str) -> Week:
+    """`week`, when its meeting can be written down: a week of margin at either end of the calendar
+    (years 1 and 9999), so that no weekday or time zone carries its meeting off it (an OverflowError)."""
+    if week.monday > date.max - timedelta(days=13):
+        raise BadDate(f"{typed} is too far ahead: no meeting is that late. Use YYYY-MM-DD or next")
+    if week.monday < date.min + timedelta(days=7):
+        raise BadDate(f"{typed} is too long ago: no meeting was that early. Use YYYY-MM-DD or next")
+    return week

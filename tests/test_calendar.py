@@ -228,3 +228,19 @@ def test_a_schedule_that_leaves_weeks_without_a_post_is_named(schedule, without)
         assert f"no slot in {without} of the next 52 weeks" in problem and "PAPERBOT_SCHEDULE" in problem
     else:
         assert problem is None
+
+
+@pytest.mark.parametrize(
+    ("zone", "meeting", "typed", "said"),
+    [
+        ("Europe/Berlin", "sun 20:00", "9999-12-31", "too far ahead"),
+        ("Europe/Berlin", "sun 20:00", "9999-W52", "too far ahead"),
+        ("Asia/Shanghai", "mon 00:30", "0001-01-01", "too long ago"),
+    ],
+)
+def test_a_week_whose_meeting_would_leave_the_calendar_is_a_bad_date(zone, meeting, typed, said):
+    tz = ZoneInfo(zone)
+    group = MeetingCalendar(tz, Meeting.parse(meeting), PostSchedule("0 9 * * mon", tz))
+    with pytest.raises(BadDate, match=said):
+        group.parse_week(typed, datetime(2026, 12, 2, 10, tzinfo=tz))
+    assert group.meeting_of(group.parse_week("9999-12-13", datetime(2026, 12, 2, 10, tzinfo=tz))).year == 9999

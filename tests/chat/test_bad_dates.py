@@ -36,3 +36,16 @@ def test_a_date_that_is_no_real_date_is_named_as_one(store, line, bad):
     reply = console_text(commands.run(ctx, line.replace("@ada", "U0ADA").format(bad)).reply)
     assert reply.startswith("✗ ") and "no paper" not in reply
     assert ("not a real date" in reply) if "W" not in bad else ("has no week 60" in reply), reply
+
+
+@pytest.mark.parametrize(
+    "line",
+    dict.fromkeys([*_dated_examples(), "questions {}", "going {}", "swap accept {} U0ADA"]),
+)
+@pytest.mark.parametrize("end", ["9999-12-31", "9999-W52"])
+def test_a_week_whose_meeting_falls_past_the_calendars_end_is_refused_in_one_line(store, line, end):
+    # A Sunday meeting in the week of 9999-12-31 would be on 10000-01-02, which no calendar holds.
+    group = MeetingCalendar(TZ, Meeting.parse("sun 20:00"), PostSchedule("0 9 * * mon", TZ))
+    ctx = context.Context(store, group, Member("UADMIN", lambda: True), at("2026-12-02 10:00"))
+    reply = console_text(commands.run(ctx, line.replace("@ada", "U0ADA").format(end)).reply)
+    assert reply.startswith("✗ ") and "too far ahead" in reply and len(reply.splitlines()) == 1, reply
