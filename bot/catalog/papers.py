@@ -39,7 +39,7 @@ _REF = re.compile(r"^#?(\d{1,9})$")
 #: C1 ones too; chat apps show them as boxes, a terminal obeys them) and what shows as nothing and only hides or
 #: reorders text: zero-width space, word joiner, BOM, the bidi overrides and isolates (joiners and
 #: direction marks, which scripts and emoji need, stay).
-_HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
+HIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
 #: Never in tags: all of that, and the joiners, direction marks and soft hyphen too (a tag that
 #: held one could never be typed).
 _INVISIBLE = re.compile(
@@ -231,7 +231,7 @@ def validate(raw: dict, *, new: bool, source: str | None = None) -> PaperInput: 
         except UnicodeEncodeError:  # a lone surrogate (\ud800 in JSON): no database or chat platform takes it
             raise InvalidPaper(name, f"{name} holds a character that is not valid Unicode") from None
         # One line break, whatever the file was saved with: a CSV from Excel (\r\n) is the same paper.
-        value = _HIDDEN.sub("", value).replace("\r\n", "\n").replace("\r", "\n").strip()
+        value = HIDDEN.sub("", value).replace("\r\n", "\n").replace("\r", "\n").strip()
         if len(value) > limit:
             raise InvalidPaper(name, f"{name} is longer than {limit} characters")
         return value

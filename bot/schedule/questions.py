@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.calendar import BadDate, MeetingCalendar, Week
+from bot.catalog.papers import HIDDEN
 from bot.delivery import sending as delivery
 from bot.delivery.sending import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.rich_text import When, command_code
@@ -134,7 +135,12 @@ def ask(
     then: Then = None,
 ) -> Question:
     """Save a question for the coming meeting (or `date`'s); Refusal, changing nothing, when it cannot be."""
-    said = said.strip()
+    # As in titles: no control characters, nor those that only hide or reorder text (a thread shows it).
+    said = HIDDEN.sub("", said).strip()
+    try:
+        said.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (\ud800 in a form's JSON): no database or platform takes it
+        raise Refusal("That question holds a character that is not valid Unicode: type it again.") from None
     if not said:
         raise Refusal("What is your question? For example ", command_code("ask Why does it need 4 bits?"), ".")
     if len(said) > MAX_LENGTH:
