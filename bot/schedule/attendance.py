@@ -18,6 +18,7 @@ from typing import Literal
 
 from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.rich_text import When
+from bot.schedule.questions import WEEKS_AHEAD
 from bot.schedule.signups import Refusal
 from bot.schedule.slots import read_slot
 from bot.store.connection import Store
@@ -47,6 +48,8 @@ def meeting_week(store: Store, group: MeetingCalendar, now: datetime, date: str 
     meeting = group.meeting_of(week)
     if group.ends(week) <= now:
         raise Refusal("The meeting of that week (", When(meeting), ") is over.")
+    if week.key > group.week_of(now).plus(WEEKS_AHEAD).key:  # as far ahead as a question
+        raise Refusal("That meeting is over a year away: say so nearer the time.")
     slot = read_slot(store.db, week, group.group_id)
     if slot is not None and slot.kind == "skipped":
         raise Refusal("There is no meeting in the week of ", When(meeting, with_time=False), ": it is skipped.")

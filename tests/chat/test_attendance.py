@@ -73,3 +73,12 @@ def test_a_posts_update_waits_for_a_quiet_moment_and_one_waits_at_a_time(store):
     with store.write() as db:  # being sent (it may have planned before this click): a new one waits
         outbox.hold_refresh(db, payload, quiet=5.0, longest=60.0)
     assert store.db.execute("SELECT count(*) FROM outbox").fetchone()[0] == 2
+
+
+def test_going_to_a_meeting_years_away_is_refused_and_changes_nothing(store):
+    # As a question: a year of meetings ahead, no further (`going 9999-12-31` is a slip, not a plan).
+    for line in ("going 9999-12-31", "cantgo 2100-01-01"):
+        said = say(store, line)
+        assert said.startswith("✗") and "over a year away" in said and len(said.splitlines()) == 1, said
+    assert store.db.execute("SELECT count(*) FROM attendance").fetchone()[0] == 0
+    assert "(1 going)" in say(store, "going 2027-12-02")  # within the year
