@@ -6,8 +6,8 @@
     past.tags          # [("llm", 3), ...]: the tags of the papers presented, most talks first
     past.attendance    # [Turnout(week, meeting, going), ...]: each meeting that is over, oldest first
 
-A talk counts once its meeting is over (its start plus its length); attendance is the members who said
-they were going (`attendance.going = 1`) to a meeting that is over. Read from the group's own rows.
+A talk counts once its meeting is over (its start plus its length); attendance is who went to a meeting that
+is over, counted as `past` counts them (attendance.count). Read from the group's own rows.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.calendar import MeetingCalendar, Week
+from bot.schedule import attendance
 from bot.store.connection import Store
 
 #: Months, presenters, tags and meetings a history keeps (the latest months and meetings; the most
@@ -88,13 +89,15 @@ def of_group(store: Store, group: MeetingCalendar, now: datetime) -> History:
         ):
             tags[tag] += papers[number]  # a paper presented twice counts its tags twice
     span = _months_between(min(months), max(months))[-MONTHS:] if months else []
-    going = dict(
-        store.db.execute(
-            "SELECT week, count(*) FROM attendance WHERE group_id = ? AND going = 1 GROUP BY week", [group.group_id]
-        ).fetchall()
-    )
-    weeks = sorted({w for w, _, _ in given} | {Week.from_key(k) for k in going})
-    turnout = [Turnout(w, group.meeting_of(w), going.get(w.key, 0)) for w in weeks if group.ends(w) <= now][-MEETINGS:]
+    said = store.db.execute(
+        "SELECT week FROM attendance WHERE group_id = ? AND going = 1 UNION SELECT week FROM event_interest "
+        "WHERE group_id = ?",
+        [group.group_id, group.group_id],
+    ).fetchall()
+    weeks = sorted({w for w, _, _ in given} | {Week.from_key(k) for (k,) in said})
+    over = [w for w in weeks if group.ends(w) <= now][-MEETINGS:]
+    going = attendance.count(store, group.group_id, over)  # Discord's Interested too, as `past` counts them
+    turnout = [Turnout(w, group.meeting_of(w), going.get(w.key, 0)) for w in over]
     return History(
         talks=len(given),
         months=[(m, months[m]) for m in span],

@@ -40,3 +40,23 @@ def test_a_month_without_talks_shows_as_none_and_another_group_is_apart(tmp_path
     assert past.months == [("2026-08", 1), ("2026-09", 0), ("2026-10", 0), ("2026-11", 1)]
     other = history.of_group(store, replace(calendar, group_id=2), NOW)
     assert other.talks == 0 and other.months == [] and other.attendance == []
+
+
+def test_the_turnout_counts_discords_interested_as_past_does(tmp_path, store):
+    # `past` counts a Discord event's Interested as going (unless they said they can't): stats must agree.
+    from bot.schedule import attendance
+
+    calendar = settings_for(tmp_path).group
+    week = calendar.week_of(NOW).plus(-1)
+    with store.write() as db:
+        db.execute(
+            "INSERT INTO slots (group_id, week, kind, presenter, paper, booked_by, booked_at) "
+            "VALUES (1, ?, 'presenter', 'U1', 1, 'U1', 'then')",
+            [week.key],
+        )
+    attendance.replace_interested(store, 1, week, {"D1", "D2", "D3"})
+    attendance.say(store, calendar, datetime(2026, 11, 20, tzinfo=UTC), "D3", False, week.monday.isoformat())
+    attendance.say(store, calendar, datetime(2026, 11, 20, tzinfo=UTC), "D4", True, week.monday.isoformat())
+    assert attendance.count(store, 1, [week]) == {week.key: 3}
+    [turnout] = history.of_group(store, calendar, NOW).attendance
+    assert turnout.going == 3
