@@ -100,6 +100,10 @@ DISK_FULL = "The disk that holds the catalog is full, so nothing was changed. As
 
 def run(ctx: Context, line: str) -> Answer:
     """Answer one /paper command line. Never raises for anything a user typed."""
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a form's JSON (\ud800): no database or platform takes it
+        return notice("That holds a character that is not valid Unicode, so nothing was done. Type it again.", ok=False)
     name, args = split(line)
     if not name:
         return Answer(_help())

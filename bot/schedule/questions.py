@@ -137,10 +137,6 @@ def ask(
     """Save a question for the coming meeting (or `date`'s); Refusal, changing nothing, when it cannot be."""
     # As in titles: no control characters, nor those that only hide or reorder text (a thread shows it).
     said = HIDDEN.sub("", said).strip()
-    try:
-        said.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (\ud800 in a form's JSON): no database or platform takes it
-        raise Refusal("That question holds a character that is not valid Unicode: type it again.") from None
     if not said:
         raise Refusal("What is your question? For example ", command_code("ask Why does it need 4 bits?"), ".")
     if len(said) > MAX_LENGTH:

@@ -57,3 +57,13 @@ def test_a_pasted_example_destroys_nothing(store, example):
     assert undoing is not None, f"`{example}` changed something and did not say how to undo it: {reply}"
     _say(store, undoing)
     assert _state(store) == before, f"`{example}`'s undo `{undoing}` did not bring everything back"
+
+
+@pytest.mark.parametrize("example", _examples())
+def test_an_example_with_half_a_surrogate_pair_gets_one_line_and_changes_nothing(store, example):
+    # Discord's and Slack's forms come as JSON, which may carry a lone surrogate (\ud800): no database
+    # or platform takes one, so it is refused before any verb sees it.
+    before = _state(store)
+    said = _say(store, f"{example} \ud800", user="U0MEMBER")
+    assert said.startswith("✗") and "not valid Unicode" in said and len(said.splitlines()) == 1, said
+    assert _state(store) == before

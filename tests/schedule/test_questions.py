@@ -80,10 +80,3 @@ def test_a_question_keeps_no_control_or_reordering_characters(store, group):
     assert asked.text == "[31mred[0m evil?"
     with pytest.raises(Refusal, match="What is your question"):
         questions.ask(store, group, now, "U1", "slack", "\x00\u200b\x07", None)
-
-
-def test_a_question_that_is_not_valid_unicode_is_refused_in_one_line(store, group):
-    # A form's JSON may carry a lone surrogate (\ud800), which no database or chat platform takes.
-    with pytest.raises(Refusal, match="not valid Unicode"):
-        questions.ask(store, group, at("2026-12-02 10:00"), "U1", "slack", "bad \ud800 text", None)
-    assert questions.of_meeting(store, 1, group.coming(at("2026-12-02 10:00"))) == []
