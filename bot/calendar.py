@@ -398,7 +398,7 @@ class MeetingCalendar:
                 week = Week.from_key(f"{m[1]}-W{int(m[2]):02d}")
             except ValueError:
                 raise BadDate(f"{m[1]} has no week {int(m[2])}") from None
-            return _within_calendar(week, typed)
+            return self._within_calendar(week, typed)
         m = re.fullmatch(r"(\d{4})-(\d{1,2})-(\d{1,2})", arg)
         if not m:
             shown = typed if len(typed) <= 40 else typed[:39] + "…"  # the advice must not drown in it
@@ -407,14 +407,16 @@ class MeetingCalendar:
             day = date(int(m[1]), int(m[2]), int(m[3]))
         except ValueError:
             raise BadDate(f"{typed} is not a real date: use YYYY-MM-DD (any day of the week) or next") from None
-        return _within_calendar(Week.of(day), typed)
+        return self._within_calendar(Week.of(day), typed)
 
-
-def _within_calendar(week: Week, typed: str) -> Week:
-    """`week`, when its meeting can be written down: a week of margin at either end of the calendar
-    (years 1 and 9999), so that no weekday or time zone carries its meeting off it (an OverflowError)."""
-    if week.monday > date.max - timedelta(days=13):
-        raise BadDate(f"{typed} is too far ahead: no meeting is that late. Use YYYY-MM-DD or next")
-    if week.monday < date.min + timedelta(days=7):
-        raise BadDate(f"{typed} is too long ago: no meeting was that early. Use YYYY-MM-DD or next")
-    return week
+    def _within_calendar(self, week: Week, typed: str) -> Week:
+        """`week`, when its meeting can be written down: at the ends of the calendar (years 1 and 9999)
+        a weekday or a time zone may carry the meeting off it (an OverflowError wherever it is used)."""
+        try:
+            self.meeting_of(week).astimezone(UTC)
+            self.ends(week).astimezone(UTC)
+        except OverflowError:
+            if week.year > 5000:
+                raise BadDate(f"{typed} is too far ahead: no meeting is that late. Use YYYY-MM-DD or next") from None
+            raise BadDate(f"{typed} is too long ago: no meeting was that early. Use YYYY-MM-DD or next") from None
+        return week
