@@ -27,7 +27,7 @@ from bot.runtime import scheduler
 from bot.settings import shown
 from bot.store.connection import Store
 from bot.web import feeds, http_door
-from bot.web.http_door import Refused, StartError, arrival, refuse
+from bot.web.http_door import Refused, ReplayWindow, StartError, arrival, refuse
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +40,12 @@ def require_settings(settings: DiscordSettings) -> None:
 
 
 def wsgi(bot: DiscordBot, public_key: str):
-    door = DiscordDoor(public_key)
+    door = DiscordDoor(public_key, ReplayWindow(store=bot.store))
 
     def application(environ, start_response):
         path = environ.get("PATH_INFO")
         if path == "/healthz":
-            return http_door.healthz(start_response)
+            return http_door.healthz(start_response, bot.store)
         if path != INTERACTIONS_PATH:
             return refuse(environ, start_response, Refused(404, "no such route"))
         if environ.get("REQUEST_METHOD") != "POST":

@@ -8,6 +8,14 @@ folder, and for a container's PID 1 restarted with the dead one's process ID, wh
 process ID tell nothing. Where the folder cannot be written (a read-only copy), the host and
 process ID decide, as for owners from before these files. fcntl is POSIX: paperbot runs on Linux
 and macOS (pyproject.toml says so), not Windows.
+
+On PostgreSQL, replicas on many machines: each process holds a session advisory lock keyed by its
+owner id (crc32, the same in every process) on a connection of its own, which the server lets go of
+when the session ends (a killed process's within milliseconds). So a claim's owner is dead when
+another session can take its lock. A host that vanishes without closing its TCP connections keeps
+its session until keepalive notices: the claims' leases are the backstop for that. A restarted
+server has lost every lock: for a minute after its start (the living take theirs again within
+seconds, see _Keeper) an owner is taken for dead only once its lease lapses.
 """
 
 from __future__ import annotations
@@ -20,8 +28,11 @@ import socket
 import threading
 import time
 import uuid
+import zlib
 from pathlib import Path
+from typing import Any
 
+from bot.store import engine
 from bot.store.connection import Store
 
 log = logging.getLogger(__name__)
@@ -39,8 +50,11 @@ def _owners(store: Store) -> Path | None:
 
 
 def hold(store: Store) -> None:
-    """Lock this process's owner file for `store` before its rows name OWNER; held until the last
-    Store of this process on that database closes (or the process ends)."""
+    """Lock this process's owner file for `store` (its advisory lock on PostgreSQL) before its rows
+    name OWNER; held until the last Store of this process on that database closes (or the process ends)."""
+    if engine.is_postgres(store):
+        _hold_session(store)
+        return
     folder = _owners(store)
     if folder is None or id(store) in _held.get(folder, (-1, ()))[1]:
         return
@@ -107,9 +121,13 @@ def _let_go(folder: Path, store: int) -> None:
 
 
 def owner_is_dead(store: Store, owner: str | None) -> bool:
-    """True when `owner` is a process that no longer runs: its owner file is not locked, or
-    (without one) it was a process on this host that is gone."""
-    if not owner or os.name != "posix":
+    """True when `owner` is a process that no longer runs: its owner file is not locked (its advisory
+    lock is free on PostgreSQL), or (without one) it was a process on this host that is gone."""
+    if not owner:
+        return False
+    if engine.is_postgres(store):
+        return _session_gone(store, owner)
+    if os.name != "posix":
         return False
     try:
         host, pid_text, ident = owner.split(":", 2)
@@ -140,3 +158,103 @@ def owner_is_dead(store: Store, owner: str | None) -> bool:
     except PermissionError:
         return False
     return False
+
+
+# -- PostgreSQL: a session advisory lock per process ---------------------------------------
+
+#: The first key of the owners' advisory locks (the two-key form: apart from the store's one-key locks).
+_OWNERS_SPACE = zlib.crc32(b"paperbot owners") - (1 << 31)
+#: How often the process makes sure its lock is still held (a restarted server lost it).
+KEEP_SECONDS = 5.0
+#: After a server's start, how long a free lock says nothing: the living take theirs again meanwhile.
+RESTART_GRACE_SECONDS = 60.0
+
+
+def _key(owner: str) -> int:
+    """The second key of `owner`'s lock: crc32, never hash() (another in every process)."""
+    return zlib.crc32(owner.encode()) - (1 << 31)
+
+
+class _Keeper:
+    """This process's owner lock on one PostgreSQL database, on a connection of its own, checked every
+    KEEP_SECONDS and taken again on a new connection when the server went away."""
+
+    def __init__(self, store: Any):
+        self.store = store
+        self.stores: set[int] = set()
+        self.raw: Any = None
+        self._stop = threading.Event()
+        self._take()
+        self._thread = threading.Thread(target=self._keep, name="owner-lock", daemon=True)
+        self._thread.start()
+
+    def _take(self) -> None:
+        raw = self.store.connect(apart=True)
+        # Not free only when a session of this process, lost to us but not yet to the server, holds it.
+        raw.execute("SELECT pg_try_advisory_lock(%s, %s)", [_OWNERS_SPACE, _key(OWNER)])
+        self.raw = raw
+
+    def _keep(self) -> None:
+        while not self._stop.wait(KEEP_SECONDS):
+            try:
+                if self.raw is not None and not self.raw.broken:
+                    self.raw.execute("SELECT 1")
+                    continue
+            except Exception:  # noqa: BLE001, S110 - a lost connection: taken again below
+                pass
+            with contextlib.suppress(Exception):
+                self.raw.close()
+            self.raw = None
+            try:
+                self._take()
+                log.info("took this process's owner lock again")
+            except Exception as e:  # noqa: BLE001 - the server still away: the next round tries again
+                log.debug("owner lock not taken again yet: %s", e)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self.raw is not None:
+            with contextlib.suppress(Exception):
+                self.raw.close()
+
+
+_sessions: dict[str, _Keeper] = {}
+
+
+def _hold_session(store: Any) -> None:
+    with _held_lock:
+        keeper = _sessions.get(store.url)
+        if keeper is not None and id(store) in keeper.stores:
+            return
+        if keeper is None:
+            keeper = _sessions[store.url] = _Keeper(store)
+        keeper.stores.add(id(store))
+    store.on_close.append(lambda: _let_go_session(store.url, id(store)))
+
+
+def _let_go_session(url: str, store: int) -> None:
+    with _held_lock:
+        keeper = _sessions.get(url)
+        if keeper is None:
+            return
+        keeper.stores.discard(store)
+        if keeper.stores:
+            return
+        del _sessions[url]
+    keeper.close()
+
+
+def _session_gone(store: Any, owner: str) -> bool:
+    """Can this session take `owner`'s lock (then let go of it at once)? Not for a minute after the
+    server started: every lock was lost then, the living's too."""
+    if owner == OWNER:
+        return False
+    db = store.db
+    taken, started_ago = db.execute(
+        "SELECT pg_try_advisory_lock(?, ?), extract(epoch FROM now() - pg_postmaster_start_time())",
+        [_OWNERS_SPACE, _key(owner)],
+    ).fetchone()
+    if not taken:
+        return False
+    db.execute("SELECT pg_advisory_unlock(?, ?)", [_OWNERS_SPACE, _key(owner)])
+    return float(started_ago) > RESTART_GRACE_SECONDS

@@ -475,3 +475,19 @@ def m018_attendance(db: sqlite_utils.Database) -> None:
                 f"CREATE TRIGGER page_version_{table}_{event.lower()} AFTER {event} ON {table} BEGIN "
                 "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'page_version'; END"
             )
+
+
+@migrations()
+def m024_seen_signatures(db: sqlite_utils.Database) -> None:
+    # The platforms' request signatures already taken, until they are too old for any request to carry
+    # (forget_at, unix time): replicas on one PostgreSQL database share them, so that a request replayed
+    # to another replica is refused too. One process on SQLite keeps them in memory, and this table empty.
+    db.executescript(
+        """
+        CREATE TABLE seen_signatures (
+            signature TEXT NOT NULL PRIMARY KEY,
+            forget_at REAL NOT NULL
+        );
+        CREATE INDEX seen_signatures_by_age ON seen_signatures (forget_at);
+        """
+    )
