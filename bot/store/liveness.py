@@ -15,7 +15,7 @@ when the session ends (a killed process's within milliseconds). So a claim's own
 another session can take its lock. A host that vanishes without closing its TCP connections keeps
 its session until keepalive notices: the claims' leases are the backstop for that. A restarted
 server has lost every lock: for a minute after its start (the living take theirs again within
-seconds, see _Keeper) an owner is taken for dead only once its lease lapses.
+seconds, see _Keeper) a free lock tells only of an owner that wrote its row since the start.
 """
 
 from __future__ import annotations
@@ -120,13 +120,14 @@ def _let_go(folder: Path, store: int) -> None:
         os.close(fd)
 
 
-def owner_is_dead(store: Store, owner: str | None) -> bool:
+def owner_is_dead(store: Store, owner: str | None, since: float | None = None) -> bool:
     """True when `owner` is a process that no longer runs: its owner file is not locked (its advisory
-    lock is free on PostgreSQL), or (without one) it was a process on this host that is gone."""
+    lock is free on PostgreSQL), or (without one) it was a process on this host that is gone.
+    `since`: when the owner last wrote the row that names it (unix time), if known."""
     if not owner:
         return False
     if engine.is_postgres(store):
-        return _session_gone(store, owner)
+        return _session_gone(store, owner, since)
     if os.name != "posix":
         return False
     try:
@@ -244,17 +245,20 @@ def _let_go_session(url: str, store: int) -> None:
     keeper.close()
 
 
-def _session_gone(store: Any, owner: str) -> bool:
-    """Can this session take `owner`'s lock (then let go of it at once)? Not for a minute after the
-    server started: every lock was lost then, the living's too."""
+def _session_gone(store: Any, owner: str, since: float | None) -> bool:
+    """Can this session take `owner`'s lock (then let go of it at once)? A restarted server lost every
+    lock, the living's too: a free lock tells only of an owner that wrote its row (unix time `since`)
+    after the server started, or once the server has run RESTART_GRACE_SECONDS (the living have
+    taken theirs again by then)."""
     if owner == OWNER:
         return False
     db = store.db
-    taken, started_ago = db.execute(
-        "SELECT pg_try_advisory_lock(?, ?), extract(epoch FROM now() - pg_postmaster_start_time())",
+    taken, started, up = db.execute(
+        "SELECT pg_try_advisory_lock(?, ?), extract(epoch FROM pg_postmaster_start_time()), "
+        "extract(epoch FROM now() - pg_postmaster_start_time())",
         [_OWNERS_SPACE, _key(owner)],
     ).fetchone()
     if not taken:
         return False
     db.execute("SELECT pg_advisory_unlock(?, ?)", [_OWNERS_SPACE, _key(owner)])
-    return float(started_ago) > RESTART_GRACE_SECONDS
+    return float(up) > RESTART_GRACE_SECONDS or (since is not None and since > float(started))
