@@ -112,7 +112,7 @@ def next_in_rotation(
         "p.archived_at IS NULL "
         "AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.kind = 'post' AND d.paper = p.number "
         f"                AND d.state = 'sent' AND {own}) "
-        f"AND p.number NOT IN (SELECT paper FROM ({planned})) "
+        f"AND p.number NOT IN (SELECT paper FROM ({planned}) AS planned) "
         "AND NOT EXISTS (SELECT 1 FROM slots s WHERE s.paper = p.number AND s.kind = 'presenter' "
         "                AND s.group_id = ? AND s.week != ?)"
     )
@@ -377,7 +377,7 @@ def features(store: Store, channel: str, week: Week, paper: Paper) -> None:
     so that the rotation counts that paper as featured, and not the one it first showed."""
     with store.write() as db:
         db.execute(
-            "UPDATE deliveries SET paper = ? WHERE kind = 'post' AND dest = ? AND key = ? AND paper IS NOT ?",
+            "UPDATE deliveries SET paper = ? WHERE kind = 'post' AND dest = ? AND key = ? AND paper IS DISTINCT FROM ?",
             [paper.number, channel, week.key, paper.number],
         )
 

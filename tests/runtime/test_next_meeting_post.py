@@ -92,6 +92,7 @@ def test_a_fresh_install_on_the_friday_after_a_thursday_meeting_posts_nothing_un
     assert weeks(slack) == ["2026-W51"] and shows_meeting(posts(slack)[0], "2026-12-17 16:00")
 
 
+@pytest.mark.sqlite_only
 def test_an_upgraded_database_announces_no_meeting_twice(slack, make_harness, monkeypatch, tmp_path, capsys):
     """paperbot-16cc2ce.db holds W49's post to C0OLD (made at Monday 30 Nov's slot, for Thursday's meeting).
     Moved to a Tuesday slot, which announces that same meeting, the new code does not post it again."""

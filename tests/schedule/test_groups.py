@@ -185,6 +185,7 @@ def test_a_member_presenting_in_two_groups_in_one_week_is_reminded_of_each(two, 
     assert len(slack.messages("DU1")) == 2
 
 
+@pytest.mark.sqlite_only
 def test_a_database_of_16cc2ce_keeps_every_row_as_group_one_and_posts_nothing_twice(tmp_path, make_harness, slack):
     """tests/data/paperbot-16cc2ce.db was made by paperbot at 16cc2ce (tests/data/make_old_db.py): four
     slots (sign-ups, an assignment, a skip), W49's post and UADA's reminder sent, four announcements."""

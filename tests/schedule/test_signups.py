@@ -314,6 +314,7 @@ def test_many_threads_without_a_date_each_get_their_own_week(room):
     assert len(room.slots()) == 20
 
 
+@pytest.mark.sqlite_only
 def test_the_console_says_when_a_command_failed_and_reads_the_next(room):
     import io
 

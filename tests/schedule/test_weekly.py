@@ -328,6 +328,7 @@ def test_crash_after_recording(store, group, transport, slack):
     assert len(slack.calls_to("chat.postMessage")) == 1
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("alive", [False, True])
 def test_an_owner_with_this_host_and_process_id_is_told_by_its_owner_file(store, group, transport, slack, alive):
     # Containers run the bot as PID 1: a restarted one has its dead predecessor's host and process ID,
