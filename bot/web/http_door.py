@@ -76,6 +76,7 @@ class ReplayWindow:
         self._expiry: list[tuple[float, str]] = []
         self._lock = threading.Lock()
         self._taken = 0
+        self._away = False
 
     def first_time(self, signature: str, timestamp: float) -> bool:
         """Record `signature` (of a request stamped `timestamp`, Unix seconds); False if seen before."""
@@ -83,9 +84,13 @@ class ReplayWindow:
         forget_at = max(timestamp, now) + self.seconds
         if self.store is not None:
             try:
-                return self._first_in_database(signature, forget_at, now)
+                first = self._first_in_database(signature, forget_at, now)
+                self._away = False
+                return first
             except sqlite3.Error as e:  # the database away: this process's memory, and the answer says the rest
-                log.warning("kept a request's signature in memory only: %s: %s", type(e).__name__, e)
+                if not self._away:  # said once while it is away, not at every request
+                    log.warning("keeping requests' signatures in memory until the database answers: %s", e)
+                self._away = True
         with self._lock:
             while self._expiry and self._expiry[0][0] < now:
                 _, old = heapq.heappop(self._expiry)
