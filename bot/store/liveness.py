@@ -29,6 +29,7 @@ import threading
 import time
 import uuid
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,9 @@ def _sweep(store: Store, folder: Path) -> None:
         )
     }
     try:
-        names = [p for p in folder.iterdir() if p.name != _MINE and p.name not in named]
+        names = [
+            p for p in folder.iterdir() if p.name != _MINE and p.name not in named and not p.name.startswith("work-")
+        ]
     except OSError:
         return
     for path in names:
@@ -262,3 +265,49 @@ def _session_gone(store: Any, owner: str, since: float | None) -> bool:
         return False
     db.execute("SELECT pg_advisory_unlock(?, ?)", [_OWNERS_SPACE, _key(owner)])
     return float(up) > RESTART_GRACE_SECONDS or (since is not None and since > float(started))
+
+
+# -- work one process at a time ------------------------------------------------------------
+
+#: The first key of `exclusive`'s advisory locks.
+_WORK_SPACE = zlib.crc32(b"paperbot work") - (1 << 31)
+
+
+@contextlib.contextmanager
+def exclusive(store: Store, name: str) -> Iterator[bool]:
+    """Whether this process may do the work `name` now, held until the block ends: False while another
+    process (a replica on another machine too) does it. For work whose every step cannot be claimed
+    apart (Discord's events: listed, compared and made in one check). A lock on a file beside the
+    SQLite file, or a session advisory lock on this thread's PostgreSQL connection, let go of by the
+    system whenever the process ends."""
+    if engine.is_postgres(store):
+        db = store.db
+        key = zlib.crc32(name.encode()) - (1 << 31)
+        got = bool(db.execute("SELECT pg_try_advisory_lock(?, ?)", [_WORK_SPACE, key]).fetchone()[0])
+        try:
+            yield got
+        finally:
+            if got:
+                with contextlib.suppress(Exception):  # a lost connection has let go of it already
+                    db.execute("SELECT pg_advisory_unlock(?, ?)", [_WORK_SPACE, key])
+        return
+    folder = _owners(store)
+    fd = -1
+    if folder is not None:
+        try:
+            folder.mkdir(exist_ok=True)
+            fd = os.open(folder / f"work-{zlib.crc32(name.encode()):08x}", os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if fd >= 0:
+                os.close(fd)
+                fd = -1
+            if isinstance(e, BlockingIOError):
+                yield False
+                return
+            log.debug("no lock file for %s in %s (%s): this process alone decides", name, folder, e)
+    try:
+        yield True
+    finally:
+        if fd >= 0:
+            os.close(fd)
