@@ -37,6 +37,15 @@ log = logging.getLogger(__name__)
 
 #: How long a connection attempt may take: a chat answer is due within 3 seconds.
 CONNECT_TIMEOUT_S = 2
+#: Over TCP, a server that vanished (no reset: a host gone, a network cut) is noticed within seconds,
+#: not the system's minutes: data unacknowledged for 2.5 s, or an idle connection's probes unanswered.
+_TCP: dict[str, Any] = {
+    "tcp_user_timeout": 2500,
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+}
 #: How long a writer waits for the install's write lock (SQLite's busy timeout is the same).
 LOCK_WAIT_MS = 15_000
 #: The advisory lock every write transaction takes: crc32, the same in every process (never hash()).
@@ -208,7 +217,7 @@ class PgStore(Store):
         """A new connection; `apart`: the caller's alone, which it closes, not the store (liveness
         holds one for its session lock, shared by every Store of the process on this database)."""
         try:
-            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, **_TCP)
         except psycopg.Error as e:
             _raise_as_sqlite(e)
             raise  # not reached
