@@ -106,7 +106,7 @@ def attach(
         if not isinstance(now_there, slots.Booked) or (now_there.presenter, now_there.paper) != asked:
             raise Refusal("That talk changed just now (withdrawn or given to someone else): nothing was added.")
         row = db.execute(
-            "SELECT count(*), sum(url = ?) FROM talk_links WHERE group_id = ? AND week = ?",
+            "SELECT count(*), coalesce(sum(CASE WHEN url = ? THEN 1 ELSE 0 END), 0) FROM talk_links WHERE group_id = ? AND week = ?",
             [url, group_id, talk.week.key],
         ).fetchone()
         if row[1]:
