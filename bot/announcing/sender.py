@@ -27,6 +27,7 @@ from bot.delivery import outbox
 from bot.delivery.answer_time import Replies
 from bot.delivery.outbox import ItemKind
 from bot.delivery.sending import RETRY_AFTER_REFUSAL, RateLimited, Rejected, Uncertain, Unreachable
+from bot.schedule import weekly
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,15 @@ POST_IN_FLIGHT_WAIT = 2.0
 #: shorten them).
 ANNOUNCE_QUIET = 5.0
 ANNOUNCE_LONGEST_HOLD = 60.0
+
+
+def hold_post_update(store, channel: str | None, week: Week) -> None:
+    """Queue an update of the week's post in `channel` (its counts changed), if it is out or on its
+    way, held until the channel has been quiet a moment as announcements are: one edit for many
+    clicks. Inside the change's write transaction."""
+    if channel and weekly.post_begun(store, channel, week):
+        payload = {"week": week.key, "channel": channel}
+        outbox.hold_refresh(store.db, payload, ANNOUNCE_QUIET, ANNOUNCE_LONGEST_HOLD)
 
 
 def plan(rows: list[outbox.Waiting], now: float, quiet: float, longest: float) -> outbox.Plan:

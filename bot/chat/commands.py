@@ -16,7 +16,15 @@ import unicodedata
 
 from bot.calendar import BadDate
 from bot.catalog import refs as paper_refs
-from bot.chat import catalog_commands, group_commands, paper_commands, registry, schedule_commands
+from bot.chat import (
+    attendance_commands,
+    catalog_commands,
+    group_commands,
+    history_commands,
+    paper_commands,
+    registry,
+    schedule_commands,
+)
 from bot.chat.context import NOT_HERE, Answer, Context, calendars, in_group, notice
 from bot.chat.lists import mark_archived
 from bot.chat.registry import Verb, verb
@@ -40,6 +48,8 @@ VERBS: dict[str, Verb] = {
     **_HELP,
     **catalog_commands.VERBS,
     **schedule_commands.VERBS,
+    **attendance_commands.VERBS,
+    **history_commands.VERBS,
     **paper_commands.VERBS,
     **group_commands.VERBS,
 }

@@ -124,6 +124,13 @@ class Context:
 class Answer:
     reply: Reply
     change: Change | None = None
+    #: Work for the channel was queued in the outbox (a post's update) with no change to announce:
+    #: the adapter wakes the outbox once the reply has gone, as it does for a change.
+    queued: bool = False
+
+    @property
+    def wakes_outbox(self) -> bool:
+        return self.change is not None or self.queued
 
 
 def notice(*segments, ok: bool = True, buttons: list[Button] | None = None) -> Answer:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from bot.catalog.papers import Paper
 from bot.rich_text import Button, Text
+from bot.schedule.history import History
 from bot.schedule.rows import SlotLine, TalkLinks, TalkWeek
 
 
@@ -67,6 +68,16 @@ class PastTalks:
     talks: list[TalkLinks]
     pager: list[Button] = field(default_factory=list)
     footer: Text = ()
+
+
+@dataclass
+class Stats:
+    """The group's history: in words (`summary`), and as numbers for a platform that draws the picture."""
+
+    summary: Text
+    history: History
+    #: Where the bot serves the picture (PAPERBOT_PUBLIC_URL), for a platform that shows one by address.
+    image_url: str | None = None
 
 
 @dataclass
@@ -199,4 +210,5 @@ Reply = (
     | EditForm
     | SuggestionList
     | PastTalks
+    | Stats
 )

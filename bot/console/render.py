@@ -21,12 +21,13 @@ from bot.chat.replies import (
     PaperList,
     PastTalks,
     Schedule,
+    Stats,
     SuggestionList,
     TagCounts,
     WeekCard,
 )
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
-from bot.schedule.rows import Reminder, SkippedWeek, WeeklyPost, by_month, slot_text, talk_text
+from bot.schedule.rows import Reminder, SkippedWeek, WeeklyPost, by_month, given_text, slot_text, talk_text
 
 
 def when(moment: datetime, with_time: bool = True) -> str:
@@ -228,6 +229,9 @@ def _(reply: WeeklyPost) -> str:
         lines += _buttons([reply.signup_button])
     elif reply.elsewhere:
         lines.append(inline(reply.elsewhere_note()))
+    if reply.attendance_buttons:
+        lines.append(inline(reply.counts()))
+        lines += _buttons(reply.attendance_buttons)
     if reply.last_week is not None and reply.last_week.line.paper is not None:
         last = reply.last_week.line.paper
         lines.append(f"Last week's talk (#{last.number} {last.title}): " + "  ".join(reply.last_week.links))
@@ -253,10 +257,15 @@ def _(reply: EditForm) -> str:
 
 
 @render.register
+def _(reply: Stats) -> str:
+    return inline(reply.summary)
+
+
+@render.register
 def _(reply: PastTalks) -> str:
     lines = ["Talks given, newest first"]
     for talk in reply.talks:
-        lines.append(f"  {inline(slot_text(talk.line))}")
+        lines.append(f"  {inline(given_text(talk))}")
         lines += [f"      link: {url}" for url in talk.links]
     if reply.footer:
         lines.append(inline(reply.footer))

@@ -100,6 +100,31 @@ def queue(db, items: list[tuple[ItemKind, dict]]) -> None:
     )
 
 
+def hold_refresh(db, payload: dict, quiet: float, longest: float) -> None:
+    """Queue an update of a post (REFRESH's `payload`) due once nothing has changed it for `quiet`
+    seconds, and at the latest `longest` after the first change: inside the caller's write transaction.
+    A post has one such update waiting: a later change moves it on rather than adding one, so that
+    clicks in a row make one edit (an update is planned afresh when sent, so it shows them all)."""
+    if not db.conn.in_transaction:
+        raise RuntimeError("outbox.hold_refresh belongs inside the change's write transaction")
+    now = time.time()
+    body = json.dumps(payload, ensure_ascii=False)
+    row = db.execute(
+        "SELECT id, next_try, created_at FROM outbox WHERE kind = ? AND payload = ? AND owner IS NULL AND attempts = 0 "
+        "AND last_error IS NULL ORDER BY id LIMIT 1",  # never tried nor put off (a rate limit): only held
+        [str(ItemKind.REFRESH), body],
+    ).fetchone()
+    if row is None:  # none waiting (one being sent may have planned before this change: a new one)
+        db.execute(
+            "INSERT INTO outbox (kind, payload, created_at, next_try) VALUES (?, ?, ?, ?)",
+            [str(ItemKind.REFRESH), body, now, now + quiet],
+        )
+    elif row[1] > now:  # held: held on, within its longest hold (one due now shows this change anyway)
+        db.execute(
+            "UPDATE outbox SET next_try = ? WHERE id = ?", [max(row[1], min(now + quiet, row[2] + longest)), row[0]]
+        )
+
+
 _COLUMNS = "id, kind, payload, attempts, owner, lease_until, next_try, created_at"
 
 

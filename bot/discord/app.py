@@ -26,18 +26,19 @@ from bot.catalog.papers import InvalidPaper
 from bot.chat import commands, paper_commands
 from bot.chat.context import Context, Place, Platform
 from bot.chat.registry import PAPER, TAG, kinds_of
-from bot.chat.replies import AddForm, EditForm, Notice
+from bot.chat.replies import AddForm, EditForm, Notice, Stats
 from bot.delivery.answer_time import Replies
 from bot.delivery.background import Background
 from bot.delivery.sending import RateLimited, Rejected, Uncertain
 from bot.discord import definition, door, render
-from bot.discord.rest import Rest
+from bot.discord.rest import FILES, Rest
 from bot.discord.settings import DiscordSettings
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
 from bot.rich_text import Code, Mention, PaperRef, Text, command_code, text
 from bot.schedule import groups
 from bot.schedule.signups import Change, Member, Refusal
 from bot.store.connection import Busy, DiskFull, Store, Unavailable
+from bot.web import chart_png, charts, feeds, member_names
 from bot.web.http_door import Refused
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,8 @@ EPHEMERAL = 1 << 6
 MANAGE_GUILD, ADMINISTRATOR = 1 << 5, 1 << 3
 #: An answer not ready this long after the request came in is deferred: Discord allows 3 seconds.
 DEFER_AFTER = 2.0
+#: Discord's error code for an interaction's answer it does not know (yet).
+UNKNOWN_WEBHOOK = "10015"
 CHOICES_MAX = 25
 #: A deferred answer that Discord rate-limits is tried once more after a wait this short at most.
 ANSWER_RETRY_SECONDS = 5.0
@@ -106,6 +109,7 @@ class DiscordBot:
         self._home: str | None = None  # the server of PAPERBOT_CHANNEL, once Discord said it
         self._home_again = 0.0  # when to ask Discord for it again, while it is not known
         self._members: dict[str, tuple[bool, float]] = {}  # member of the install's server? until when
+        self._names: member_names.Ask | None = None  # members' names for pictures, made when first drawn
         self.replies = Replies()
         self._stopping = threading.Event()
         # "work" answers an interaction, "answer" sends what comes after it; Gateway interactions each
@@ -270,6 +274,9 @@ class DiscordBot:
             token = interaction["token"]
             future.add_done_callback(lambda f: self._when_ready(token, f))
             return {"type": DEFERRED_UPDATE} if update else {"type": DEFERRED_MESSAGE, "data": {"flags": EPHEMERAL}}
+        if FILES in body:  # files go with an edit of the answer, never in an HTTP response: deferred
+            self.later(self._edit_original, interaction["token"], future)
+            return {"type": DEFERRED_MESSAGE, "data": {"flags": EPHEMERAL}}
         if MODAL in body:
             return {"type": MODAL_FORM, "data": body[MODAL]}
         if update:
@@ -289,12 +296,14 @@ class DiscordBot:
                 if weekly:
                     line = commands.post_button(ctx, line)
                 answer = commands.run(ctx, line)
-            if answer.change is not None:
+            if answer.wakes_outbox:
                 self.wake_outbox()
             if isinstance(answer.reply, EditForm):
                 return {MODAL: render.edit_form(answer.reply.paper), "message": render.message(answer.reply)}
             if isinstance(answer.reply, AddForm):
                 return self._add_form(ctx, answer.reply)
+            if isinstance(answer.reply, Stats):
+                return self._with_picture(answer.reply)
             return render.message(answer.reply)
         except Exception:
             log.exception("answering %r failed", line[:80])
@@ -310,6 +319,20 @@ class DiscordBot:
                 return render.message(filled)
             return {MODAL: render.add_form(filled), "message": render.message(filled)}
         return {MODAL: render.add_form(form)}
+
+    def _with_picture(self, stats: Stats) -> dict:
+        """The history in words, and its picture attached (as the page draws it, names as the page shows
+        them); the words alone when the picture cannot be drawn."""
+        body = render.message(stats)
+        try:
+            if self._names is None:
+                self._names = feeds.names_of(self.settings)
+            ask = self._names
+            name = lambda member: member_names.display_name(self.store, member, ask)  # noqa: E731
+            return {**body, FILES: [(render.STATS_PNG, chart_png.png(charts.of_history(stats.history, name)))]}
+        except Exception:
+            log.exception("could not draw the history's picture")
+            return body
 
     def tell_later(self, user: str, said: Text) -> None:
         """Tell `user` directly once the answer has gone (commands.Context.tell)."""
@@ -373,7 +396,7 @@ class DiscordBot:
         path = f"/webhooks/{self.app_id}/{token}/messages/@original"
         for last in (False, True):
             try:
-                self.answers.call("PATCH", path, body, auth=False)
+                self._edit_when_deferred(path, body)
                 return
             except RateLimited as e:  # the member is waiting: one more try, if Discord asks for a short wait
                 if last or e.retry_after > ANSWER_RETRY_SECONDS or self._stopping.wait(e.retry_after):
@@ -382,6 +405,17 @@ class DiscordBot:
             except (Rejected, Uncertain) as e:  # an edit twice is harmless, but a 5xx may well repeat
                 log.warning("could not send a deferred answer: %s", e)
                 return
+
+    def _edit_when_deferred(self, path: str, body: dict) -> None:
+        """Edit the answer; while Discord has not yet taken the deferral that went as the HTTP response
+        (Unknown Webhook), try again a few times a moment later."""
+        for wait in (0.2, 0.5, 1.0, None):
+            try:
+                self.answers.call("PATCH", path, body, auth=False)
+                return
+            except Rejected as e:
+                if e.code != UNKNOWN_WEBHOOK or wait is None or self._stopping.wait(wait):
+                    raise
 
     def _private(self, notice: Notice) -> dict:
         return {"type": MESSAGE, "data": {**render.message(notice), "flags": EPHEMERAL}}

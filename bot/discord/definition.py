@@ -1,8 +1,8 @@
 """`/paper` as a Discord command: one subcommand per verb with its options, registered at start;
 both drawn from the verbs' declarations (bot/chat/registry.py), and read back into the core's text.
 
-Discord allows 25 subcommands a command: `group` and `manage` are subcommand groups holding the
-verbs added later, and a definition over the limit raises TooManySubcommands (at start, and in tests).
+Discord allows 25 subcommands a command: `group`, `manage` and `meeting` are subcommand groups holding
+the verbs added later, and a definition over the limit raises TooManySubcommands (at start, and in tests).
 
 definition()                         # the bulk-overwrite body: [{"name": "paper", ...}]
 line_of(interaction["data"])         # "assign <@1300…> 7 next": the core's command text
@@ -22,12 +22,21 @@ STRING, INTEGER, USER = 3, 4, 6
 OPTION_TYPES = {MEMBER.name: USER, NUMBER.name: INTEGER}
 SUBCOMMAND, SUBCOMMAND_GROUP = 1, 2
 
-#: `manage` is a subcommand group of the admins' verbs on one paper, each read back as the verb itself
-#: (`manage archive paper:7` is `archive 7`); it stands where the first of them is in VERBS.
-MANAGE = ("edit", "archive", "restore", "delete")
-#: Verbs that are subcommands of a subcommand group (`manage`, or a subcommand that is the verb under
+#: Subcommand groups of verbs, each verb read back as itself (`manage archive paper:7` is `archive 7`);
+#: a group stands where the first of its verbs is in VERBS. `manage`: the admins' verbs on one paper;
+#: `meeting`: a member's part in a meeting.
+GROUPS = {
+    "manage": (("edit", "archive", "restore", "delete"), "admins: edit, archive, restore or delete a paper"),
+    "meeting": (
+        ("going", "cantgo", "ask", "questions", "swap", "due"),
+        "going, can't go, questions, swaps, who is due",
+    ),
+}
+#: The group of each verb in one.
+GROUP_OF = {name: group for group, (names, _) in GROUPS.items() for name in names}
+#: Verbs that are subcommands of a subcommand group (of GROUPS, or a subcommand that is the verb under
 #: another name: `group list` is `groups`), not subcommands of their own.
-IN_GROUP = {*MANAGE, *(s.same_as for v in commands.VERBS.values() for s in v.subs if s.same_as)}
+IN_GROUP = {*GROUP_OF, *(s.same_as for v in commands.VERBS.values() for s in v.subs if s.same_as)}
 
 #: View Channel, Send Messages, Embed Links, Read Message History: what the weekly post, the
 #: announcements and finding the post again after a crash need; nothing else.
@@ -78,22 +87,18 @@ def _verb_definition(verb: Verb) -> dict:
     return {"name": verb.name, "type": SUBCOMMAND, "description": _about(verb), "options": _options(verb)}
 
 
-def _manage_definition() -> dict:
-    subs = [_verb_definition(commands.VERBS[name]) for name in MANAGE if name in commands.VERBS]
-    return {
-        "name": "manage",
-        "type": SUBCOMMAND_GROUP,
-        "description": "admins: edit, archive, restore or delete a paper",
-        "options": subs,
-    }
+def _group_definition(group: str) -> dict:
+    names, about = GROUPS[group]
+    subs = [_verb_definition(commands.VERBS[name]) for name in names if name in commands.VERBS]
+    return {"name": group, "type": SUBCOMMAND_GROUP, "description": about, "options": subs}
 
 
 def definition() -> list[dict]:
     subs: list[dict] = []
     for verb in commands.VERBS.values():
-        if verb.name in MANAGE:
-            if not any(s["name"] == "manage" for s in subs):
-                subs.append(_manage_definition())
+        if (group := GROUP_OF.get(verb.name)) is not None:
+            if not any(s["name"] == group for s in subs):
+                subs.append(_group_definition(group))
         elif verb.name not in IN_GROUP:
             subs.append(_verb_definition(verb))
     # Cut at 25, the verbs past the limit would be missing from Discord without a word: refuse instead.
@@ -101,7 +106,7 @@ def definition() -> list[dict]:
         over = ", ".join(s["name"] for s in subs[MAX_SUBCOMMANDS:])
         raise TooManySubcommands(
             f"/paper would have {len(subs)} subcommands, Discord allows {MAX_SUBCOMMANDS}: "
-            f"put {over} into a subcommand group (bot/discord/definition.py, MANAGE)"
+            f"put {over} into a subcommand group (bot/discord/definition.py, GROUPS)"
         )
     return [
         {
@@ -161,13 +166,14 @@ def line_of(data: dict) -> str:
         return "help"
     name = str(sub.get("name", "help"))
     verb = commands.VERBS.get(name)
-    if sub.get("type") == SUBCOMMAND_GROUP and name == "manage":
+    if sub.get("type") == SUBCOMMAND_GROUP and name in GROUPS:
+        group, grouped = name, [n for n in GROUPS[name][0] if n in commands.VERBS]
         inner = _first(sub.get("options"))
         name = str(inner.get("name", ""))
         if not name:
             return "help"
-        if name not in MANAGE:
-            raise UnknownSubcommand("manage", name, MANAGE)
+        if name not in grouped:
+            raise UnknownSubcommand(group, name, grouped)
         sub, verb = inner, commands.VERBS.get(name)
     elif sub.get("type") == SUBCOMMAND_GROUP and verb is not None and verb.subs:
         inner = _first(sub.get("options"))
@@ -207,8 +213,8 @@ def focused(data: dict) -> tuple[str, str, str] | None:
 def as_shown(words: str) -> str:
     """A command as typed after `/paper` (`archive 7`), as Discord shows it (`manage archive 7`)."""
     verb, space, rest = words.partition(" ")
-    if verb in MANAGE:
-        return f"manage {words}"
+    if (group := GROUP_OF.get(verb)) is not None:
+        return f"{group} {words}"
     for other in commands.VERBS.values():
         for s in other.subs:
             if s.same_as == verb:

@@ -16,10 +16,14 @@ before the event is asked for, so that a crash between Discord making it and pap
 id leaves a row without an id, which the next check matches to the server's events by the group
 and week its description names, as the weekly post is found again in the channel's history. Each
 check lists the server's events once, for every group.
+
+Who is Interested in an event counts as going to its meeting (bot.schedule.attendance): read again
+at a check when the event's user count differs from what is kept, and the week's post brought up to date.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -28,10 +32,11 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+from bot.announcing import sender
 from bot.calendar import Week
 from bot.delivery.sending import Rejected
 from bot.discord.rest import Rest
-from bot.schedule import groups, slots
+from bot.schedule import attendance, groups, slots
 from bot.store import liveness
 from bot.store.connection import Store
 from bot.web import feeds, member_names
@@ -92,9 +97,11 @@ class MeetingEvents:
         *,
         ask=None,
         timeout: float = 10.0,
+        wake: Callable[[], None] | None = None,
     ):
         self.store, self.rest, self.guild, self.groups_now, self.ask = store, rest, guild, groups_now, ask
         self.timeout = timeout
+        self.wake = wake  # has the outbox sent soon: a post's count changed
         self._busy = threading.Lock()
         self._left_out = 0  # meetings past the cap at the last check: said once, not every check
 
@@ -158,8 +165,11 @@ class MeetingEvents:
         kept = self._kept(listed)
         theirs = len(set(listed) - {event_id for event_id, _ in kept.values()})
         wanted: dict[Key, dict] = {}
+        channels: dict[int, str | None] = {}
         for group in self.groups_now():
             wanted.update(self.wanted(group, now))
+            channels[group.group_id] = group.channel
+        self._read_interest(listed, kept, channels)
         room = max(0, min(MOST, SERVER_LIMIT - theirs))
         nearest = sorted(wanted, key=lambda k: (wanted[k]["scheduled_start_time"], k))[:room]
         if len(wanted) - len(nearest) != self._left_out:
@@ -188,6 +198,30 @@ class MeetingEvents:
                     self._move(key, event_id, event)
             except Rejected as e:  # this event's trouble: the others go on
                 log.warning("Discord refused the event of group %s, %s: %s", key[0], key[1], e)
+
+    def _read_interest(self, listed: dict[str, dict], kept: dict[Key, tuple[str | None, str]], channels) -> None:
+        """Who is Interested in each of paperbot's events, kept for the meeting's count of who goes
+        (bot.schedule.attendance), read again only when the event's count differs from what is kept;
+        a week's post is brought up to date (at a quiet moment) when it changed."""
+        changed = False
+        for (gid, key), (event_id, _) in kept.items():
+            event = listed.get(event_id) if event_id else None
+            if event is None or gid not in channels:
+                continue
+            week = Week.from_key(key)
+            if event.get("user_count") == len(attendance.interested(self.store, gid, week)):
+                continue
+            try:
+                path = f"/guilds/{self.guild}/scheduled-events/{event_id}/users"
+                users = set(self.rest.call("GET", path, timeout=self.timeout) or [])
+            except Rejected as e:
+                log.warning("could not read who is interested in the event of group %s, %s: %s", gid, key, e)
+                continue
+            channel = channels[gid]
+            update = functools.partial(sender.hold_post_update, self.store, channel, week)
+            changed = attendance.replace_interested(self.store, gid, week, users, then=update) or changed
+        if changed and self.wake is not None:
+            self.wake()
 
     def _kept(self, listed: dict[str, dict]) -> dict[Key, tuple[str | None, str]]:
         """The events paperbot keeps, by key: a row without an id (a crash after asking) matched to

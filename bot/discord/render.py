@@ -32,13 +32,14 @@ from bot.chat.replies import (
     PaperList,
     PastTalks,
     Schedule,
+    Stats,
     SuggestionList,
     TagCounts,
     WeekCard,
 )
 from bot.discord import definition
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
-from bot.schedule.rows import Reminder, SkippedWeek, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
+from bot.schedule.rows import Reminder, SkippedWeek, TalkWeek, WeeklyPost, by_month, given_text, slot_text, talk_text
 
 MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION = 2000, 10, 6000, 4096
 MAX_TITLE, MAX_FIELD, MAX_FOOTER = 256, 1024, 2048
@@ -402,12 +403,23 @@ def _(reply: Schedule) -> dict:
 
 @message.register
 def _(reply: PastTalks) -> dict:
-    lines = [markdown(slot_text(t.line)) + (f"\n{_links(t.links)}" if t.links else "") for t in reply.talks]
+    lines = [markdown(given_text(t)) + (f"\n{_links(t.links)}" if t.links else "") for t in reply.talks]
     embeds, _ = _pack(lines, EMBED_BUDGET)
     content = "**Talks given**, newest first"
     if reply.footer:
         content += "\n" + markdown(reply.footer)
     return _body(content, embeds, rows(reply.pager, PAGE))
+
+
+#: The history's picture, attached to the `stats` answer (bot/discord/app.py) as its embed's image.
+STATS_PNG = "stats.png"
+
+
+@message.register
+def _(reply: Stats) -> dict:
+    """The history in words, in an embed; its picture is attached as the embed's image (bot/discord/app.py)."""
+    embed = {"title": "The group's history", "description": markdown(reply.summary)[:MAX_DESCRIPTION]}
+    return _body("", [{**embed, "color": COLOUR}])
 
 
 @message.register
@@ -610,6 +622,8 @@ def weekly_post(post: WeeklyPost) -> dict:
         lines.append(f"{meeting}\n🙋 {escape(post.nobody)}")
     elif post.elsewhere:
         lines.append(f"{meeting}\n🎤 {markdown(post.elsewhere_note())}")
+    if post.attendance_buttons:
+        lines.append(markdown(post.counts()))
     if post.archived:
         lines.append("_Archived from the catalog since its talk was booked: the talk stands._")
     last = post.last_week
@@ -618,9 +632,10 @@ def weekly_post(post: WeeklyPost) -> dict:
     embed["description"] = cut("\n\n".join(lines), MAX_DESCRIPTION)
     named = f"📚 {escape(post.group_name)} · " if post.group_name else ""  # a group with no name: as before
     content = f"{named}**Paper of the week** · {post.week.key}"
-    components = []
+    components: list[dict] = []
     if post.signup_button and not post.skipped:
         components = [{"type": 1, "components": [button(post.signup_button, WEEKLY, 0)]}]
+    components += rows(post.attendance_buttons)  # who comes: a button each way
     return _body(content, [embed], components)
 
 

@@ -37,6 +37,9 @@ from hikari.impl import buckets, entity_factory, special_endpoints
 from bot.delivery.sending import RateLimited, Rejected, Uncertain, Unreachable
 
 TIMEOUT = 20.0
+#: The key of a message body's files, each (name, bytes): not Discord's JSON, sent beside it; the first is
+#: shown as the first embed's image, where there is an embed.
+FILES = "files"
 #: Rate limits hikari waits out by itself; longer ones go back to the caller as RateLimited.
 MAX_RATE_LIMIT = 1.0
 
@@ -213,6 +216,7 @@ def event_json(event: hikari.ScheduledEvent) -> dict:
         "status": int(event.status),
         "entity_type": int(event.entity_type),
         "entity_metadata": {"location": location} if location is not None else None,
+        "user_count": event.user_count,  # those Interested: hikari always asks for it
     }
 
 
@@ -372,6 +376,12 @@ class Rest:
             args["components"] = [Raw(r) for r in body["components"] or []]
         if body.get("flags"):
             args["flags"] = body["flags"]
+        if body.get(FILES):  # sent as multipart/form-data, each file a part
+            pictures = [hikari.Bytes(data, name) for name, data in body[FILES]]
+            if args.get("embeds"):  # hikari attaches an embed's image itself, as attachment://name
+                args["embeds"][0].set_image(pictures.pop(0))
+            if pictures:
+                args["attachments"] = pictures
         return args
 
     def post(self, channel: str, body: dict, timeout: float | None = None) -> dict:
@@ -460,6 +470,14 @@ class Rest:
         args = _event_args(body)
         return event_json(self._run(lambda c: c.edit_scheduled_event(int(guild), int(event), **args), timeout))
 
+    def event_users(self, guild: str, event: str, timeout: float | None = None) -> list[str]:
+        """The ids of the members Interested in a scheduled event (Discord pages them a hundred at a time)."""
+
+        async def users(c: hikari.api.RESTClient) -> list[str]:
+            return [str(u.user.id) async for u in c.fetch_scheduled_event_users(int(guild), int(event))]
+
+        return self._run(users, timeout)
+
     def delete_event(self, guild: str, event: str, timeout: float | None = None) -> None:
         self._run(lambda c: c.delete_scheduled_event(int(guild), int(event)), timeout)
 
@@ -475,6 +493,11 @@ class Rest:
         ("GET", r"/guilds/(?P<g>\d+)/members/(?P<u>\d+)", lambda r, m, b, q, t: r.member(m["g"], m["u"], t)),
         ("GET", r"/guilds/(?P<g>\d+)/scheduled-events", lambda r, m, b, q, t: r.events(m["g"], t)),
         ("POST", r"/guilds/(?P<g>\d+)/scheduled-events", lambda r, m, b, q, t: r.create_event(m["g"], b, t)),
+        (
+            "GET",
+            r"/guilds/(?P<g>\d+)/scheduled-events/(?P<e>\d+)/users",
+            lambda r, m, b, q, t: r.event_users(m["g"], m["e"], t),
+        ),
         (
             "PATCH",
             r"/guilds/(?P<g>\d+)/scheduled-events/(?P<e>\d+)",

@@ -73,7 +73,9 @@ def add_events_check(
 
     assert settings.guild is not None  # DISCORD_EVENTS=1 needs DISCORD_GUILD (the settings' check)
     groups_now = functools.partial(discord_groups, store, settings, env_on_discord=env_on_discord)  # at each check
-    events = MeetingEvents(store, bot.rest, settings.guild, groups_now, ask=feeds.names_of(settings))
+    events = MeetingEvents(
+        store, bot.rest, settings.guild, groups_now, ask=feeds.names_of(settings), wake=bot.wake_outbox
+    )
     every = IntervalTrigger(seconds=scheduler.CHECK_SECONDS, timezone=settings.timezone)
     jobs.add_job(
         lambda: events.check(settings.now()), every, id="discord-events", name="Discord events",

@@ -128,6 +128,14 @@ class TalkLinks:
 
     line: TalkWeek
     links: tuple[str, ...] = ()
+    #: How many went (said going, or were Interested on Discord); None where it is not told.
+    going: int | None = None
+
+
+def given_text(talk: TalkLinks) -> Text:
+    """A talk given, as `past` lists it: its line of the schedule, and how many went when any did."""
+    went = (SEP, f"{talk.going} going") if talk.going else ()
+    return text(*slot_text(talk.line), *went)
 
 
 @dataclass
@@ -149,6 +157,22 @@ class WeeklyPost:
     last_week: TalkLinks | None = None
     #: The group's name (None: it has none, and the post names no group).
     group_name: str | None = None
+    #: How many go to the meeting (see attendance.count), and how many questions it has.
+    going: int = 0
+    questions: int = 0
+
+    @property
+    def attendance_buttons(self) -> list[Button]:
+        """Going and Can't go, for the post's meeting (none once it is skipped)."""
+        if self.skipped:
+            return []
+        day = self.meeting.date().isoformat()
+        return [Button("Going", f"going {day}"), Button("Can't go", f"cantgo {day}")]
+
+    def counts(self) -> Text:
+        """The post's line of how many go and how many questions the meeting has."""
+        asked = f"{self.questions} question{'s' if self.questions != 1 else ''}"
+        return text("👥 ", Bold(str(self.going)), " going · ", asked)
 
     @property
     def signup_button(self) -> Button | None:

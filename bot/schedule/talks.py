@@ -23,7 +23,7 @@ from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
 from bot.rich_text import Code, PaperRef, When, command_code
-from bot.schedule import signups, slots
+from bot.schedule import attendance, signups, slots
 from bot.schedule.rows import TalkLinks, TalkWeek
 from bot.schedule.signups import Member, Refusal
 from bot.store.connection import Store
@@ -106,7 +106,8 @@ def attach(
         if not isinstance(now_there, slots.Booked) or (now_there.presenter, now_there.paper) != asked:
             raise Refusal("That talk changed just now (withdrawn or given to someone else): nothing was added.")
         row = db.execute(
-            "SELECT count(*), coalesce(sum(CASE WHEN url = ? THEN 1 ELSE 0 END), 0) FROM talk_links WHERE group_id = ? AND week = ?",
+            "SELECT count(*), coalesce(sum(CASE WHEN url = ? THEN 1 ELSE 0 END), 0) FROM talk_links "
+            "WHERE group_id = ? AND week = ?",
             [url, group_id, talk.week.key],
         ).fetchone()
         if row[1]:
@@ -153,7 +154,8 @@ def past(
     papers = catalog.many(store, {s.paper for s in rows if s.kind == "presenter"})
     lines = [line for s in rows if isinstance(line := slots.line_for(store, group, s.week, s, papers), TalkWeek)]
     found = links(store, [s.week for s in rows], group.group_id)
-    return [TalkLinks(line, found.get(line.week.key, ())) for line in lines], more
+    went = attendance.count(store, group.group_id, [s.week for s in rows])
+    return [TalkLinks(line, found.get(line.week.key, ()), went.get(line.week.key, 0)) for line in lines], more
 
 
 def of_paper(store: Store, paper: Paper) -> dict[tuple[int, str], tuple[str, ...]]:

@@ -23,7 +23,7 @@ from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
 from bot.delivery import sending as delivery
 from bot.delivery.sending import Delivery, NoLongerWanted, NothingToSend, Result, Transport
-from bot.schedule import slots, talks
+from bot.schedule import attendance, slots, talks
 from bot.schedule.rows import WeeklyPost
 from bot.store.connection import Store
 
@@ -169,6 +169,8 @@ def plan(
         post.archived = catalog.archived_at(store, post.paper) is not None
         post.last_week = talks.last_week(store, group, week)
         post.group_name = group.name
+        post.going = attendance.count(store, group.group_id, [week]).get(week.key, 0)
+        post.questions = attendance.questions(store, group.group_id, week)
     return post
 
 

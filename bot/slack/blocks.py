@@ -17,7 +17,6 @@ from datetime import datetime
 from functools import lru_cache, singledispatch
 
 from bot.catalog.papers import MAX_LINK
-from bot.chat import paper_commands
 from bot.chat.replies import (
     AddForm,
     EditForm,
@@ -29,11 +28,13 @@ from bot.chat.replies import (
     PaperList,
     PastTalks,
     Schedule,
+    Stats,
     SuggestionList,
     TagCounts,
     WeekCard,
 )
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
+from bot.schedule import rows
 from bot.schedule.rows import Reminder, SkippedWeek, TalkLinks, TalkWeek, WeeklyPost, by_month, slot_text, talk_text
 
 MAX_BLOCKS = 50
@@ -362,14 +363,21 @@ def _(reply: Schedule) -> dict:
 def _(reply: PastTalks) -> dict:
     lines, fallback = ["*Talks given*, newest first"], ["Talks given, newest first"]
     for talk in reply.talks:
-        lines.append(mrkdwn(slot_text(talk.line)) + (f"\n{_links(talk.links)}" if talk.links else ""))
-        fallback.append(plain(slot_text(talk.line)) + "".join(f" {escape(url)}" for url in talk.links))
+        lines.append(mrkdwn(rows.given_text(talk)) + (f"\n{_links(talk.links)}" if talk.links else ""))
+        fallback.append(plain(rows.given_text(talk)) + "".join(f" {escape(url)}" for url in talk.links))
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
     if reply.pager:
         blocks.append(actions(reply.pager, PAGE))
     return _message("\n".join(fallback), blocks)
+
+
+@message.register
+def _(reply: Stats) -> dict:  # the history in words, and its picture where the bot serves one (a PNG)
+    body = message(Notice(reply.summary))
+    image = [{"type": "image", "image_url": reply.image_url, "alt_text": "The group's history in bar charts"}]
+    return {**body, "blocks": body["blocks"] + (image if reply.image_url else [])}
 
 
 @message.register
@@ -430,11 +438,8 @@ def _(reply: Help) -> dict:
 
 @message.register
 def _(reply: EditForm) -> dict:  # only reached when the form cannot be opened
-    p = reply.paper
-    again = f"{COMMAND} edit {p.number}"
-    return _message(
-        f"Use the form to edit #{p.number}: {again}", [section(f"Use the form to edit #{p.number}: `{again}`")]
-    )
+    said = f"Use the form to edit #{reply.paper.number}: `{COMMAND} edit {reply.paper.number}`"
+    return _message(said.replace("`", ""), [section(said)])
 
 
 @message.register
@@ -496,6 +501,10 @@ def weekly_post(post: WeeklyPost) -> dict:
         note = post.elsewhere_note()
         blocks.append(section(f"{meeting}\n🎤 {mrkdwn(note)}"))
         fallback += f" Meeting {_plain_date(post.meeting)}. {plain(note)}"
+    if post.attendance_buttons:  # who comes: the count, and a button each way
+        blocks.append(context(mrkdwn(post.counts())))
+        blocks.append(actions(post.attendance_buttons))
+        fallback += f" {plain(post.counts())}."
     if post.last_week is not None and (last := _last_week(post.last_week)):
         blocks.append(context(last))
         fallback += " Last week's talk: " + "  ".join(escape(url) for url in post.last_week.links)
@@ -576,120 +585,3 @@ def home(view: Home) -> dict:
         blocks.append(section(body, button(entry.button, f"{RUN}:s{i}") if entry.button else None))
     blocks.append(context(f"Everything here works as `{COMMAND}` commands too: `{COMMAND} help`."))
     return {"type": "home", "blocks": blocks[:MAX_VIEW_BLOCKS]}
-
-
-ADD_CALLBACK = "add_paper"
-ADD_FIELDS = ("title", "authors", "year", "url", "summary", "tags")
-
-
-def add_form(channel: str | None, form: AddForm | None = None, *, looking_up: str | None = None) -> dict:
-    """The add modal: empty, filled in with `form.fields` from a look-up, or (`looking_up`: the link)
-    open while the look-up runs, to be filled in by views.update."""
-    values = (form.fields if form is not None else None) or {}
-
-    def field(
-        name: str,
-        label: str,
-        *,
-        optional: bool = False,
-        multiline: bool = False,
-        hint: str = "",
-        max_length: int = 300,
-        placeholder: str = "",
-    ) -> dict:
-        element = {"type": "plain_text_input", "action_id": name, "max_length": max_length}
-        if multiline:
-            element["multiline"] = True
-        if placeholder:
-            element["placeholder"] = {"type": "plain_text", "text": placeholder}
-        value = values.get(name)
-        if isinstance(value, list | tuple):
-            value = ", ".join(value)
-        if value not in (None, ""):
-            element["initial_value"] = str(value)[:max_length]
-        block = {
-            "type": "input",
-            "block_id": name,
-            "optional": optional,
-            "element": element,
-            "label": {"type": "plain_text", "text": label},
-        }
-        if hint:
-            block["hint"] = {"type": "plain_text", "text": hint}
-        return block
-
-    top = []
-    if looking_up:
-        top.append(context(f"⏳ Looking up {clip(looking_up, 1000)} … the fields fill in when it answers."))
-    elif form is not None and form.note:
-        top.append(context(mrkdwn(form.note)[:2900]))
-    return {
-        "type": "modal",
-        "callback_id": ADD_CALLBACK,
-        "private_metadata": channel or "",
-        "title": {"type": "plain_text", "text": "Add a paper"},
-        "submit": {"type": "plain_text", "text": "Add"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": top
-        + [
-            field("title", "Title", placeholder="Streaming DiLoCo with Overlapping Communication"),
-            field("authors", "Authors", optional=True, max_length=2000, placeholder="Ada Lovelace, Alan Turing"),
-            field("year", "Year", optional=True, max_length=4, placeholder="2025"),
-            field("url", "Link", optional=True, max_length=1000, placeholder="https://arxiv.org/abs/…"),
-            field("summary", "Summary", optional=True, multiline=True, max_length=3000),
-            field(
-                "tags",
-                "Tags",
-                optional=True,
-                hint="Separated by commas, e.g. parallelism-dp, moe",
-                placeholder="parallelism-dp",
-            ),
-        ],
-    }
-
-
-EDIT_CALLBACK = "edit_paper"
-
-
-#: The most characters a modal's plain_text_input holds.
-INPUT_MOST = 3000
-
-
-def edit_form(channel: str | None, paper) -> dict:
-    """The add form, filled in with `paper` as it is: saving changes what the admin changed (its number
-    and history stay). A field longer than an input holds is left out, kept as it is, and a note says so.
-    private_metadata carries the channel, the paper's number and its form version, as `channel|number|version`."""
-    view = add_form(channel)
-    values = paper_commands.form_fields(paper, INPUT_MOST)
-    blocks = [b for b in view["blocks"] if b["block_id"] in values]  # the add form's blocks are its inputs
-    for block in blocks:
-        name, element = block["block_id"], block["element"]
-        if name in ("tags", "summary"):  # the others' inputs hold the longest a paper may have
-            element["max_length"] = INPUT_MOST
-        if values[name]:
-            element["initial_value"] = values[name]
-        block["optional"] = name != "title"  # emptied: the field is cleared
-    kept = [paper_commands.FORM_FIELDS[k] for k in paper_commands.FORM_FIELDS if k not in values]
-    if kept:
-        many = len(kept) > 1
-        said = f"{'are' if many else 'is'} longer than this form holds: kept as {'they are' if many else 'it is'}"
-        again = f"{COMMAND} edit {paper.number} {kept[0]} …"
-        blocks.insert(0, context(f"The {', '.join(kept)} {said}. `{again}` changes it."))
-    return {
-        **view,
-        "blocks": blocks,
-        "callback_id": EDIT_CALLBACK,
-        "private_metadata": f"{channel or ''}|{paper.number}|{paper_commands.form_version(paper)}",
-        "title": {"type": "plain_text", "text": f"Edit #{paper.number}"[:24]},
-        "submit": {"type": "plain_text", "text": "Save"},
-    }
-
-
-def notice_view(notice: Notice) -> dict:
-    """A modal that only says something (the paper a link names is in the catalog already)."""
-    return {
-        "type": "modal",
-        "title": {"type": "plain_text", "text": "Add a paper"},
-        "close": {"type": "plain_text", "text": "Close"},
-        "blocks": [section(mrkdwn(notice.text)[:2900])],
-    }

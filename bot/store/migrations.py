@@ -478,6 +478,27 @@ def m018_attendance(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m020_event_interest(db: sqlite_utils.Database) -> None:
+    # The members Discord shows as "Interested" in a meeting's scheduled event, as last read: they count
+    # as going (unless they said they can't), each once with those who said going in chat.
+    db.executescript(
+        """
+        CREATE TABLE event_interest (
+            group_id INTEGER NOT NULL,
+            week TEXT NOT NULL,
+            member TEXT NOT NULL,
+            PRIMARY KEY (group_id, week, member)
+        );
+        """
+    )
+    for event in ("INSERT", "UPDATE", "DELETE"):  # it shows on the group's page, as attendance does
+        db.execute(
+            f"CREATE TRIGGER page_version_event_interest_{event.lower()} AFTER {event} ON event_interest BEGIN "
+            "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'page_version'; END"
+        )
+
+
+@migrations()
 def m024_seen_signatures(db: sqlite_utils.Database) -> None:
     # The platforms' request signatures already taken, until they are too old for any request to carry
     # (forget_at, unix time): replicas on one PostgreSQL database share them, so that a request replayed

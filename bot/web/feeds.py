@@ -2,6 +2,7 @@
 
     PUBLIC/g/<group secret>/                the group's page (?q= searches the catalog)
     PUBLIC/g/<group secret>/calendar.ics    the group's meetings
+    PUBLIC/g/<group secret>/stats.png       the group's history as a picture (Slack's `stats` shows it)
     PUBLIC/m/<member secret>/calendar.ics   one member's own talks
 
 PUBLIC is PAPERBOT_PUBLIC_URL, which may carry a path (`https://example.org/paperbot`). The secret
@@ -33,10 +34,10 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from bot import platforms
-from bot.schedule import groups
+from bot.schedule import groups, history
 from bot.settings import SettingError
 from bot.store.connection import Store
-from bot.web import http_door, ical, member_names, site
+from bot.web import chart_png, charts, http_door, ical, member_names, site
 from bot.web.http_door import healthz
 from bot.web.site import Group
 
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 SEEN_KEPT = 1000
 SECRET_BYTES = 24  # 32 characters of token_urlsafe: not guessed
 _SECRET = r"[A-Za-z0-9_-]{16,64}"
-_ROUTE = re.compile(rf"^/(g|m)/({_SECRET})/(calendar\.ics)?$")
+_ROUTE = re.compile(rf"^/(g|m)/({_SECRET})/(calendar\.ics|stats\.png)?$")
 
 #: Pages and feeds drawn at once; more are answered 503 at once rather than queued behind them.
 RENDERS = 2
@@ -255,7 +256,11 @@ class Feeds:
                 headers.append(("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'"))
             unchanged = _not_modified(environ, etag, modified, self.clock())
         except Exception as e:
-            what = "the page" if match[1] == "g" and not match[3] else "the feed"
+            what = (
+                {None: "the page", "stats.png": "the picture"}.get(match[3], "the feed")
+                if match[1] == "g"
+                else "the feed"
+            )
             why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
             level = logging.INFO if isinstance(e, Busy) else logging.WARNING
             log.log(
@@ -279,7 +284,7 @@ class Feeds:
     def _answer(self, environ, match: re.Match) -> Drawn | None:
         kind, secret, file = match[1], match[2], match[3]
         if kind == "m":
-            if not file:
+            if file != "calendar.ics":
                 return None
             row = self.store.db.execute("SELECT member FROM member_secrets WHERE secret = ?", [secret]).fetchone()
             if row is None:
@@ -290,6 +295,8 @@ class Feeds:
         group = next((g for g in self.groups() if row is not None and g.group_id == row[0]), None)
         if group is None:
             return None
+        if file == "stats.png":
+            return self._kept_or_drawn((match[0],), lambda: self._picture(group))
         if file:
             return self._kept_or_drawn((match[0],), lambda: self._group_feed(match[0], group))
         asked = site.asked(environ.get("QUERY_STRING") or "")
@@ -356,6 +363,14 @@ class Feeds:
                     self._first_seen.clear()
                 seen = self._first_seen[key] = (etag, self.clock().replace(microsecond=0))
             return seen[1]
+
+    def _picture(self, group: Group) -> Drawn:
+        """The group's history as a PNG: its charts as the page draws them, for chat."""
+        now = self.clock().astimezone(group.calendar.tz)
+        past = history.of_group(self.store, group.calendar, now)
+        name = lambda member: member_names.display_name(self.store, member, self.ask)  # noqa: E731
+        body = chart_png.png(charts.of_history(past, name))
+        return _drawn(body, "image/png", self._seen(f"stats.png {group.group_id}", body))
 
     def _group_feed(self, path: str, group: Group) -> Drawn:
         events = group_meetings(self.store, group, self.clock(), self.ask)

@@ -25,15 +25,16 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import jinja2
+from markupsafe import Markup
 
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.schedule import slots, talks
+from bot.schedule import attendance, history, slots, talks
 from bot.schedule.rows import TalkWeek
 from bot.store import engine
 from bot.store.connection import Store
-from bot.web import member_names
+from bot.web import charts, member_names
 
 #: Past talks the page lists, newest first.
 PAST_SHOWN = 200
@@ -123,6 +124,8 @@ class Talk:
     paper: Paper | None
     presenter: str
     links: list[str]
+    #: How many go (a coming talk) or went (a past one): see attendance.count.
+    going: int = 0
 
 
 def talk_links(store: Store, group_id: int, week: Week) -> list[str]:
@@ -131,10 +134,18 @@ def talk_links(store: Store, group_id: int, week: Week) -> list[str]:
 
 
 def _coming(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
+    lines = [line for line in slots.schedule(store, group.calendar, now) if isinstance(line, TalkWeek)]
+    going = attendance.count(store, group.group_id, [line.week for line in lines])
     return [
-        Talk(line.week, line.meeting, line.paper, member_names.display_name(store, line.presenter, ask), [])
-        for line in slots.schedule(store, group.calendar, now)
-        if isinstance(line, TalkWeek)
+        Talk(
+            line.week,
+            line.meeting,
+            line.paper,
+            member_names.display_name(store, line.presenter, ask),
+            [],
+            going.get(line.week.key, 0),
+        )
+        for line in lines
     ]
 
 
@@ -146,6 +157,7 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
         [group.group_id, this.key, PAST_SHOWN + 1],
     ).fetchall()
     papers = catalog.many(store, {r[2] for r in rows})
+    going = attendance.count(store, group.group_id, [Week.from_key(r[0]) for r in rows])
     talks = []
     for key, presenter, number in rows:
         week = Week.from_key(key)
@@ -153,8 +165,18 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
         if meeting > now:  # this week's meeting, still ahead: a coming talk
             continue
         name = member_names.display_name(store, presenter, ask)
-        talks.append(Talk(week, meeting, papers.get(number), name, talk_links(store, group.group_id, week)))
+        found = talk_links(store, group.group_id, week)
+        talks.append(Talk(week, meeting, papers.get(number), name, found, going.get(key, 0)))
     return talks[:PAST_SHOWN]
+
+
+def stats(store: Store, group: Group, now: datetime, ask) -> list[Markup]:
+    """The group's history as SVG charts for the page (charts.svg escapes their text)."""
+    past = history.of_group(store, group.calendar, now)
+    if not past.talks and not past.attendance:
+        return []
+    name = lambda member: member_names.display_name(store, member, ask)  # noqa: E731
+    return [Markup(charts.svg(chart)) for chart in charts.of_history(past, name)]
 
 
 def _by_tag(store: Store, per_tag: int) -> list[tuple[str | None, int, list[Paper]]]:
@@ -268,6 +290,7 @@ def page(
         tz=group.calendar.tz.key,
         coming=_coming(store, group, now, ask),
         past=_past(store, group, now, ask),
+        stats=stats(store, group, now, ask),
         # A search's page lists its results, not the catalog again (drawn each time: a search is seldom kept).
         shelves=[] if asked.query else _by_tag(store, PER_TAG if count <= OPEN_TAGS_UP_TO else PER_TAG_FOLDED),
         query=asked.query,

@@ -14,13 +14,15 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from PIL import Image
 
 from bot.calendar import Week
 from bot.catalog.queries import open_store
-from bot.web import feeds
+from bot.web import charts, feeds
+from tests.support.history import seed_history
 from tests.support.processes import free_port
 from tests.support.repo import ROOT
-from tests.support.slack_group import env_for_process
+from tests.support.slack_group import env_for_process, settings_for
 
 pytestmark = pytest.mark.slow
 
@@ -155,3 +157,45 @@ def test_the_static_site_reads_in_chromium_and_its_script_searches(procs, tmp_pa
 def test_the_screenshot_in_the_docs_is_there_and_shown():
     assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "(group-page.png)" in (ROOT / "docs" / "calendar.md").read_text()
+
+
+#: UPDATE_SCREENSHOT=1 keeps the stats section's screenshot as docs/stats.png.
+STATS_SCREENSHOT = ROOT / "docs" / "stats.png"
+
+
+@needs_chromium
+def test_the_pages_history_section_draws_its_charts_in_chromium(procs, tmp_path):  # noqa: F811
+    seed(tmp_path)
+    store = open_store(tmp_path / "paperbot.db")
+    seed_history(store, settings_for(tmp_path).group, datetime.now(UTC))
+    store.close()
+    env = env_for_process(tmp_path, "http://127.0.0.1:9/api/")
+    env.pop("SLACK_BOT_TOKEN")  # no platform to ask: the names kept in the database
+    done = procs.run("site", str(tmp_path / "public"), env=env)
+    assert done.returncode == 0, done.stderr
+    index = tmp_path / "public" / "index.html"
+    dom = chromium(tmp_path, index.as_uri(), "--dump-dom")
+    section = dom.split('<section id="stats">', 1)[1].split("</section>", 1)[0]
+    assert section.count("<svg") == 4 and "Talks per presenter" in section and "李华" in section
+    assert "Grace &lt;Hopper&gt;" in section, "a name that looks like markup is text in the chart"
+    # The section alone, as a reader scrolled to it: the page in a frame opened at #stats.
+    frame = tmp_path / "public" / "stats-frame.html"
+    frame.write_text(
+        '<!doctype html><body style="margin:0"><iframe src="index.html#stats" '
+        'style="border:0;width:800px;height:580px"></iframe></body>'
+    )
+    shot = tmp_path / "stats.png"
+    chromium(
+        tmp_path, frame.as_uri(), f"--screenshot={shot}", "--window-size=800,580", "--allow-file-access-from-files"
+    )
+    image = Image.open(shot)
+    blue = tuple(int(charts.BAR[i : i + 2], 16) for i in (1, 3, 5))
+    drawn = sum(n for n, colour in image.convert("RGB").getcolors(1 << 20) if colour == blue)
+    assert drawn > 20_000, f"the charts' bars are drawn ({drawn} pixels of their colour)"
+    if os.environ.get("UPDATE_SCREENSHOT"):
+        shutil.copyfile(shot, STATS_SCREENSHOT)
+
+
+def test_the_stats_screenshot_in_the_docs_is_there_and_shown():
+    assert STATS_SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "(stats.png)" in (ROOT / "docs" / "calendar.md").read_text()

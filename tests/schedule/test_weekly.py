@@ -217,7 +217,7 @@ def test_a_paper_featured_again_after_its_presentation_offers_no_sign_up_that_wo
     w51 = posts(slack)[1]
     check_message(w51)
     shown = json.dumps(w51["blocks"])
-    assert "Presented on" in shown and "/paper show" in shown and "button" not in shown
+    assert "Presented on" in shown and "/paper show" in shown and "weekly:signup" not in shown
     assert "<@U1>" not in shown and "<@U1>" not in w51["text"]  # no ping about a talk long given
     with pytest.raises(signups.Refusal):  # what its button would have done
         signups.signup(store, group, at("2026-12-14 09:05"), Member("U2"), "moe-0", None)

@@ -6,6 +6,7 @@ import pytest
 
 from bot.catalog import queries as catalog
 from bot.intake import lookup
+from bot.slack import forms
 from tests.support.arxiv_standin import ArxivStandin
 from tests.support.block_kit import blocks_text, buttons, valid
 from tests.support.clock import Clock, at
@@ -172,10 +173,10 @@ def test_long_suggestion_lists_and_filled_in_forms_fit_slacks_limits():
         "summary": "&" * 3000,
         "tags": ["a" * 50] * 20,
     }
-    view = blocks.add_form(CHANNEL, AddForm(fields=fields, note=text("Looked up at arXiv <!here>")))
+    view = forms.add_form(CHANNEL, AddForm(fields=fields, note=text("Looked up at arXiv <!here>")))
     check_view(view, kind="modal")
     assert "<!here>" not in str(view["blocks"][0])
-    check_view(blocks.add_form(CHANNEL, looking_up="https://doi.org/10.1145/" + "9" * 900), kind="modal")
+    check_view(forms.add_form(CHANNEL, looking_up="https://doi.org/10.1145/" + "9" * 900), kind="modal")
 
 
 def test_a_button_that_opens_the_form_opens_it_with_the_clicks_trigger(h):

@@ -14,6 +14,8 @@ Public API of DiscordStandin (thread-safe):
   dm_channel(user)              the DM channel id the stand-in gave `user` (or None)
   registered                    {scope: [command definitions]} from bulk overwrites ("global" or a guild id)
   callbacks(), original(token)  interaction responses, and the @original message after edits
+  attachment(a)                 the bytes of a file sent as multipart/form-data (files[n]), by the
+                                attachment object a message carries for it
   pings(message)                who a stored message or response would ping, as Discord decides
   fail_next(route, ...)         a fault: status (429 with retry_after, 5xx, a Discord error code),
                                 or accept_then="hang" (done, then no answer for `seconds`), or
@@ -23,6 +25,7 @@ Public API of DiscordStandin (thread-safe):
                                 an INTERACTION_CREATE sent to the bot; answer_to(i) its callback
   gateway_sessions, gateway_connected, gateway_disconnect(code)
   events                        {server: {id: scheduled event}} (GET/POST/PATCH/DELETE scheduled-events)
+  interest                      {event id: users Interested} (GET …/users, user_count; `interested`)
   users={id: {...}}             who Discord knows (GET users/{id}, guilds/{g}/members/{id}): "name" their
                                 global name, "nick" theirs in the server, "member": False not in it
   close()                       (or use it as a context manager)
@@ -43,6 +46,8 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.parser import BytesParser
+from email.policy import default
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -64,6 +69,8 @@ MAX_ROWS, MAX_BUTTONS, MAX_CUSTOM_ID, MAX_LABEL = 5, 5, 100, 80
 EPHEMERAL = 1 << 6
 #: How long Discord dedupes an enforced nonce ("the past few minutes").
 NONCE_SECONDS = 300
+#: The most one file may hold, uploaded by a bot to a server without boosts.
+MAX_UPLOAD = 10 * 1024 * 1024
 
 
 def sign(body: str | bytes, timestamp: str | None = None, key: SigningKey = KEY) -> dict[str, str]:
@@ -397,9 +404,12 @@ class DiscordStandin:
         self._answered: dict[str, dict] = {}  # interaction token -> the response
         self._originals: dict[str, dict] = {}
         self._followups: list[dict] = []
+        self._files: dict[str, bytes] = {}  # attachment id -> what was uploaded
         self.registered: dict[str, list[dict]] = {}
         #: Scheduled events by server, then by id (the events routes).
         self.events: dict[str, dict[str, dict]] = {}
+        #: Who marked each event (by id) "Interested" in Discord's client (`interested`).
+        self.interest: dict[str, set[str]] = {}
         self._opened = _now()  # when the users joined the server
         self._ids = itertools.count(1)
         self.on_accept: Callable[[Call], None] | None = None
@@ -459,6 +469,44 @@ class DiscordStandin:
     def followups(self) -> list[dict]:
         with self._lock:
             return copy.deepcopy(self._followups)
+
+    def uploaded(self, content_type: str, raw: bytes) -> dict:
+        """A multipart/form-data body as Discord reads it: `payload_json` the message, each `files[n]` the
+        file of its `attachments` entry `{"id": n}`, which becomes an attachment object; the bytes are
+        kept for `attachment()`. An entry without its file is refused, as Discord does."""
+        parts = BytesParser(policy=default).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+        files: dict[str, tuple[str, str, bytes]] = {}
+        body: Any = None
+        for part in parts.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            data = part.get_payload(decode=True) or b""
+            if name == "payload_json":
+                body = json.loads(data)
+            elif isinstance(name, str) and (found := re.fullmatch(r"files\[(\d+)\]", name)):
+                files[found[1]] = (part.get_filename() or "", part.get_content_type(), data)
+        if not isinstance(body, dict):
+            raise Refused(400, 50109, "The request body contains invalid JSON.")
+        attachments = []
+        for entry in body.get("attachments") or []:
+            if str(entry.get("id")) not in files:
+                raise Refused(400, 50035, f"Invalid Form Body: attachments: no files[{entry.get('id')}]")
+            filename, kind, data = files[str(entry["id"])]
+            if len(data) > MAX_UPLOAD:
+                raise Refused(413, 40005, "Request entity too large")
+            with self._lock:
+                number = self._id()
+                self._files[number] = data
+            attachments.append(
+                {"id": number, "filename": entry.get("filename") or filename, "size": len(data), "content_type": kind,
+                 "url": f"{self.api_url}/attachments/{number}/{filename}"}
+            )  # fmt: skip
+        body["attachments"] = attachments
+        return body
+
+    def attachment(self, attachment: dict) -> bytes:
+        """The bytes uploaded as `attachment` (an attachment object of a stored message)."""
+        with self._lock:
+            return self._files[attachment["id"]]
 
     def forget_nonces(self) -> None:
         """The nonce window has passed: a nonce seen before no longer dedupes."""
@@ -607,6 +655,7 @@ class DiscordStandin:
         ("POST", r"/guilds/(?P<guild>\d+)/scheduled-events", "create_event"),
         ("PATCH", r"/guilds/(?P<guild>\d+)/scheduled-events/(?P<event>\d+)", "edit_event"),
         ("DELETE", r"/guilds/(?P<guild>\d+)/scheduled-events/(?P<event>\d+)", "delete_event"),
+        ("GET", r"/guilds/(?P<guild>\d+)/scheduled-events/(?P<event>\d+)/users", "event_users"),
     ]
     #: Routes that take the interaction's token instead of the bot's.
     WEBHOOKS = {"callback", "edit_original", "followup"}
@@ -828,12 +877,34 @@ class DiscordStandin:
             "communication_disabled_until": None,
         }
 
+    def interested(self, event_id: str, *users: str, marked: bool = True) -> None:
+        """Members press (or, `marked=False`, take back) "Interested" on an event in Discord's client."""
+        with self._lock:
+            marks = self.interest.setdefault(event_id, set())
+            if marked:
+                marks.update(users)
+            else:
+                marks.difference_update(users)
+
     def _list_events(self, params, query, body):
         counted = query.get("with_user_count") == "true"
         return 200, [
-            {**copy.deepcopy(e), **({"user_count": 0} if counted else {})}
+            {**copy.deepcopy(e), **({"user_count": len(self.interest.get(e["id"], ()))} if counted else {})}
             for e in self.events.get(params["guild"], {}).values()
         ]
+
+    def _event_users(self, params, query, body):
+        """Who is Interested in an event (resources/guild-scheduled-event.md), by user id ascending,
+        `limit` (at most 100) after `after` (or before `before`, newest first)."""
+        if params["event"] not in self.events.get(params["guild"], {}):
+            raise Refused(404, 10070, "Unknown Guild Scheduled Event")
+        limit = min(int(query.get("limit") or 100), 100)
+        users = sorted(self.interest.get(params["event"], ()), key=int)
+        if query.get("before"):
+            users = [u for u in users if int(u) < int(query["before"])][-limit:]
+        else:
+            users = [u for u in users if int(u) > int(query.get("after") or 0)][:limit]
+        return 200, [{"guild_scheduled_event_id": params["event"], "user": user_object(u)} for u in users]
 
     def _create_event(self, params, query, body):
         """A guild scheduled event object (resources/guild-scheduled-event.md), made by the bot."""
@@ -1017,8 +1088,14 @@ class _HttpHandler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():  # aiohttp's multipart bodies
+            raw = self._chunks()
         try:
-            body = json.loads(raw) if raw else None
+            kind = self.headers.get("Content-Type") or ""
+            body = standin.uploaded(kind, raw) if kind.startswith("multipart/") else json.loads(raw) if raw else None
+        except Refused as e:
+            self._reply(e.status, {"message": e.message, "code": e.code}, {})
+            return
         except ValueError:
             self._reply(400, {"message": "The request body contains invalid JSON.", "code": 50109}, {})
             return
@@ -1032,6 +1109,16 @@ class _HttpHandler(BaseHTTPRequestHandler):
             return
         time.sleep(headers.pop("late", 0.0))  # done, and answered late: what it says may be stale by then
         self._reply(status, response, headers)
+
+    def _chunks(self) -> bytes:
+        """A body sent in chunks (Transfer-Encoding: chunked): each a hex size line, its bytes, CRLF."""
+        out = b""
+        while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+            out += self.rfile.read(size)
+            self.rfile.readline()
+        while self.rfile.readline() not in (b"\r\n", b"\n", b""):  # trailers, up to the empty line
+            pass
+        return out
 
     def _reply(self, status: int, body: Any, headers: dict) -> None:
         data = b"" if body is None else json.dumps(body).encode()

@@ -152,7 +152,9 @@ def test_links_in_readme_and_docs_point_at_files_that_exist():
 
 
 def test_readme_is_short_and_points_at_the_depth_in_docs():
-    assert len(README.splitlines()) <= 150
+    # The commands table grows with each verb (drawn from the declarations); the rest stays short.
+    prose = [line for line in README.splitlines() if not line.startswith("| `/paper ")]
+    assert len(prose) <= 125
     for page in DOCS:
         if page.endswith(".md"):
             assert page in README, f"README does not link {page}"

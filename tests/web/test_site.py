@@ -194,3 +194,35 @@ def test_site_replaces_its_page_whole_and_keeps_a_hard_linked_copy_apart(tmp_pat
     page = (public / "index.html").read_text()
     assert page.rstrip().endswith("</html>") and os.stat(public / "index.html").st_mode & 0o777 == 0o644
     assert not [p.name for p in public.iterdir() if p.name.startswith(".")], "no temporary file left"
+
+
+def test_the_page_says_how_many_go_to_each_talk(tmp_path, seeded_file, monkeypatch):
+    shutil.copyfile(seeded_file, tmp_path / "paperbot.db")
+    for name in [n for n in __import__("os").environ if n.startswith(("PAPERBOT_", "SLACK_", "DISCORD_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PAPERBOT_DB", str(tmp_path / "paperbot.db"))
+    monkeypatch.chdir(tmp_path)
+    store = open_store(tmp_path / "paperbot.db")
+    this = Week.containing(datetime.now(UTC), ZoneInfo("UTC"))
+    past, coming = this.plus(-3).key, this.plus(2).key
+    with store.write() as db:
+        db.execute(
+            "INSERT INTO slots (week, kind, presenter, paper, booked_by, booked_at) VALUES "
+            "(?, 'presenter', 'U2', 5, 'U2', 'now'), (?, 'presenter', 'U3', 3, 'U3', 'now')",
+            [coming, past],
+        )
+        # Three said going to the past talk (one of them Interested on Discord too), one can't;
+        # one said going to the coming one.
+        db.conn.executemany(
+            "INSERT INTO attendance (group_id, week, member, going, said_at) VALUES (1, ?, ?, ?, 'now')",
+            [(past, "U1", 1), (past, "U4", 1), (past, "U5", 1), (past, "U6", 0), (coming, "U1", 1)],
+        )
+        db.conn.executemany(
+            "INSERT INTO event_interest (group_id, week, member) VALUES (1, ?, ?)", [(past, "U1"), (past, "U6")]
+        )
+    store.close()
+    assert cli.main(["site", str(tmp_path / "public")]) == 0
+    page = Reader()
+    page.feed((tmp_path / "public" / "index.html").read_text())
+    text = " ".join(" ".join(page.text).split())
+    assert "U2 1 going" in text and "U3 3 going" in text

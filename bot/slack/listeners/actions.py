@@ -46,7 +46,7 @@ def register(app, bot) -> None:
                     bot.later(answer_press, bot, body, action, Answer(Notice(text(failed["text"]), ok=False)))
                 return
         ack()
-        if answer.change is not None:
+        if answer.wakes_outbox:
             bot.wake_outbox()  # its announcement was queued with the change
         bot.later(answer_press, bot, body, action, answer)
 

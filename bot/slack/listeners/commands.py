@@ -13,7 +13,7 @@ from bot.delivery.sending import Rejected, Uncertain
 from bot.intake import lookup
 from bot.rich_text import COMMAND, text
 from bot.schedule import groups
-from bot.slack import blocks
+from bot.slack import blocks, forms
 from bot.slack.client import NETWORK_ERRORS, call, webhook
 from bot.slack.listeners import views
 
@@ -70,7 +70,7 @@ def register(app, bot) -> None:
                 ack(response_type="ephemeral", text=OOPS)
             return
         ack(**reply)
-        if answer.change is not None:
+        if answer.wakes_outbox:
             bot.wake_outbox()  # its announcement was queued with the change
 
 
@@ -83,7 +83,7 @@ def open_add_form(bot, body, form: AddForm | None = None) -> dict:
         opened = call(
             bot.quick_client().views_open,
             trigger_id=body.get("trigger_id", ""),
-            view=blocks.add_form(channel, form, looking_up=looking_up),
+            view=forms.add_form(channel, form, looking_up=looking_up),
         )
     except Rejected as e:
         log.warning("views.open failed: %s", e)
@@ -113,11 +113,11 @@ def fill_add_form(bot, user: str, channel: str | None, view_id: str, form: AddFo
         log.exception("filling in the add form failed")
         filled = Notice(text("The look-up failed: nothing was saved. Fill the form in by hand."), ok=False)
     if isinstance(filled, AddForm):
-        view = blocks.add_form(channel, filled)
+        view = forms.add_form(channel, filled)
     elif filled.ok:
-        view = blocks.notice_view(filled)
+        view = forms.notice_view(filled)
     else:
-        view = blocks.add_form(channel, AddForm(note=filled.text))
+        view = forms.add_form(channel, AddForm(note=filled.text))
     try:
         call(bot.answers.views_update, view_id=view_id, view=view)
     except (Rejected, Uncertain) as e:  # closed meanwhile, most likely

@@ -10,7 +10,7 @@ from bot.chat.replies import Notice
 from bot.delivery.sending import Rejected, Uncertain
 from bot.rich_text import COMMAND, Code, PaperRef, text
 from bot.schedule.signups import Refusal
-from bot.slack import blocks
+from bot.slack import blocks, forms
 from bot.slack.blocks import plain
 from bot.slack.client import call
 from bot.store.connection import Busy, DiskFull, Unavailable
@@ -19,20 +19,20 @@ log = logging.getLogger(__name__)
 
 
 def register(app, bot) -> None:
-    @app.view(blocks.ADD_CALLBACK)
+    @app.view(forms.ADD_CALLBACK)
     def on_add(ack, body, view):
         user = (body.get("user") or {}).get("id", "")
         values = {}
-        for name in blocks.ADD_FIELDS:
+        for name in forms.ADD_FIELDS:
             state = ((view.get("state") or {}).get("values") or {}).get(name) or {}
             values[name] = (state.get(name) or {}).get("value")
-        paper = _saved(ack, bot, user, lambda ctx: paper_commands.add_paper(ctx, values), blocks.ADD_FIELDS)
+        paper = _saved(ack, bot, user, lambda ctx: paper_commands.add_paper(ctx, values), forms.ADD_FIELDS)
         if paper is None:
             return
         ack()
         bot.later(confirm, bot, user, view.get("private_metadata") or "", paper)
 
-    @app.view(blocks.EDIT_CALLBACK)
+    @app.view(forms.EDIT_CALLBACK)
     def on_edit(ack, body, view):
         user = (body.get("user") or {}).get("id", "")
         state = (view.get("state") or {}).get("values") or {}
@@ -75,7 +75,7 @@ def open_edit_form(bot, body, paper) -> dict:
         call(
             bot.quick_client().views_open,
             trigger_id=body.get("trigger_id", ""),
-            view=blocks.edit_form(body.get("channel_id"), paper),
+            view=forms.edit_form(body.get("channel_id"), paper),
         )
     except (Rejected, Uncertain) as e:
         log.warning("views.open of the edit form failed: %s", e)
