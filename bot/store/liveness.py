@@ -29,7 +29,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -311,3 +311,51 @@ def exclusive(store: Store, name: str) -> Iterator[bool]:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+class Held:
+    """Work that one process at a time does for as long as it runs (Discord's Gateway session), taken
+    with `take`: a session advisory lock on a connection of its own on PostgreSQL, a flock beside the
+    SQLite file. The system lets go of it when the process ends, however it ends."""
+
+    def __init__(self, release: Callable[[], None], alive: Callable[[], bool]):
+        self._release, self._alive = release, alive
+
+    def still_held(self) -> bool:
+        """False once the lock is lost (PostgreSQL restarted, or its connection cut): another may take it."""
+        return self._alive()
+
+    def release(self) -> None:
+        with contextlib.suppress(Exception):
+            self._release()
+
+
+def take(store: Store, name: str) -> Held | None:
+    """The work `name`, held by this process until `release()`; None while another process holds it."""
+    if engine.is_postgres(store):
+        pg: Any = store  # a PgStore: connect() is its own
+        raw = pg.connect(apart=True)
+        key = zlib.crc32(name.encode()) - (1 << 31)
+        if not raw.execute("SELECT pg_try_advisory_lock(%s, %s)", [_WORK_SPACE, key]).fetchone()[0]:
+            raw.close()
+            return None
+
+        def alive() -> bool:
+            try:
+                raw.execute("SELECT 1")
+                return True
+            except Exception:  # noqa: BLE001 - the session is gone, and its lock with it
+                return False
+
+        return Held(raw.close, alive)
+    folder = _owners(store)
+    if folder is None:
+        return Held(lambda: None, lambda: True)
+    folder.mkdir(exist_ok=True)
+    fd = os.open(folder / f"work-{zlib.crc32(name.encode()):08x}", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return Held(lambda: os.close(fd), lambda: True)
