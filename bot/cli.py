@@ -31,7 +31,8 @@ from pathlib import Path
 from bot import platforms
 from bot.console.render import render as console_text
 from bot.console.session import serve as console_serve
-from bot.settings import PlatformSettings, SettingError, check_focus_tag, shown
+from bot.settings import PlatformSettings, SettingError, check_focus_tag
+from bot.store.engine import shown
 
 EXIT_FAILED, EXIT_USAGE = 1, 2
 
@@ -511,6 +512,17 @@ def cmd_export(args, settings: PlatformSettings) -> int:
     return 0
 
 
+def cmd_copy(args, settings: PlatformSettings) -> int:
+    from bot.store import copying
+
+    try:
+        copied = copying.copy(args.source, args.target, show=shown)
+    except copying.CannotCopy as e:
+        raise Failure(f"copy: {e}") from None
+    print("\n".join(copied.lines(shown(args.source), shown(args.target))))
+    return 0
+
+
 def _group_of(settings: PlatformSettings, store, channel: str | None):
     """The group a verb's --channel names (without it, the environment's group, id 1)."""
     from bot.web import feeds
@@ -616,6 +628,13 @@ def parser() -> argparse.ArgumentParser:
     exp = verbs.add_parser("export", parents=[verbose], help="write the whole catalog to stdout")
     exp.add_argument("--format", choices=["json", "csv", "yaml", "bibtex"], default="json")
     exp.set_defaults(fn=cmd_export)
+
+    cp = verbs.add_parser(
+        "copy", parents=[verbose], help="copy an install's whole history into a new database (SQLite or PostgreSQL)"
+    )
+    cp.add_argument("source", metavar="FROM", help="a SQLite file's path or a postgresql:// URL, only read")
+    cp.add_argument("target", metavar="TO", help="a new SQLite file, or an empty PostgreSQL database")
+    cp.set_defaults(fn=cmd_copy)
 
     cal = verbs.add_parser(
         "calendar", parents=[verbose], help="write the group's meetings as an iCalendar file (RFC 5545) to stdout"

@@ -171,11 +171,6 @@ def _database(value: str) -> Path | str:
     return Path(value).expanduser()
 
 
-def shown(database: Path | str) -> str:
-    """PAPERBOT_DB for logs and answers: a URL without its password."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", str(database))
-
-
 @dataclass(frozen=True)
 class Settings:
     #: A SQLite file's path, or a PostgreSQL URL (a str: a Path would fold its "//").

@@ -74,7 +74,7 @@ def record(change: Change) -> dict:
             "before": None,
             "note": _note_record(change.note),
         }
-    return {
+    kept = {
         "action": change.action,
         "week": change.line.week.key,
         "meeting": change.line.meeting.isoformat(),
@@ -82,6 +82,7 @@ def record(change: Change) -> dict:
         "line": _line_record(change.line),
         "before": _line_record(change.before) if change.before is not None else None,
     }
+    return {**kept, "opening": True} if change.opening else kept
 
 
 #: A week before a sign-up, an assignment or a skip (which `record` keeps without a `before`).
@@ -125,6 +126,7 @@ def net(kept: list[dict]) -> list[dict]:
                 "by": last["by"],
                 "line": after,
                 "before": before if after["state"] == "open" else None,
+                **({"opening": True} if after["state"] == "open" and last.get("opening") else {}),
             }
         )
     return stands
@@ -177,7 +179,8 @@ def change_of(store: Store, kept: dict, tz: ZoneInfo) -> Change:
 
     before = kept.get("before")
     note = _note_of(kept.get("note") or [], tz)
-    return Change(kept["action"], line(kept["line"]), kept["by"], line(before) if before else None, note)
+    was = line(before) if before else None
+    return Change(kept["action"], line(kept["line"]), kept["by"], was, note, bool(kept.get("opening")))
 
 
 def queue_note(store: Store, channel: str, note: Text, week: Week, meeting: datetime, by: str) -> Change:
@@ -194,12 +197,13 @@ def queue(store: Store, channel: str, change: Change) -> None:
     paper, whose sign-up button comes and goes with the paper's presenters."""
     week = change.line.week
     items = [(ItemKind.ANNOUNCE, {"channel": channel, "change": record(change), "about": f"{change.action} of {week}"})]
-    if weekly.post_begun(store, channel, week):
-        items.append((ItemKind.REFRESH, {"week": week.key, "channel": channel}))
+    for touched in dict.fromkeys((week, *change.weeks)):
+        if weekly.post_begun(store, channel, touched):
+            items.append((ItemKind.REFRESH, {"week": touched.key, "channel": channel}))
     papers = {line.paper.number for line in (change.line, change.before) if isinstance(line, TalkWeek) and line.paper}
     items += [
         (ItemKind.REFRESH, {"week": w.key, "channel": channel})
         for w in weekly.posts_showing(store, channel, papers)
-        if w != week
+        if w != week and w not in change.weeks
     ]
     outbox.queue(store.db, items)

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from bot.catalog import queries as catalog
-from bot.settings import shown
 from bot.store.connection import BUSY_TIMEOUT_MS, DiskFull, NotADatabase, Store
+from bot.store.engine import shown
 
 #: The one line for a write that found no room on the disk (store.DiskFull).
 DISK_FULL = "the disk holding the database is full: nothing was changed. Free some space and try again."

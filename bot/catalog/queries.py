@@ -14,6 +14,7 @@ how its fields are checked: papers.py.
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 import sqlite3
 import unicodedata
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bot.catalog import bilingual, pg_search, search_terms, starting
 from bot.catalog import files as papers_file
-from bot.catalog import search_terms, starting
 from bot.catalog.importing import (  # noqa: F401  (re-exported: other modules import these from here)
     _NUMBERED,
     Claims,
@@ -197,24 +198,62 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
     """Papers matching every word of `query`, best first; None if there is nothing to search for.
 
     Best first means: papers whose title has all the words, then those whose
-    tags have them, then the rest; newest first within each group. Each group
-    is its own FTS5 index (SEARCH_TABLES, in that order), read in rowid order,
-    which FTS5 walks lazily and stops after one page: a page costs about the
-    same whether a word is in ten papers or in half the catalog (a bm25 sort
-    would have to score every match first).
-    The groups are the arms of one UNION ALL under the page's LIMIT, so SQLite
-    reads a group only when the ones before it ran out, and the page is one
-    consistent read.
+    tags have them, then the rest; newest first within each group; then those
+    that hold them only in the other language (`pipeline` as 流水线, `推测解码`
+    as "speculative decoding": see bilingual); then the papers sharing part of a
+    Chinese run (search_terms.sharing). The query's terms are the same on both
+    engines; the page is read by FTS5 on SQLite (_fts5_page) and by tsvectors on
+    PostgreSQL (pg_search), in one statement.
     """
     db = store.db
-    terms = search_terms.match_terms(query, expand=lambda prefix: _words_starting(db, prefix))
+    expand = functools.cache(lambda prefix: _words_starting(db, prefix))  # the terms and sharing ask alike
+    terms = search_terms.match_terms(query, expand=expand)
     if not terms:
         return None
     expr = search_terms.all_of(terms)
     skip = (page - 1) * size
     want = size + 1  # one more tells whether there is a next page
+    postgres = engine.is_postgres(db)
+
+    def read(sharing: search_terms.Sharing | None, widened: str | None) -> list:
+        if postgres:
+            matches, params = pg_search.page(expr, sharing, SHARING_CANDIDATES, widened, skip=skip, want=want)
+        else:
+            matches, params = _fts5_page(db, expr, len(terms), sharing, widened, skip=skip, want=want)
+        return db.execute(
+            f"SELECT {PAPER_COLUMNS} FROM ({matches}) AS m JOIN papers p ON p.number = m.n "
+            "ORDER BY m.g, m.s DESC, m.n DESC",
+            params,
+        ).fetchall()
+
+    rows = read(None, None)
+    if len(rows) <= size:  # the exact hits leave room: the other language's, then those sharing a Chinese run
+        holds = functools.partial(pg_search.holds, db) if postgres else functools.partial(_holds, db)
+        other = search_terms.other_language(query, bilingual.other_language, holds, expand)
+        sharing = search_terms.sharing(query, expand=expand)
+        if other or sharing is not None:
+            rows = read(sharing, search_terms.all_of(other) if other else None)
+    return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
+
+
+#: The newest papers sharing part of a Chinese run that are scored, at most: bounds a search's cost
+#: whatever the catalog's size.
+SHARING_CANDIDATES = 500
+
+
+def _fts5_page(
+    db, expr: str, terms: int, sharing: search_terms.Sharing | None, widened: str | None, *, skip: int, want: int
+) -> tuple[str, dict]:
+    """SQLite's query of the page's papers (g: group, n: number, s: score), with its parameters.
+
+    Each group is its own FTS5 index (SEARCH_TABLES, in that order), read in rowid order, which FTS5
+    walks lazily and stops after one page: a page costs about the same whether a word is in ten
+    papers or in half the catalog (a bm25 sort would have to score every match first). The groups
+    are the arms of one UNION ALL under the page's LIMIT, so SQLite reads a group only when the ones
+    before it ran out, and the page is one consistent read.
+    """
     groups = list(SEARCH_TABLES)
-    if len(terms) > 1:
+    if terms > 1:
         # FTS5 walks an AND backwards by loading each word's whole list, even when another of the words
         # is in no paper of that index ("training 训练" in titles): asking forwards first is a cheap "none".
         groups = [
@@ -230,30 +269,26 @@ def search(store: Store, query: str, page: int = 1, size: int = PAGE_SIZE) -> Pa
             f"SELECT * FROM (SELECT {i} AS g, rowid AS n, 0 AS s FROM {table} WHERE {table} MATCH :q{earlier} "
             "ORDER BY rowid DESC LIMIT :deep)"
         )
-    params = {"q": expr, "deep": skip + want, "want": want, "skip": skip}
-    grams, others = search_terms.shared_terms(query, expand=lambda prefix: _words_starting(db, prefix))
-    if grams:
-        arms.append(_sharing_arm(db, len(groups), grams, others, params))
-    rows = db.execute(
-        f"SELECT {PAPER_COLUMNS} FROM ({' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip) AS m "
-        "JOIN papers p ON p.number = m.n ORDER BY m.g, m.s DESC, m.n DESC",
-        params,
-    ).fetchall()
-    return Page([Paper(*row) for row in rows[:size]], page, len(rows) > size)
+    params = {"q": expr, "deep": skip + want, "want": want, "skip": skip, "x": widened or expr}
+    if widened:
+        # After the exact hits, the papers that hold the query only in the other language (流水线 for pipeline).
+        arms.append(
+            f"SELECT * FROM (SELECT {len(groups)} AS g, rowid AS n, 0 AS s FROM paper_search WHERE paper_search "
+            "MATCH :x AND rowid NOT IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :q) "
+            f"AND rowid NOT IN ({ARCHIVED}) ORDER BY rowid DESC LIMIT :deep)"
+        )
+    if sharing is not None:
+        arms.append(_sharing_arm(db, len(arms), sharing, params))
+    return f"{' UNION ALL '.join(arms)} LIMIT :want OFFSET :skip", params
 
 
-#: The newest papers sharing part of a Chinese run that are scored, at most: bounds a search's cost
-#: whatever the catalog's size.
-SHARING_CANDIDATES = 500
-
-
-def _sharing_arm(db, g: int, grams: list[str], others: list[str], params: dict) -> str:
+def _sharing_arm(db, g: int, sharing: search_terms.Sharing, params: dict) -> str:
     """The last arm of a search with a Chinese run typed without spaces (`数据并行训练`): the papers
     that hold not all of it but at least half of its bigrams (and every other word), most shared
     first, among the newest SHARING_CANDIDATES sharing any. Read only when the papers holding all
     of it leave the page room (UNION ALL is lazy)."""
-    params["any"] = search_terms.all_of([*others, "(" + " OR ".join(grams) + ")"])
-    params["need"] = (len(grams) + 1) // 2
+    params["any"] = sharing.any
+    params["need"] = sharing.need
     # The oldest of the newest papers sharing any bigram: the candidates and each bigram are read from
     # it on only (FTS5 seeks to a rowid range), so the cost stays the same as the catalog grows.
     params["low"] = (
@@ -264,18 +299,24 @@ def _sharing_arm(db, g: int, grams: list[str], others: list[str], params: dict) 
         ).fetchone()[0]
         or 0
     )
+    # Not those an earlier arm gave: the exact hits, or those of the other language (:x holds :q's too).
     candidates = (
         "SELECT rowid AS n FROM paper_search WHERE paper_search MATCH :any AND rowid >= :low AND rowid NOT IN "
-        f"(SELECT rowid FROM paper_search WHERE paper_search MATCH :q AND rowid >= :low) AND rowid NOT IN ({ARCHIVED})"
+        f"(SELECT rowid FROM paper_search WHERE paper_search MATCH :x AND rowid >= :low) AND rowid NOT IN ({ARCHIVED})"
     )
     shared = []
-    for k, gram in enumerate(grams):
+    for k, gram in enumerate(sharing.grams):
         params[f"g{k}"] = gram
         shared.append(f"(n IN (SELECT rowid FROM paper_search WHERE paper_search MATCH :g{k} AND rowid >= :low))")
     return (
         f"SELECT * FROM (SELECT {g} AS g, n, s FROM (SELECT n, {' + '.join(shared)} AS s FROM ({candidates})) "
         "WHERE s >= :need ORDER BY s DESC, n DESC LIMIT :deep)"
     )
+
+
+def _holds(db, term: str) -> bool:
+    """Does any paper match the FTS5 `term`? (The catalog as the glossary of search across languages.)"""
+    return db.execute("SELECT 1 FROM paper_search WHERE paper_search MATCH ? LIMIT 1", [term]).fetchone() is not None
 
 
 def _words_starting(db, prefix: str) -> list[str] | None:

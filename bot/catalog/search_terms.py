@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import islice, product
 
 # Scripts written without spaces between words.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u31f0-\u31ff\uff66-\uff9f"
@@ -125,6 +127,57 @@ def _term(token: str, expand: Callable[[str], list[str] | None] | None) -> str:
     return "(" + " OR ".join(f'"{w}"' for w in words) + ")"
 
 
+#: English words that join others and have no Chinese of their own: left out of a widened query.
+_GLUE = frozenset("a an and the of for in on to with by via from at as or".split())
+#: Other-language spellings of one word (or of one part of a Chinese run) kept in a query, at most.
+MAX_SPELLINGS = 4
+#: Phrases a Chinese run of several words becomes in English, at most (one for each choice of spellings).
+MAX_PHRASES = 16
+
+
+def other_language(
+    query: str,
+    spellings: Callable[[str], list[list[str]]],
+    holds: Callable[[str], bool],
+    expand: Callable[[str], list[str] | None] | None = None,
+) -> list[str] | None:
+    """The query's terms, each widened to its other-language spellings too; None when no word has any.
+
+    `spellings(word)` gives a word's spellings in the other language as parts that must all match,
+    each a list of words any of which will do (bilingual.other_language); `holds(term)` says whether
+    the catalog has the term, so only the senses the catalog itself uses are kept. The parts of a
+    Chinese run (推测 解码) must stand together in that order, as a phrase of English prefixes.
+
+    >>> other_language("pipeline", lambda w: [["流水线", "管道"]], lambda t: "管" not in t)
+    ['("pipeline"* OR "流水" + "水线")']
+    >>> other_language("推测解码", lambda w: [["specul", "conjectur"], ["decod"]], lambda t: True)
+    ['("推测" + "测解" + "解码" OR ("specul"* + "decod"* OR "conjectur"* + "decod"*))']
+    """
+    terms, widened = [], False
+    for token in _searched_tokens(query):
+        if token in _GLUE:
+            continue  # "mixture of experts" is 混合专家: no Chinese says "of"
+        term = _term(token, expand)
+        parts: list[list[str]] = []
+        for part in spellings(token):
+            kept = [word for word in dict.fromkeys(part) if holds(_term(word, expand))][:MAX_SPELLINGS]
+            if not kept:  # a part the catalog never says: this reading of the word finds nothing
+                parts = []
+                break
+            parts.append(kept)
+        if not parts:
+            others = []
+        elif len(parts) == 1:
+            others = [_term(word, expand) for word in parts[0]]
+        else:
+            others = [" + ".join(f'"{w}"*' for w in words) for words in islice(product(*parts), MAX_PHRASES)]
+        if others:
+            term = f"({term} OR {others[0] if len(others) == 1 else '(' + ' OR '.join(others) + ')'})"
+            widened = True
+        terms.append(term)
+    return terms if widened else None
+
+
 def shared_terms(query: str, expand: Callable[[str], list[str] | None] | None = None) -> tuple[list[str], list[str]]:
     """For papers that share part of the query's Chinese (or other CJK) runs of three or more
     characters, typed without spaces: (those runs' bigrams as terms, each once; the query's other
@@ -141,3 +194,25 @@ def shared_terms(query: str, expand: Callable[[str], list[str] | None] | None = 
         else:
             others.append(_term(token, expand))
     return grams, others
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """What a query with a CJK run of three or more characters also finds: the papers matching `any`
+    (any of the run's bigrams, and every other term) that hold at least `need` of `grams`."""
+
+    any: str
+    grams: list[str]
+    need: int
+
+
+def sharing(query: str, expand: Callable[[str], list[str] | None] | None = None) -> Sharing | None:
+    """The query's Sharing; None when it has no CJK run of three or more characters.
+
+    >>> sharing("数据并行 gpu").any
+    '"gpu"* AND ("数据" OR "据并" OR "并行")'
+    """
+    grams, others = shared_terms(query, expand)
+    if not grams:
+        return None
+    return Sharing(all_of([*others, "(" + " OR ".join(grams) + ")"]), grams, (len(grams) + 1) // 2)

@@ -1,15 +1,16 @@
-"""Finding papers in the catalog: `tags`, `tag`, `search`, `show`."""
+"""Finding papers in the catalog: `tags`, `tag`, `search`, `related`, `show`."""
 
 from __future__ import annotations
 
 from bot.catalog import queries as catalog
+from bot.catalog import related as closeness
 from bot.catalog import search_terms, votes
 from bot.chat.context import Answer, Context, calendars, notice
 from bot.chat.lists import LIST_FOOTER, pager, shown_range, votes_of
 from bot.chat.registry import PAPER, TAG, TEXT, Arg, Verb, verb
 from bot.chat.replies import PaperCard, PaperList, TagCounts
 from bot.rich_text import Bold, Button, Code, command_code, text
-from bot.schedule import signups, slots, talks
+from bot.schedule import questions, signups, slots, talks
 
 VERBS: dict[str, Verb] = {}
 
@@ -110,6 +111,29 @@ def search(ctx: Context, words: str, page: int) -> Answer:
 
 @verb(
     VERBS,
+    "related",
+    "the papers of the catalog closest to one, best first",
+    "related streaming-diloco",
+    Arg("paper", PAPER, rest=True),
+    reference="up to 5 papers of the catalog closest to one (title, summary, tags), best first",
+)
+def related(ctx: Context, paper: str) -> Answer:
+    found = signups.find_paper(ctx.store, paper, with_tags=True)
+    close = closeness.closest(ctx.store, found, RELATED)
+    if not close:
+        return notice(
+            f"No paper of the catalog is close to #{found.number}: none shares its rarer words or tags.", ok=False
+        )
+    heading = text(f"Papers closest to #{found.number} ", Bold(found.title[:200]), ", best first")
+    return Answer(PaperList(heading, close, LIST_FOOTER, [], votes_of(ctx, close)))
+
+
+#: How many papers `related` lists, and `show` under a paper.
+RELATED, RELATED_ON_CARD = 5, 3
+
+
+@verb(
+    VERBS,
     "show",
     "one paper in full, who presented it or will",
     "show streaming-diloco",
@@ -134,5 +158,7 @@ def show(ctx: Context, paper: str) -> Answer:
             votes.count(ctx.store, found),
             archived,
             talks.of_paper(ctx.store, found),
+            closeness.closest(ctx.store, found, RELATED_ON_CARD),
+            questions.of_talks(ctx.store, history),
         )
     )

@@ -22,8 +22,10 @@ from bot.chat import (
     group_commands,
     history_commands,
     paper_commands,
+    question_commands,
     registry,
     schedule_commands,
+    swap_commands,
 )
 from bot.chat.context import NOT_HERE, Answer, Context, calendars, in_group, notice
 from bot.chat.lists import mark_archived
@@ -49,7 +51,9 @@ VERBS: dict[str, Verb] = {
     **catalog_commands.VERBS,
     **schedule_commands.VERBS,
     **attendance_commands.VERBS,
+    **question_commands.VERBS,
     **history_commands.VERBS,
+    **swap_commands.VERBS,
     **paper_commands.VERBS,
     **group_commands.VERBS,
 }
@@ -185,9 +189,28 @@ def announcement(change: Change) -> Text:
     was: tuple = ()
     if isinstance(before, TalkWeek):
         was = (" (", Mention(before.presenter), " was to present ", talk_paper(before), ")")
+    if change.opening:  # late: little time is left to find someone, so the line asks for them
+        return text("🆘 ", day, " is open again at short notice", *was, ": who steps in? ",
+                    command_code(_stand_in(change)), *by)  # fmt: skip
     return text(
         "🔓 ", day, " is open again", *was, ": ", command_code(f"signup <paper> {line.meeting.date().isoformat()}"), *by
     )
+
+
+def _stand_in(change: Change) -> str:
+    """The command that signs up for a week left open late: its talk's paper, in its week."""
+    day = change.line.meeting.date().isoformat()
+    before = change.before
+    paper = before.paper if isinstance(before, TalkWeek) else None
+    return f"signup {paper.number} {day}" if paper is not None else f"signup <paper> {day}"
+
+
+def announcement_buttons(change: Change) -> list[Button]:
+    """The buttons under a change's line: a week left open late gets a sign-up button."""
+    before = change.before
+    if change.opening and isinstance(before, TalkWeek) and before.paper is not None:
+        return [Button("Sign up to present", _stand_in(change), primary=True)]
+    return []
 
 
 #: What App Home lists: the coming weeks, and papers waiting for a presenter.

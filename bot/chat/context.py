@@ -104,6 +104,9 @@ class Context:
     lookup_wait: float = lookup.REPLY_WAIT
     #: Tells a member something later (a suggestion's outcome): a direct message where the platform has them.
     tell: Callable[[str, Text], None] | None = None
+    #: Sends, in the background, the direct messages a command left to send once (a swap's offer, an
+    #: open slot's call: bot/schedule/notes.py); None where nobody gets direct messages (the console).
+    notify: Callable[[], None] | None = None
     #: PAPERBOT_PUBLIC_URL: where the calendars and the group's page are served (None: not served).
     public_url: str | None = None
     #: The channel the command was typed in (None: a direct message, App Home, the console).
@@ -127,6 +130,9 @@ class Answer:
     #: Work for the channel was queued in the outbox (a post's update) with no change to announce:
     #: the adapter wakes the outbox once the reply has gone, as it does for a change.
     queued: bool = False
+
+    #: Something was saved for a meeting's discussion (a question): the adapter has it posted after the reply.
+    discussion: bool = False
 
     @property
     def wakes_outbox(self) -> bool:

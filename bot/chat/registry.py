@@ -110,6 +110,11 @@ def _choice(ctx: Context, verb: Verb, arg: Arg, word: str) -> str:
 _DATE_SHAPED = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{4}-[wW]\d{1,2}")
 
 
+def date_shaped(word: str) -> bool:
+    """Does `word` look like a date (a real one or not)?"""
+    return _DATE_SHAPED.fullmatch(word.strip()) is not None
+
+
 def _slot(ctx: Context, verb: Verb, arg: Arg, word: str) -> str:
     """A paper or a date, as typed; a word shaped as a date is a date, and one that is no real date says so."""
     if _DATE_SHAPED.fullmatch(word.strip()):
@@ -157,6 +162,9 @@ class Arg:
     #: Not a Discord option of its own: typed after the option before it (`manage edit paper:7 year 2024`),
     #: or where every argument is, in one optional `args` (`suggestions args:accept 3`).
     typed_only: bool = False
+    #: An optional word taken only when it reads as one (`ask [<date>] <question>`: a date, else the
+    #: question's first word); its brackets close at once.
+    when: Callable[[str], bool] | None = None
 
     @property
     def usage(self) -> str:
@@ -247,7 +255,9 @@ class Verb:
         for arg in self.args:
             if arg.hidden:
                 continue
-            if arg.optional:
+            if arg.when is not None:
+                words.append(f"[{arg.usage}]")
+            elif arg.optional:
                 words.append("[" + arg.usage)
                 opened += 1
             else:
@@ -295,6 +305,11 @@ def _words(verb: Verb, args: str) -> dict[str, str | None]:
             needed = sum(1 for a in verb.args[k + 1 :] if not a.optional and not a.hidden)
             if left > needed and tokens[i][0].lower() in arg.choices:
                 taken[arg.name], i = tokens[i][0].lower(), i + 1
+            continue
+        if arg.when is not None:
+            needed = sum(1 for a in verb.args[k + 1 :] if not (a.optional or a.hidden or a.may_be_empty))
+            if left > needed and arg.when(tokens[i][0]):
+                taken[arg.name], i = tokens[i][0], i + 1
             continue
         if not left:
             if arg.optional:

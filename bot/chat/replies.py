@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from bot.catalog.papers import Paper
 from bot.rich_text import Button, Text
 from bot.schedule.history import History
-from bot.schedule.rows import SlotLine, TalkLinks, TalkWeek
+from bot.schedule.rows import Question, SlotLine, TalkLinks, TalkWeek, asked
 
 
 @dataclass
@@ -55,10 +55,20 @@ class PaperCard:
     archived: bool = False
     #: The links (slides, recordings, notes) of the paper's talks, by (group id, week key).
     links: dict[tuple[int, str], tuple[str, ...]] = field(default_factory=dict)
+    #: The catalog's papers closest to it, best first.
+    related: list[Paper] = field(default_factory=list)
+
+    #: The questions brought to the meetings of the paper's talks, by (group id, week key).
+    questions: dict[tuple[int, str], tuple[Question, ...]] = field(default_factory=dict)
 
     def links_of(self, line: TalkWeek) -> tuple[str, ...]:
         """The links of the talk of `line` (one of `presented` or `coming`)."""
         return self.links.get((line.group_id, line.week.key), ()) if line.group_id is not None else ()
+
+    def asked_of(self, line: TalkWeek) -> Text:
+        """A line on the questions brought to the talk of `line`, after a line break; () when none."""
+        found = self.questions.get((line.group_id, line.week.key), ()) if line.group_id is not None else ()
+        return ("\n", *asked(TalkLinks(line, (), found))) if found else ()
 
 
 @dataclass

@@ -101,8 +101,15 @@ def signup(ctx: Context, paper: str, date: str | None) -> Answer:
 def withdraw(ctx: Context, slot: str) -> Answer:
     change = signups.withdraw(ctx.store, ctx.group, ctx.now, ctx.member, slot, then=ctx.on_change)
     before = change.talk  # the talk given up
+    late: tuple = ()
+    if change.opening:  # late: the channel is asked for a stand-in, and the members due first are told
+        late = (" The meeting is close, so the channel and the members due to present are asked to step in.",)
+        if ctx.notify is not None:
+            ctx.notify()
     return Answer(
-        Notice(text("You gave up ", When(before.meeting), " (", talk_paper(before), "). The week is open again.")),
+        Notice(
+            text("You gave up ", When(before.meeting), " (", talk_paper(before), "). The week is open again.", *late)
+        ),
         change,
     )
 

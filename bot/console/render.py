@@ -27,7 +27,7 @@ from bot.chat.replies import (
     WeekCard,
 )
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
-from bot.schedule.rows import Reminder, SkippedWeek, WeeklyPost, by_month, given_text, slot_text, talk_text
+from bot.schedule.rows import Reminder, SkippedWeek, WeeklyPost, asked, by_month, given_text, slot_text, talk_text
 
 
 def when(moment: datetime, with_time: bool = True) -> str:
@@ -108,11 +108,14 @@ def _(reply: PaperCard) -> str:
     for slot in reply.presented:
         lines.append(f"presented: {inline(talk_text(slot))}")
         lines += [f"  link: {url}" for url in reply.links_of(slot)]
+        lines += [f"  {inline(reply.asked_of(slot)).strip()}"] if reply.asked_of(slot) else []
     for slot in reply.coming:
         lines.append(f"coming up: {inline(talk_text(slot))}")
         lines += [f"  link: {url}" for url in reply.links_of(slot)]
+        lines += [f"  {inline(reply.asked_of(slot)).strip()}"] if reply.asked_of(slot) else []
     if not reply.presented and not reply.coming:
         lines.append("nobody has presented it yet")
+    lines += [f"related: #{r.number} {r.title}" for r in reply.related]
     if reply.note:
         lines.append(inline(reply.note))
     if reply.button:
@@ -267,6 +270,8 @@ def _(reply: PastTalks) -> str:
     for talk in reply.talks:
         lines.append(f"  {inline(given_text(talk))}")
         lines += [f"      link: {url}" for url in talk.links]
+        if talk.questions:
+            lines.append(f"      {inline(asked(talk))}")
     if reply.footer:
         lines.append(inline(reply.footer))
     return "\n".join(lines + _buttons(reply.pager))

@@ -80,8 +80,10 @@ class NoLongerWanted(NothingToSend):
     attempt waited): not a failure, and nothing is left planned."""
 
 
-#: What is delivered: the week's post to the channel, or a presenter's reminder to them.
-Kind = Literal["post", "reminder"]
+#: What is delivered: the week's post to the channel, a presenter's reminder to them, a note to a
+#: member (a swap's offer, an open slot's call: bot/schedule/notes.py), a member's question in the
+#: meeting's discussion (the post's thread), or the questions' digest there.
+Kind = Literal["post", "reminder", "note", "question", "digest"]
 #: What became of one call of `deliver`: delivered ('sent' now; 'found', an earlier try had
 #: arrived; 'done', sent before), or not ('busy': another process has it; 'waiting' after a
 #: refusal; 'failed'; 'stopped' with the process; 'unreachable': no one to send it to; 'moot').
@@ -95,6 +97,8 @@ class Delivery:
     kind: Kind
     dest: str  # channel ID, or user ID for a direct message
     key: str  # what makes it unique within kind and dest: the week
+    #: The message whose thread it goes in (the weekly post's reference), or None: the channel itself.
+    thread: str | None = None
 
 
 @dataclass(frozen=True)

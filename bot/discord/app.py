@@ -30,12 +30,12 @@ from bot.chat.replies import AddForm, EditForm, Notice, Stats
 from bot.delivery.answer_time import Replies
 from bot.delivery.background import Background
 from bot.delivery.sending import RateLimited, Rejected, Uncertain
-from bot.discord import definition, door, render
+from bot.discord import definition, discussion, door, render
 from bot.discord.rest import FILES, Rest
 from bot.discord.settings import DiscordSettings
 from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
 from bot.rich_text import Code, Mention, PaperRef, Text, command_code, text
-from bot.schedule import groups
+from bot.schedule import groups, notes, questions
 from bot.schedule.signups import Change, Member, Refusal
 from bot.store.connection import Busy, DiskFull, Store, Unavailable
 from bot.web import chart_png, charts, feeds, member_names
@@ -224,6 +224,7 @@ class DiscordBot:
             rotation=s.rotation,
             lookups=s.lookups,
             tell=self.tell_later,
+            notify=self.notes_later,
             public_url=s.public_url,
             # The channel it was typed in; a direct message (no server) is no group's.
             where=(interaction.get("channel_id") or (interaction.get("channel") or {}).get("id"))
@@ -257,14 +258,21 @@ class DiscordBot:
             except definition.UnknownSubcommand as e:
                 return self._private(Notice(e.said, ok=False))
         elif kind == door.COMPONENT:
+            asking = discussion.date_of(interaction["data"]["custom_id"])
+            if asking is not None:  # the post's Ask a question: its form
+                return {"type": MODAL_FORM, "data": discussion.ask_form(asking)}
             which, line = render.command_of(interaction["data"]["custom_id"])
             if line is None:
                 return self._private(
                     Notice(text("That button is from before a restart: type the command instead."), ok=False)
                 )
             weekly, update = which == render.WEEKLY, which == render.PAGE
-        else:  # the add form, submitted
+        else:  # the add form submitted, or a question's
             line, weekly = "", False
+            asking = discussion.date_of(interaction["data"].get("custom_id"))
+            if asking is not None:
+                said = " ".join((render.form_values(interaction["data"]).get(discussion.FIELD) or "").split())
+                line = f"ask {asking} {said}" if said else "ask"
 
         future = self.background.submit(self._answer, interaction, line, weekly, lane="work")
         left = (arrived if arrived is not None else time.monotonic()) + DEFER_AFTER - time.monotonic()
@@ -291,13 +299,15 @@ class DiscordBot:
                 seen = interaction.get("channel") or {}  # the partial channel Discord sends: its name
                 if ctx.where is not None and seen.get("id") == ctx.where:
                     self.later(groups.saw_channel_name, self.store, self.env, ctx.where, seen.get("name"))
-                if interaction["type"] == door.MODAL_SUBMIT:
+                if interaction["type"] == door.MODAL_SUBMIT and not line:
                     return render.message(self._submitted(ctx, interaction["data"]))
                 if weekly:
                     line = commands.post_button(ctx, line)
                 answer = commands.run(ctx, line)
             if answer.wakes_outbox:
                 self.wake_outbox()
+            if answer.discussion:
+                self.discuss()
             if isinstance(answer.reply, EditForm):
                 return {MODAL: render.edit_form(answer.reply.paper), "message": render.message(answer.reply)}
             if isinstance(answer.reply, AddForm):
@@ -333,6 +343,17 @@ class DiscordBot:
         except Exception:
             log.exception("could not draw the history's picture")
             return body
+
+    def notes_later(self) -> None:
+        """Context.notify: the notes a command left, sent once the reply has gone (in the channel's lane: a
+        note waiting out the platform holds no reply back)."""
+        self.later(self.send_notes, lane="channel")
+
+    def send_notes(self) -> None:
+        """Send the direct messages left to send once (a swap's offer, an open slot's call) in the groups
+        this bot posts to (bot/schedule/notes.py)."""
+        calendars = [g.calendar for g in groups.posting(self.store, self.env, PLATFORM.name)]
+        notes.send_due_in(self.store, calendars, self.transport, self.clock(), sleep=self._stopping.wait)
 
     def tell_later(self, user: str, said: Text) -> None:
         """Tell `user` directly once the answer has gone (commands.Context.tell)."""
@@ -459,6 +480,11 @@ class DiscordBot:
 
     def wake_outbox(self) -> None:
         self.outbox.wake()
+
+    def discuss(self) -> None:
+        """Post what is due in the meetings' threads (a question just asked), in the channel's lane."""
+        chosen = groups.posting(self.store, self.env, PLATFORM.name)
+        self.later(questions.discuss, self.store, chosen, lambda g: self.transport, self.clock(), lane="channel")
 
     def tell_admins(self, message: str) -> None:
         for admin in sorted(self.settings.admins):

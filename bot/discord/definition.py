@@ -28,8 +28,8 @@ SUBCOMMAND, SUBCOMMAND_GROUP = 1, 2
 GROUPS = {
     "manage": (("edit", "archive", "restore", "delete"), "admins: edit, archive, restore or delete a paper"),
     "meeting": (
-        ("going", "cantgo", "ask", "questions", "swap", "due"),
-        "going, can't go, questions, swaps, who is due",
+        ("going", "cantgo", "ask", "questions", "swap", "due", "stats"),
+        "going, can't go, questions, swaps, who is due, the history",
     ),
 }
 #: The group of each verb in one.
@@ -39,8 +39,9 @@ GROUP_OF = {name: group for group, (names, _) in GROUPS.items() for name in name
 IN_GROUP = {*GROUP_OF, *(s.same_as for v in commands.VERBS.values() for s in v.subs if s.same_as)}
 
 #: View Channel, Send Messages, Embed Links, Read Message History: what the weekly post, the
-#: announcements and finding the post again after a crash need; nothing else.
-PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 16)
+#: announcements and finding the post again after a crash need; Create Public Threads and Send
+#: Messages in Threads: the meeting's questions, in a thread on its post. Nothing else.
+PERMISSIONS = (1 << 10) | (1 << 11) | (1 << 14) | (1 << 16) | (1 << 35) | (1 << 38)
 
 
 class TooManySubcommands(ValueError):

@@ -39,7 +39,17 @@ from bot.chat.replies import (
 )
 from bot.discord import definition
 from bot.rich_text import COMMAND, Bold, Button, ChannelRef, Code, Italic, Mention, PaperRef, Sep, Text, When
-from bot.schedule.rows import Reminder, SkippedWeek, TalkWeek, WeeklyPost, by_month, given_text, slot_text, talk_text
+from bot.schedule.rows import (
+    Reminder,
+    SkippedWeek,
+    TalkWeek,
+    WeeklyPost,
+    asked,
+    by_month,
+    given_text,
+    slot_text,
+    talk_text,
+)
 
 MAX_CONTENT, MAX_EMBEDS, MAX_EMBED_TOTAL, MAX_DESCRIPTION = 2000, 10, 6000, 4096
 MAX_TITLE, MAX_FIELD, MAX_FOOTER = 256, 1024, 2048
@@ -356,7 +366,12 @@ def _(reply: PaperCard) -> dict:
         fields.insert(0, _field("by", [escape(p.byline)]))
 
     def with_links(lines: list[TalkWeek]) -> list[str]:
-        return [markdown(talk_text(s)) + (f"\n{_links(reply.links_of(s))}" if reply.links_of(s) else "") for s in lines]
+        return [
+            markdown(talk_text(s))
+            + (f"\n{_links(reply.links_of(s))}" if reply.links_of(s) else "")
+            + markdown(reply.asked_of(s))
+            for s in lines
+        ]
 
     if reply.presented:
         fields.append(_field("Presented", with_links(reply.presented[-10:])))
@@ -364,6 +379,8 @@ def _(reply: PaperCard) -> dict:
         fields.append(_field("Coming up", with_links(reply.coming[:10])))
     if not reply.presented and not reply.coming:
         fields.append(_field("Presenters", ["_Nobody has presented it yet._"]))
+    if reply.related:
+        fields.append(_field("Related", [paper_ref(r) for r in reply.related]))
     embed["fields"] = fields
     content = markdown(reply.note) if reply.note else ""
     return _body(content, [embed], rows([reply.button] if reply.button else []))
@@ -403,7 +420,12 @@ def _(reply: Schedule) -> dict:
 
 @message.register
 def _(reply: PastTalks) -> dict:
-    lines = [markdown(given_text(t)) + (f"\n{_links(t.links)}" if t.links else "") for t in reply.talks]
+    lines = [
+        markdown(given_text(t))
+        + (f"\n{_links(t.links)}" if t.links else "")
+        + (f"\n{markdown(asked(t))}" if t.questions else "")
+        for t in reply.talks
+    ]
     embeds, _ = _pack(lines, EMBED_BUDGET)
     content = "**Talks given**, newest first"
     if reply.footer:

@@ -402,6 +402,15 @@ class Rest:
 
         return self._run(work, timeout)
 
+    def create_thread(self, channel: str, message: str, name: str, timeout: float | None = None) -> dict:
+        """A public thread on message `message` of `channel` (its id is the message's)."""
+
+        async def work(c):
+            thread = await c.create_message_thread(int(channel), int(message), name)
+            return {"id": str(thread.id), "name": thread.name}
+
+        return self._run(work, timeout)
+
     def history(self, channel: str, limit: int = 100, before: str | None = None, timeout: float | None = None):
         """Up to `limit` messages of `channel`, newest first (before the message `before`)."""
 

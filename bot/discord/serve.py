@@ -25,9 +25,9 @@ from bot.discord.events import MeetingEvents, discord_groups
 from bot.discord.gateway import Gateway
 from bot.discord.settings import DiscordSettings
 from bot.runtime import scheduler
-from bot.settings import shown
 from bot.store import liveness
 from bot.store.connection import Store
+from bot.store.engine import shown
 from bot.web import feeds, http_door
 from bot.web.http_door import Refused, ReplayWindow, StartError, arrival, refuse
 

@@ -22,17 +22,24 @@ from bot.announcing.changes import Announcement
 from bot.announcing.sender import FOREIGN_CHANNEL
 from bot.calendar import Week
 from bot.chat import commands
+from bot.chat.replies import Notice
 from bot.delivery.sending import Delivery, Rejected, Sent
-from bot.discord import render
+from bot.discord import discussion, render
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
 from bot.schedule import groups, weekly
+from bot.schedule.notes import Note
+from bot.schedule.questions import Digest, InThread
 from bot.schedule.rows import Reminder, WeeklyPost
 
 log = logging.getLogger(__name__)
 
 #: Discord's refusal of a direct message to a member who takes none from the bot.
 NO_DMS = "50007"
+#: Discord's refusal of a second thread on one message: the thread is there already.
+THREAD_EXISTS = "160004"
+#: Discord's answer for a channel (a thread) that does not exist.
+UNKNOWN_CHANNEL = "10003"
 #: Pages of 100 messages read back in the channel's history before giving up.
 HISTORY_PAGES = 20
 
@@ -64,6 +71,7 @@ class DiscordTransport:
         self.admins = frozenset(admins)
         self._bot_id: str | None = None
         self._dms: dict[str, str] = {}
+        self._threads: set[str] = set()  # posts whose thread is there (made here, or found made)
 
     def bot_id(self) -> str:
         if self._bot_id is None:
@@ -88,38 +96,66 @@ class DiscordTransport:
 
     def _payload(self, message: Any) -> dict:
         if isinstance(message, WeeklyPost):
-            return render.weekly_post(message)
+            return discussion.weekly_post(message)
         if isinstance(message, Reminder):
-            return render.reminder(message)
+            return discussion.reminder(message)
+        if isinstance(message, InThread):
+            return discussion.in_thread(message)
+        if isinstance(message, Digest):
+            return discussion.digest(message)
+        if isinstance(message, Note):
+            return render.message(Notice(message.said, buttons=list(message.buttons)))
         raise TypeError(f"cannot send {type(message).__name__}")
+
+    def open_thread(self, channel: str, post: str, name: str) -> str:
+        """The thread on message `post` of `channel`, made the first time: its id is the post's."""
+        discord_channel(channel)
+        if post in self._threads:
+            return post
+        try:
+            self.rest.create_thread(channel, post, name)
+        except Rejected as e:
+            if e.code != THREAD_EXISTS:
+                raise
+        self._threads.add(post)
+        return post
 
     def send(self, delivery: Delivery, message: Any) -> Sent:
         body = self._payload(message)
+        if delivery.thread:
+            week = message.question.week.key if isinstance(message, InThread) else delivery.key
+            thread = self.open_thread(delivery.dest, delivery.thread, discussion.thread_name(week))
+            sent = self.post(thread, body, f"{delivery.kind} {delivery.key}")
+            return Sent(thread, str(sent["id"]))
         if delivery.kind == "post":
             sent = self.post(delivery.dest, body, f"post {delivery.key}")
             return Sent(delivery.dest, str(sent["id"]))
         try:
             channel = self.dm_channel(delivery.dest)
-            sent = self.post(channel, body, f"reminder {delivery.key}")
+            sent = self.post(channel, body, f"{delivery.kind} {delivery.key}")
         except Rejected as e:
             if e.code != NO_DMS:
                 raise
             # The member takes no DMs from the bot: the admins are told instead, and that is the
-            # reminder's delivery, so that they hear it once.
+            # delivery, so that they hear it once.
             self.tell_admins_instead(delivery, message)
             return Sent("admins", f"no-dms:{delivery.dest}")
         return Sent(channel, str(sent["id"]))
 
-    def tell_admins_instead(self, delivery: Delivery, message: Reminder) -> None:
-        text = (
-            f"⏰ {render.who(message.presenter)} presents {render.paper_ref(message.paper)} on "
-            f"**{render.when(message.meeting)}**, but takes no direct messages from me, so I could not remind them. "
-            "Could you?"
-        )
+    def tell_admins_instead(self, delivery: Delivery, message: Reminder | Note) -> None:
+        if isinstance(message, Note):  # a swap's offer or an open slot's call, its buttons left out
+            said = render.markdown(message.said)
+            text = f"{render.who(message.to)} takes no direct messages from me, so could not hear: {said}"
+        else:
+            text = (
+                f"⏰ {render.who(message.presenter)} presents {render.paper_ref(message.paper)} on "
+                f"**{render.when(message.meeting)}**, but takes no direct messages from me, so I could not remind "
+                "them. Could you?"
+            )
         told = 0
         for admin in sorted(self.admins):
             try:
-                body = {"content": text, "allowed_mentions": render.NOBODY}
+                body = {"content": render.cut(text, render.MAX_CONTENT), "allowed_mentions": render.NOBODY}
                 self.post(self.dm_channel(admin), body, f"nodm {delivery.key} {delivery.dest}")
                 told += 1
             except Rejected as e:
@@ -132,6 +168,23 @@ class DiscordTransport:
         self.rest.edit(sent.channel, sent.ref, body)
 
     def find(self, delivery: Delivery, since: float) -> Sent | None:
+        if delivery.thread:
+            head = discussion.QUESTION_FOOTER if delivery.kind == "question" else discussion.DIGEST_FOOTER
+            footer = f"{head}{delivery.key}"
+            try:
+                found = self.find_message(
+                    delivery.thread,
+                    since,
+                    lambda m: any((e.get("footer") or {}).get("text") == footer for e in m.get("embeds") or []),
+                )
+            except Rejected as e:
+                if e.code != UNKNOWN_CHANNEL:
+                    raise
+                return None  # no thread yet: nothing of an earlier try is in it
+            return Sent(delivery.thread, str(found["id"])) if found else None
+        if delivery.kind == "note":
+            # Not looked for: sent again with the same nonce, Discord hands back the first message.
+            return None
         if delivery.kind == "post":
             channel, footer = delivery.dest, f"{render.POST_FOOTER}{delivery.key}"
         else:
@@ -168,15 +221,12 @@ class DiscordPoster:
     def _body(self, announcement: Announcement) -> tuple[dict, str]:
         """The message of what stands of the announcement's changes, and a key of its outbox rows."""
         tz = self.bot.group.tz
-        lines = [
-            render.markdown(commands.announcement(announce.change_of(self.bot.store, k, tz)))
-            for k in announcement.changes
-        ]
+        changes = [announce.change_of(self.bot.store, k, tz) for k in announcement.changes]
+        lines = [render.markdown(commands.announcement(change)) for change in changes]
+        buttons = [b for change in changes for b in commands.announcement_buttons(change)]
         rows = ",".join(str(r) for r in announcement.rows)
-        return (
-            {"content": render.cut("\n".join(lines), render.MAX_CONTENT), "allowed_mentions": render.NOBODY},
-            f"{rows} {announcement.queued}",
-        )
+        body = {"content": render.cut("\n".join(lines), render.MAX_CONTENT), "allowed_mentions": render.NOBODY}
+        return ({**body, "components": render.rows(buttons)} if buttons else body), f"{rows} {announcement.queued}"
 
     def announce(self, announcement: Announcement) -> None:
         body, key = self._body(announcement)

@@ -24,8 +24,9 @@ from bot.calendar import Week
 from bot.delivery import outbox
 from bot.runtime import scheduler
 from bot.schedule import groups
-from bot.settings import PlatformSettings, shown
+from bot.settings import PlatformSettings
 from bot.store.connection import Store
+from bot.store.engine import shown
 from bot.web import feeds, http_door
 from bot.web.http_door import Refused, refuse
 

@@ -34,9 +34,11 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from bot import platforms
 from bot.calendar import MeetingCalendar
+from bot.catalog import bilingual
+from bot.delivery import sending as delivery
 from bot.delivery.background import log_failure
 from bot.delivery.sending import Transport
-from bot.schedule import groups, reminders, weekly
+from bot.schedule import groups, notes, questions, reminders, weekly
 from bot.settings import Settings
 from bot.store.connection import Store
 
@@ -86,6 +88,7 @@ class ScheduledChecks:
         self.outbox = outbox
         self._posting = threading.Lock()
         self._reminding = threading.Lock()
+        self._discussing = threading.Lock()
         # The first look after a start tries at once what the platform refused before (the bot not
         # in the channel, a bad token): a restart is how an operator says it is fixed.
         self._post_looked: set[int] = set()  # the groups looked at since the start
@@ -96,7 +99,7 @@ class ScheduledChecks:
     def wait_idle(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the checks under way to end; True if none is running."""
         deadline = time.monotonic() + max(timeout, 0.0)
-        for lock in (self._posting, self._reminding):
+        for lock in (self._posting, self._reminding, self._discussing):
             if not lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
                 return False
             lock.release()
@@ -110,6 +113,18 @@ class ScheduledChecks:
     def check_reminders(self) -> None:
         """Send the reminders that are due (as check_post, one check at a time)."""
         self._check(self._reminding, self._remind)
+
+    def check_discussion(self) -> None:
+        """Post the questions due in the meetings' threads, and the digests of meetings starting."""
+        self._check(self._discussing, self._discuss)
+
+    def _discuss(self, now: datetime) -> None:
+        try:
+            for posted in self.routes.discuss(self.routes.posting(), now, sleep=self._sleep):
+                if posted.status == "failed":
+                    log.error("could not post in a meeting's thread: %s", posted.detail)
+        except Exception:
+            log_failure(log, "discussion check failed")
 
     def _check(self, lock: threading.Lock, look: Callable[[datetime], None]) -> None:
         if not lock.acquire(blocking=False):
@@ -175,6 +190,10 @@ class ScheduledChecks:
                     log.error("could not remind %s about %s: %s", r.presenter, r.week, result.detail)
         except Exception:
             log_failure(log, "reminder check failed")
+        try:  # what a crash or a platform's refusal left of notes (swap offers, open slots' calls)
+            self.routes.tell(self.routes.posting(), now, sleep=self._sleep)
+        except Exception:
+            log_failure(log, "notes check failed")
 
 
 class Routes:
@@ -226,7 +245,7 @@ class Routes:
         """`weekly.post_week` of `group`, through its platform (`how`: post_week's keywords)."""
         if group.channel is None:  # a group that posts has a channel: group 1 without one is refused before
             raise ValueError("a group without a channel has no post")
-        return weekly.post_week(
+        outcome = weekly.post_week(
             self.store,
             group.calendar,
             self.transport_of(group),
@@ -236,6 +255,9 @@ class Routes:
             rotation=group.rotation,
             **how,
         )
+        if outcome.ok and outcome.result is not None:  # the post is out: the questions that waited for it
+            self.discuss([group], at, **({"sleep": how["sleep"]} if how.get("sleep") else {}))
+        return outcome
 
     def due_reminders(
         self, chosen: list[groups.Group], at: datetime
@@ -255,6 +277,19 @@ class Routes:
             for transport, calendars in by_transport.values()
             for sending in reminders.send_due_in(self.store, calendars, transport, at, **how)
         ]
+
+    def discuss(self, chosen: list[groups.Group], at: datetime, **how) -> list[delivery.Result]:
+        """Post in the meetings' threads of `chosen`'s groups what is due (see questions.discuss)."""
+        return questions.discuss(self.store, chosen, self.transport_of, at, **how)
+
+    def tell(self, chosen: list[groups.Group], at: datetime, **how) -> int:
+        """Send the notes not yet told in `chosen`'s groups, each platform's through its transport
+        (`how`: notes.send_due_in's keywords); how many were sent."""
+        by_transport: dict[int, tuple[Transport, list[MeetingCalendar]]] = {}
+        for g in chosen:
+            transport = self.transport_of(g)
+            by_transport.setdefault(id(transport), (transport, []))[1].append(g.calendar)
+        return sum(notes.send_due_in(self.store, c, transport, at, **how) for transport, c in by_transport.values())
 
 
 def _made(transport: Transport) -> Callable[[], Transport]:
@@ -291,6 +326,9 @@ def create(ticker: ScheduledChecks, settings: Settings) -> BackgroundScheduler:
     start = datetime.now(settings.timezone)
     scheduler.add_job(ticker.check_post, every, id="post-check", name="catch-up and retries", next_run_time=start)
     scheduler.add_job(ticker.check_reminders, every, id="reminders", name="reminders", next_run_time=start)
+    # Search across languages reads its dictionary (about a second) once: now, not in a member's first search.
+    scheduler.add_job(bilingual.load, id="dictionary", name="read the dictionary of search across languages")
+    scheduler.add_job(ticker.check_discussion, every, id="discussion", name="questions", next_run_time=start)
 
     # Each group's slot, not only the environment's crontab: at a slot that the groups started in chat
     # have, their posts begin then, not up to CHECK_SECONDS later, which a thousand posts under the

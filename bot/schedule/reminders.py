@@ -18,7 +18,7 @@ from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.delivery import sending as delivery
 from bot.delivery.sending import Delivery, NoLongerWanted, NothingToSend, Result, Transport
-from bot.schedule import slots
+from bot.schedule import questions, slots
 from bot.schedule.rows import Reminder
 from bot.store.connection import Store
 
@@ -110,4 +110,5 @@ def _as_it_stands(store: Store, reminder: Reminder, group_id: int = 1) -> tuple[
     paper = reminder.paper if slot.paper == reminder.paper.number else catalog.by_number(store, slot.paper)
     if paper is None:
         raise NothingToSend(f"the paper of {reminder.week} was removed")
-    return replace(reminder, paper=paper), paper.number
+    asked = tuple(questions.of_meeting(store, group_id, reminder.week))
+    return replace(reminder, paper=paper, questions=asked), paper.number

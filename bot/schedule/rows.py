@@ -123,13 +123,41 @@ MONTHS = (
 
 
 @dataclass(frozen=True)
+class Question:
+    """A question a member brings to a meeting (bot/schedule/questions.py)."""
+
+    id: int
+    week: Week
+    asked_by: str
+    text: str
+    asked_at: datetime  # UTC
+    #: Its place among its meeting's questions, from 1 (`questions remove <n>`).
+    number: int
+
+
+@dataclass(frozen=True)
 class TalkLinks:
-    """A talk (a week with a presenter) and its links."""
+    """A talk (a week with a presenter) and its links, and the questions brought to its meeting."""
 
     line: TalkWeek
     links: tuple[str, ...] = ()
+    questions: tuple[Question, ...] = ()
     #: How many went (said going, or were Interested on Discord); None where it is not told.
     going: int | None = None
+
+
+def asked(talk: TalkLinks, shown: int = 3, limit: int = 80) -> Text:
+    """The questions brought to a talk's meeting, for a line under it: how many, and the first few."""
+    n = len(talk.questions)
+    if not n:
+        return ()
+    out: list[Segment] = [f"❓ {n} question{'s' if n != 1 else ''}: "]
+    for i, q in enumerate(talk.questions[:shown]):
+        said = q.text if len(q.text) <= limit else q.text[: limit - 1] + "…"
+        out += ["; " if i else "", said, " (", Mention(q.asked_by), ")"]
+    if n > shown:
+        out.append(f"; and {n - shown} more")
+    return text(*out)
 
 
 def given_text(talk: TalkLinks) -> Text:
@@ -214,3 +242,5 @@ class Reminder:
     presenter: str
     #: The group's name (None: it has none): a member of several groups knows which one.
     group_name: str | None = None
+    #: The questions members brought to the meeting so far, oldest first.
+    questions: tuple[Question, ...] = ()

@@ -22,6 +22,7 @@ from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
 from bot.rich_text import Code, Mention, PaperRef, Text, When, command_code, text
+from bot.schedule import openings
 from bot.schedule.rows import OpenWeek, SkippedWeek, SlotLine, TalkWeek
 from bot.schedule.slots import (
     HORIZON_WEEKS,
@@ -69,8 +70,12 @@ class Change:
     line: SlotLine  # the week as it is now
     by: str
     before: SlotLine | None = None  # the week as it was, for withdraw/unassign
-    #: What a 'note' says (a group's settings changed in chat): no week changed.
+    #: What a 'note' says (a group's settings changed in chat, a swap): no week changed, or `weeks` did.
     note: Text = ()
+    #: A withdrawal inside the reminder window: the week needs a stand-in soon (openings.open_late).
+    opening: bool = False
+    #: The weeks a note's change touched (a swap's two), whose posts are brought up to date.
+    weeks: tuple[Week, ...] = ()
 
     @property
     def talk(self) -> TalkWeek:
@@ -337,7 +342,10 @@ def withdraw(
             "DELETE FROM slots WHERE group_id = ? AND week = ? AND presenter = ?",
             [group.group_id, found.week.key, member.id],
         )
-        return _made(Change("withdraw", OpenWeek(found.week, before.meeting), member.id, before), then)
+        assert isinstance(before, TalkWeek)
+        opening = openings.open_late(store, group, now, before, member.id)
+        change = Change("withdraw", OpenWeek(found.week, before.meeting), member.id, before, opening=opening)
+        return _made(change, then)
 
 
 def assign(

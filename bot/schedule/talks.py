@@ -23,7 +23,7 @@ from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
 from bot.rich_text import Code, PaperRef, When, command_code
-from bot.schedule import attendance, signups, slots
+from bot.schedule import attendance, questions, signups, slots
 from bot.schedule.rows import TalkLinks, TalkWeek
 from bot.schedule.signups import Member, Refusal
 from bot.store.connection import Store
@@ -154,8 +154,12 @@ def past(
     papers = catalog.many(store, {s.paper for s in rows if s.kind == "presenter"})
     lines = [line for s in rows if isinstance(line := slots.line_for(store, group, s.week, s, papers), TalkWeek)]
     found = links(store, [s.week for s in rows], group.group_id)
+    asked = questions.of_meetings(store, group.group_id, [s.week for s in rows])
     went = attendance.count(store, group.group_id, [s.week for s in rows])
-    return [TalkLinks(line, found.get(line.week.key, ()), went.get(line.week.key, 0)) for line in lines], more
+    return [
+        TalkLinks(line, found.get(line.week.key, ()), tuple(asked.get(line.week.key, ())), went.get(line.week.key, 0))
+        for line in lines
+    ], more
 
 
 def of_paper(store: Store, paper: Paper) -> dict[tuple[int, str], tuple[str, ...]]:

@@ -34,9 +34,11 @@ def message(bot, announcement: Announcement) -> dict:
     or, for a row an older paperbot queued, its Block Kit message as it was kept."""
     if announcement.message is not None:
         return announcement.message
-    lines = [commands.announcement(announce.change_of(bot.store, kept, bot.group.tz)) for kept in announcement.changes]
+    changes = [announce.change_of(bot.store, kept, bot.group.tz) for kept in announcement.changes]
+    lines = [commands.announcement(change) for change in changes]
+    buttons = [b for change in changes for b in commands.announcement_buttons(change)]
     if len(lines) == 1:
-        return blocks.announcement(lines[0])
+        return blocks.announcement(lines[0], buttons)
     # Lines packed into sections, each within Slack's 3000 characters: some fifty lines to a section.
     sections: list[str] = []
     for line in (blocks.cut(blocks.mrkdwn(line), blocks.SECTION) for line in lines):
@@ -45,7 +47,8 @@ def message(bot, announcement: Announcement) -> dict:
         else:
             sections.append(line)
     text = blocks.cut("\n".join(blocks.plain(line) for line in lines), blocks.MAX_TEXT)
-    return {"text": text, "blocks": [blocks.section(body) for body in sections][: blocks.MAX_BLOCKS]}
+    drawn = [blocks.section(body) for body in sections][: blocks.MAX_BLOCKS - 1]
+    return {"text": text, "blocks": drawn + ([blocks.actions(buttons)] if buttons else [])}
 
 
 class SlackPoster:

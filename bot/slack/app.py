@@ -34,13 +34,14 @@ from bot.delivery.answer_time import ANSWER_SECONDS, Replies, answer_deadline, a
 from bot.delivery.background import Background
 from bot.delivery.sending import Rejected, Uncertain
 from bot.rich_text import Code, Mention, Text, text
-from bot.schedule import groups
+from bot.schedule import groups, notes, questions
 from bot.schedule.signups import Change, Member, Refusal
 from bot.slack import blocks
 from bot.slack.announce import SlackPoster
 from bot.slack.client import SlackTransport, answer_client, call, make_client, webhook
 from bot.slack.listeners import actions, events, fallbacks, views
 from bot.slack.listeners import commands as command_listeners
+from bot.slack.listeners import questions as question_listeners
 from bot.slack.members import PLATFORM
 from bot.slack.settings import SlackSettings
 from bot.store.connection import Store
@@ -218,6 +219,7 @@ class SlackBot:
             rotation=s.rotation,
             lookups=s.lookups,
             tell=self.tell_later,
+            notify=self.notes_later,
             public_url=s.public_url,
             where=where,
             env=self.env,
@@ -250,6 +252,11 @@ class SlackBot:
     def wake_outbox(self) -> None:
         """Have the outbox sent soon, in the background (the scheduler's check calls this too)."""
         self.outbox.wake()
+
+    def discuss(self) -> None:
+        """Post what is due in the meetings' threads (a question just asked), in the channel's lane."""
+        chosen = groups.posting(self.store, self.env, PLATFORM.name)
+        self.later(questions.discuss, self.store, chosen, lambda g: self.transport, self.clock(), lane="channel")
 
     def send_outbox(self) -> None:
         """Send what the outbox has due, now, in this thread (see bot.announcing.sender)."""
@@ -300,6 +307,17 @@ class SlackBot:
                 )
         except Uncertain:
             pass  # Slack did not answer now: the post will tell, if it comes to that
+
+    def notes_later(self) -> None:
+        """Context.notify: the notes a command left, sent once the reply has gone (in the channel's lane: a
+        note waiting out the platform holds no reply back)."""
+        self.later(self.send_notes, lane="channel")
+
+    def send_notes(self) -> None:
+        """Send the direct messages left to send once (a swap's offer, an open slot's call) in the groups
+        this bot posts to (bot/schedule/notes.py)."""
+        calendars = [g.calendar for g in groups.posting(self.store, self.env, PLATFORM.name)]
+        notes.send_due_in(self.store, calendars, self.transport, self.clock(), sleep=self._stopping.wait)
 
     def tell_later(self, user: str, said: Text) -> None:
         """Tell `user` directly once the reply has gone (commands.Context.tell)."""
@@ -352,6 +370,7 @@ def build_app(bot: SlackBot) -> App:
     command_listeners.register(app, bot)
     actions.register(app, bot)
     views.register(app, bot)
+    question_listeners.register(app, bot)
     events.register(app, bot)
     fallbacks.register(app, bot)  # last: the first listener that matches runs
 

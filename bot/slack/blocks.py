@@ -50,6 +50,7 @@ BUTTON_LABEL = 75
 
 POST_EVENT = "paper_of_the_week"
 REMINDER_EVENT = "paper_reminder"
+NOTE_EVENT = "paperbot_note"  # a direct message sent once (bot/schedule/notes.py), by its delivery key
 ANNOUNCE_EVENT = "paperbot_announcement"  # a change to the schedule, in one line
 
 #: action_id prefixes: every button's value is a /paper command line.
@@ -299,7 +300,7 @@ def _(reply: PaperCard) -> dict:
         out = []
         for s in lines:
             links = reply.links_of(s)
-            out.append(mrkdwn(talk_text(s)) + (f"\n{_links(links)}" if links else ""))
+            out.append(mrkdwn(talk_text(s)) + (f"\n{_links(links)}" if links else "") + mrkdwn(reply.asked_of(s)))
         return out
 
     if reply.presented:
@@ -308,6 +309,9 @@ def _(reply: PaperCard) -> dict:
         blocks += _sections(["*Coming up*"] + with_links(reply.coming[:20]))
     if not reply.presented and not reply.coming:
         blocks.append(section("_Nobody has presented it yet._"))
+    if reply.related:
+        close = "  ·  ".join(f"*#{r.number}* {paper_title(r, 300)}" for r in reply.related)
+        blocks.append(context("Related: " + close))
     if reply.note:
         blocks.append(context(mrkdwn(reply.note)))
     if reply.button:
@@ -363,8 +367,9 @@ def _(reply: Schedule) -> dict:
 def _(reply: PastTalks) -> dict:
     lines, fallback = ["*Talks given*, newest first"], ["Talks given, newest first"]
     for talk in reply.talks:
-        lines.append(mrkdwn(rows.given_text(talk)) + (f"\n{_links(talk.links)}" if talk.links else ""))
-        fallback.append(plain(rows.given_text(talk)) + "".join(f" {escape(url)}" for url in talk.links))
+        said = rows.given_text(talk) + (("\n", *rows.asked(talk)) if talk.questions else ())
+        lines.append(mrkdwn(said) + (f"\n{_links(talk.links)}" if talk.links else ""))
+        fallback.append(plain(said) + "".join(f" {escape(url)}" for url in talk.links))
     blocks = _sections(lines)
     if reply.footer:
         blocks.append(context(mrkdwn(reply.footer)))
@@ -550,8 +555,8 @@ def reminder(r: Reminder) -> dict:
     }
 
 
-def announcement(t: Text) -> dict:
-    return _message(plain(t), [section(mrkdwn(t)[:SECTION])])
+def announcement(t: Text, buttons: list[Button] | None = None) -> dict:
+    return _message(plain(t), [section(mrkdwn(t)[:SECTION]), *([actions(buttons)] if buttons else [])])
 
 
 def home(view: Home) -> dict:

@@ -31,9 +31,12 @@ from slack_sdk.http_retry.builtin_handlers import (
 from slack_sdk.webhook import WebhookClient
 
 from bot.announcing.sender import FOREIGN_CHANNEL
+from bot.chat.replies import Notice
 from bot.delivery.sending import Delivery, RateLimited, Rejected, Sent, Uncertain, Unreachable
+from bot.schedule.notes import Note
+from bot.schedule.questions import Digest, InThread
 from bot.schedule.rows import Reminder, WeeklyPost
-from bot.slack import blocks
+from bot.slack import blocks, discussion
 
 log = logging.getLogger(__name__)
 
@@ -165,17 +168,28 @@ class SlackTransport:
 
     def _payload(self, message: Any) -> dict:
         if isinstance(message, WeeklyPost):
-            return blocks.weekly_post(message)
+            return discussion.weekly_post(message)
         if isinstance(message, Reminder):
-            return blocks.reminder(message)
+            return discussion.reminder(message)
+        if isinstance(message, InThread):
+            return discussion.in_thread(message)
+        if isinstance(message, Digest):
+            return discussion.digest(message)
+        if isinstance(message, Note):  # marked with its key, so that an attempt that reached Slack is found again
+            return {
+                **blocks.message(Notice(message.said, buttons=list(message.buttons))),
+                "metadata": {"event_type": blocks.NOTE_EVENT, "event_payload": {"key": message.key}},
+                "unfurl_links": False,
+            }
         raise TypeError(f"cannot send {type(message).__name__}")
 
     def send(self, delivery: Delivery, message: Any) -> Sent:
         slack_channel(delivery.dest)
+        thread = {"thread_ts": delivery.thread} if delivery.thread else {}
         try:
-            response = call(self.client.chat_postMessage, channel=delivery.dest, **self._payload(message))
+            response = call(self.client.chat_postMessage, channel=delivery.dest, **thread, **self._payload(message))
         except Rejected as e:
-            if delivery.kind == "reminder" and e.code in ("channel_not_found", "user_not_found"):
+            if delivery.kind in ("reminder", "note") and e.code in ("channel_not_found", "user_not_found"):
                 # Not PAPERBOT_CHANNEL's fault: the DM to the presenter could not be opened.
                 raise Rejected(
                     f"{e.code} (cannot send {delivery.dest} a direct message: are they still in the workspace?)",
@@ -196,11 +210,36 @@ class SlackTransport:
         return self._bot_id
 
     def find(self, delivery: Delivery, since: float) -> Sent | None:
-        event = blocks.POST_EVENT if delivery.kind == "post" else blocks.REMINDER_EVENT
-        channel = delivery.dest
-        if delivery.kind == "reminder":
-            channel = call(self.client.conversations_open, users=delivery.dest)["channel"]["id"]
-        return self.find_message(channel, since, event, lambda payload: payload.get("week") == delivery.key)
+        if delivery.thread:
+            return self.find_reply(delivery, since)
+        if delivery.kind == "post":
+            return self.find_message(delivery.dest, since, blocks.POST_EVENT, lambda p: p.get("week") == delivery.key)
+        channel = call(self.client.conversations_open, users=delivery.dest)["channel"]["id"]
+        if delivery.kind == "note":
+            return self.find_message(channel, since, blocks.NOTE_EVENT, lambda p: p.get("key") == delivery.key)
+        return self.find_message(channel, since, blocks.REMINDER_EVENT, lambda p: p.get("week") == delivery.key)
+
+    def find_reply(self, delivery: Delivery, since: float) -> Sent | None:
+        """Our reply in the delivery's thread since unix time `since` that carries its key."""
+        channel = slack_channel(delivery.dest)
+        ours = self.bot_id()
+        cursor = None
+        for _ in range(self.HISTORY_PAGES):
+            kwargs = {"channel": channel, "ts": delivery.thread, "oldest": f"{max(since, 0):.6f}", "limit": 200}
+            kwargs["include_all_metadata"] = True
+            page = call(self.client.conversations_replies, **kwargs, **({"cursor": cursor} if cursor else {}))
+            for m in page.get("messages", []):
+                meta = m.get("metadata") or {}
+                if (
+                    meta.get("event_type") == discussion.QUESTION_EVENT
+                    and (meta.get("event_payload") or {}).get("key") == delivery.key
+                    and (ours is None or m.get("bot_id") in (None, ours))
+                ):
+                    return Sent(channel, m["ts"])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                return None
+        raise Rejected(f"the thread of {delivery.thread} has over {self.HISTORY_PAGES * 200} replies, not all read")
 
     def find_message(self, channel: str, since: float, event: str, matches) -> Sent | None:
         """Our message in `channel` since unix time `since` whose metadata is `event` with a

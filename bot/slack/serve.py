@@ -23,11 +23,11 @@ from bot.delivery import outbox
 from bot.delivery.answer_time import arrived_at
 from bot.delivery.sending import Rejected
 from bot.runtime import scheduler
-from bot.settings import shown
 from bot.slack.app import SlackBot, build_app
 from bot.slack.door import SlackDoor
 from bot.slack.settings import SlackSettings
 from bot.store.connection import Store
+from bot.store.engine import shown
 from bot.web import feeds, http_door
 from bot.web.http_door import Refused, ReplayWindow, StartError, arrival, refuse
 

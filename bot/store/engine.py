@@ -7,7 +7,14 @@ internals (docs/architecture.md lists them all).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
+
+
+def shown(database: Path | str) -> str:
+    """PAPERBOT_DB for logs and answers: a PostgreSQL URL without its password."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", str(database))
 
 
 def is_postgres(db_or_store: Any) -> bool:

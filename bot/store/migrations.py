@@ -499,6 +499,46 @@ def m020_event_interest(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m021_swaps_and_openings(db: sqlite_utils.Database) -> None:
+    # A presenter's offer to trade weeks with another (`swap`): both talks as they were when offered,
+    # so that an answer to an offer whose weeks changed since changes nothing. `told`: the offer's
+    # direct message is out (or can no longer go), so the sender of notes stops looking at it.
+    # An opening is a late withdrawal (inside the reminder window): the members due first, chosen
+    # then, are each told once (a delivery each, keyed by the opening); `told` as for offers.
+    db.executescript(
+        """
+        CREATE TABLE swap_offers (
+            id INTEGER PRIMARY KEY,
+            group_id INTEGER NOT NULL DEFAULT 1,
+            offered_by TEXT NOT NULL,
+            by_week TEXT NOT NULL,
+            by_paper INTEGER NOT NULL,
+            offered_to TEXT NOT NULL,
+            to_week TEXT NOT NULL,
+            to_paper INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'accepted', 'declined')),
+            offered_at TEXT NOT NULL,             -- UTC, ISO 8601
+            answered_at TEXT,
+            told INTEGER NOT NULL DEFAULT 0 CHECK (told IN (0, 1))
+        );
+        CREATE INDEX swap_offers_to ON swap_offers (group_id, offered_to, to_week, id);
+        CREATE INDEX swap_offers_untold ON swap_offers (told, id);
+        CREATE TABLE openings (
+            id INTEGER PRIMARY KEY,
+            group_id INTEGER NOT NULL DEFAULT 1,
+            week TEXT NOT NULL,
+            paper INTEGER,
+            left_by TEXT NOT NULL,
+            members TEXT NOT NULL,                -- the members told, comma-separated, due first
+            opened_at TEXT NOT NULL,              -- UTC, ISO 8601
+            told INTEGER NOT NULL DEFAULT 0 CHECK (told IN (0, 1))
+        );
+        CREATE INDEX openings_untold ON openings (told, id);
+        """
+    )
+
+
+@migrations()
 def m024_seen_signatures(db: sqlite_utils.Database) -> None:
     # The platforms' request signatures already taken, until they are too old for any request to carry
     # (forget_at, unix time): replicas on one PostgreSQL database share them, so that a request replayed

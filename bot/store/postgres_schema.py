@@ -19,7 +19,7 @@ from bot.store.migrations import migrations
 #: The SQLite migrations the baseline stands for.
 BASELINE = 18
 
-_BASELINE_SQL = """
+_BASELINE_SQL = r"""
 CREATE TABLE paperbot_migrations (
     name TEXT NOT NULL PRIMARY KEY,
     applied_at TEXT NOT NULL
@@ -57,30 +57,41 @@ CREATE TABLE paper_tags (
 );
 CREATE INDEX paper_tags_by_paper ON paper_tags (paper, tag);
 
--- SQLite's FTS5 tables, as rows keyed by `rowid` (the paper's number) with tsvectors of their forms.
+-- SQLite's FTS5 tables, as rows keyed by `rowid` (the paper's number), written by the same statements.
+-- Search reads paper_search alone (bot/catalog/pg_search.py): a tsvector of the title, of the tags,
+-- and of all three fields, each with a GIN index; paper_titles and paper_tag_words hold the same text
+-- unindexed. The text is already split into words and bigrams by search_terms.index_form; these
+-- functions fold accents as FTS5's unicode61 does, and keep a phrase from reaching across two fields.
+CREATE FUNCTION paperbot_fold(t text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT CASE WHEN t ~ '[\u00c0-\u024f\u1e00-\u1eff]'
+        THEN normalize(
+            regexp_replace(normalize(t, NFD), '([A-Za-z])[\u0300-\u036f](?![\u0300-\u036f])', '\1', 'g'), NFC)
+        ELSE t END
+$$;
+CREATE FUNCTION paperbot_words(t text) RETURNS tsvector LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT to_tsvector('simple', paperbot_fold(t))
+$$;
+-- A lexeme no text has ('_': never a word) between the fields, deleted again: it leaves a gap.
+CREATE FUNCTION paperbot_all_words(title text, summary text, tags text) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    SELECT ts_delete(paperbot_words(title) || '_:1'::tsvector || paperbot_words(summary) || '_:1'::tsvector
+        || paperbot_words(tags), '_')
+$$;
 CREATE TABLE paper_search (
     rowid BIGINT PRIMARY KEY,
     title TEXT NOT NULL DEFAULT '',
     summary TEXT NOT NULL DEFAULT '',
     tags TEXT NOT NULL DEFAULT '',
-    title_v tsvector GENERATED ALWAYS AS (to_tsvector('simple', title)) STORED,
-    summary_v tsvector GENERATED ALWAYS AS (to_tsvector('simple', summary)) STORED,
-    tags_v tsvector GENERATED ALWAYS AS (to_tsvector('simple', tags)) STORED,
-    all_v tsvector GENERATED ALWAYS AS (to_tsvector('simple', title || ' ' || summary || ' ' || tags)) STORED
+    title_v tsvector GENERATED ALWAYS AS (paperbot_words(title)) STORED,
+    tags_v tsvector GENERATED ALWAYS AS (paperbot_words(tags)) STORED,
+    all_v tsvector GENERATED ALWAYS AS (paperbot_all_words(title, summary, tags)) STORED
 );
-CREATE INDEX paper_search_all ON paper_search USING gin (all_v);
-CREATE TABLE paper_titles (
-    rowid BIGINT PRIMARY KEY,
-    text TEXT NOT NULL DEFAULT '',
-    text_v tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
-);
-CREATE INDEX paper_titles_text ON paper_titles USING gin (text_v);
-CREATE TABLE paper_tag_words (
-    rowid BIGINT PRIMARY KEY,
-    text TEXT NOT NULL DEFAULT '',
-    text_v tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
-);
-CREATE INDEX paper_tag_words_text ON paper_tag_words USING gin (text_v);
+-- A search reads the pending entries of a GIN index one by one: at most 256 kB of them, not 4 MB.
+CREATE INDEX paper_search_title ON paper_search USING gin (title_v) WITH (gin_pending_list_limit = 256);
+CREATE INDEX paper_search_tags ON paper_search USING gin (tags_v) WITH (gin_pending_list_limit = 256);
+CREATE INDEX paper_search_all ON paper_search USING gin (all_v) WITH (gin_pending_list_limit = 256);
+CREATE TABLE paper_titles (rowid BIGINT PRIMARY KEY, text TEXT NOT NULL DEFAULT '');
+CREATE TABLE paper_tag_words (rowid BIGINT PRIMARY KEY, text TEXT NOT NULL DEFAULT '');
 CREATE TABLE search_vocab (term TEXT COLLATE "C" NOT NULL PRIMARY KEY);
 
 CREATE TABLE deliveries (

@@ -19,7 +19,7 @@ import os
 import re
 import stat
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -30,7 +30,7 @@ from markupsafe import Markup
 from bot.calendar import MeetingCalendar, Week
 from bot.catalog import queries as catalog
 from bot.catalog.papers import Paper
-from bot.schedule import attendance, history, slots, talks
+from bot.schedule import attendance, history, questions, slots, talks
 from bot.schedule.rows import TalkWeek
 from bot.store import engine
 from bot.store.connection import Store
@@ -126,6 +126,8 @@ class Talk:
     links: list[str]
     #: How many go (a coming talk) or went (a past one): see attendance.count.
     going: int = 0
+    #: The questions brought to the meeting: (who asked, by name; the question), oldest first.
+    questions: list[tuple[str, str]] = field(default_factory=list)
 
 
 def talk_links(store: Store, group_id: int, week: Week) -> list[str]:
@@ -133,10 +135,21 @@ def talk_links(store: Store, group_id: int, week: Week) -> list[str]:
     return list(talks.links(store, [week], group_id).get(week.key, ()))
 
 
+def _asked(store: Store, group: Group, found: list[Talk], ask) -> list[Talk]:
+    """`found` with the questions brought to each talk's meeting."""
+    by_week = questions.of_meetings(store, group.group_id, [t.week for t in found])
+    return [
+        replace(t, questions=[(member_names.display_name(store, q.asked_by, ask), q.text) for q in by_week[t.week.key]])
+        if t.week.key in by_week
+        else t
+        for t in found
+    ]
+
+
 def _coming(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
     lines = [line for line in slots.schedule(store, group.calendar, now) if isinstance(line, TalkWeek)]
     going = attendance.count(store, group.group_id, [line.week for line in lines])
-    return [
+    coming = [
         Talk(
             line.week,
             line.meeting,
@@ -147,6 +160,7 @@ def _coming(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
         )
         for line in lines
     ]
+    return _asked(store, group, coming, ask)
 
 
 def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
@@ -167,7 +181,7 @@ def _past(store: Store, group: Group, now: datetime, ask) -> list[Talk]:
         name = member_names.display_name(store, presenter, ask)
         found = talk_links(store, group.group_id, week)
         talks.append(Talk(week, meeting, papers.get(number), name, found, going.get(key, 0)))
-    return talks[:PAST_SHOWN]
+    return _asked(store, group, talks[:PAST_SHOWN], ask)
 
 
 def stats(store: Store, group: Group, now: datetime, ask) -> list[Markup]:

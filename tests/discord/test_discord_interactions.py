@@ -355,8 +355,13 @@ def test_every_verb_of_the_core_is_a_subcommand_and_reads_back_as_its_line(monke
     body = definition.definition()
     check_commands(body)
     subs = {o["name"]: o for o in body[0]["options"]}
-    # `groups` is `group list`; edit, archive, restore and delete are in `manage`.
+    # `groups` is `group list`; edit, archive, restore and delete are in `manage`; going, cantgo, ask,
+    # questions, swap and due in `meeting`.
     assert set(subs) == set(commands.VERBS) - definition.IN_GROUP | {"manage", "meeting"}
+    assert [o["name"] for o in subs["meeting"]["options"]][:4] == ["going", "cantgo", "ask", "questions"]
+    ask = {"name": "ask", "type": 1, "options": [{"name": "question", "type": 3, "value": "Why 4 bits?"}]}
+    data = {"name": "paper", "options": [{"name": "meeting", "type": 2, "options": [ask]}]}
+    assert definition.line_of(data) == "ask Why 4 bits?"
     assert "retire" in subs and subs["retire"]["options"][0]["name"] == "paper"
     assert [o["name"] for o in subs["group"]["options"]] == ["show", "start", "set", "stop", "list"]
     assert [o["name"] for o in subs["manage"]["options"]] == ["edit", "archive", "restore", "delete"]

@@ -47,3 +47,18 @@ def test_bench_quick_run_reports_every_figure(tmp_path):
 
     assert r["targets"] and all(isinstance(t["pass"], bool) for t in r["targets"])
     assert r["bot_exit_code"] == 0
+
+
+def test_search_on_both_engines_reports_both_and_the_same_pages(tmp_path):
+    pytest.importorskip("psycopg")
+    from tests.support.postgres import binaries
+
+    if binaries() is None:
+        pytest.skip("PostgreSQL is not installed")
+    stdout, r = run_bench("search_engines.py", tmp_path, timeout=300)
+    assert "| search |" in stdout and "PostgreSQL p50 / p99" in stdout
+    assert all(r["same_pages"].values()), r["same_pages"]
+    assert r["import_s"]["SQLite"] > 0 and r["import_s"]["PostgreSQL"] > 0
+    for label, engines in r["ms"].items():
+        for engine in ("SQLite", "PostgreSQL"):
+            assert engines[engine]["n"] >= r["params"]["requests"] and engines[engine]["p50"] > 0, (label, engine)

@@ -4,7 +4,6 @@ routes on one PORT, and each group's weekly post through its own platform's stan
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 from datetime import time as dtime
@@ -13,6 +12,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from tests.support.clock import TZ
+from tests.support.databases import connect
 from tests.support.discord_standin import PUBLIC_KEY, DiscordStandin, slash
 from tests.support.discord_standin import TOKEN as DISCORD_TOKEN
 from tests.support.discord_standin import sign as discord_sign
@@ -111,7 +111,7 @@ def test_one_run_serves_slack_and_discord_and_posts_each_group_on_its_own(procs,
     assert code == 0 and seconds < 10, (code, seconds, server.proc.log())
     assert "Traceback" not in server.proc.log()
     # As if the group had been started before this week's slot, which a group started today missed.
-    with sqlite3.connect(tmp_path / "paperbot.db") as db:
+    with connect(tmp_path) as db:
         db.execute(  # and meeting after every moment of the week's latest slot, so that one is always due
             "UPDATE groups SET started_at = '2026-01-01T00:00:00+00:00', schedule = '0 0 * * mon', "
             "meeting = 'sun 23:59' WHERE channel = ?",

@@ -14,6 +14,7 @@ from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.catalog.queries import open_store
 from bot.schedule import signups
 from bot.schedule.signups import Member
+from tests.support.databases import connect
 from tests.support.discord_group import ADMIN, CHANNEL, MEMBER
 from tests.support.discord_standin import GUILD, DiscordStandin, slash
 
@@ -63,7 +64,7 @@ def test_run_serves_the_feeds_and_keeps_the_servers_events(run_bot, discord, tmp
         return
 
     # The week loses its presenter: its event goes at the next check.
-    with __import__("sqlite3").connect(tmp_path / "paperbot.db") as db:
+    with connect(tmp_path) as db:
         db.execute("DELETE FROM slots")
     deadline = time.monotonic() + 45
     while discord.events[GUILD] and time.monotonic() < deadline:

@@ -4,7 +4,6 @@ them, the stand-in as Discord's REST API, one SQLite file in tmp_path."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import time
 from datetime import datetime, timedelta
@@ -13,6 +12,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.calendar import Week
+from tests.support.databases import connect
 from tests.support.discord_group import ADMIN, CHANNEL, MEMBER
 from tests.support.discord_group import SHY as NO_DMS
 from tests.support.discord_process import BOT, env_for
@@ -71,7 +71,7 @@ def test_registers_paper_in_the_guild_and_answers_a_ping(run_bot, discord):
     assert {"tag", "show", "signup", "assign", "skip"} <= set(subs)
     assert [o["type"] for o in subs["assign"]["options"]][:1] == [6]
     assert subs["show"]["options"][0]["autocomplete"] and subs["tag"]["options"][0]["autocomplete"]
-    assert "permissions=84992" in bot.log.read_text() and f"client_id={APP_ID}" in bot.log.read_text()
+    assert "permissions=309237730304" in bot.log.read_text() and f"client_id={APP_ID}" in bot.log.read_text()
     assert bot.interact(ping()) == (200, {"type": 1})
 
 
@@ -110,7 +110,7 @@ def test_forged_and_missing_signatures_are_refused_and_change_nothing(run_bot, d
     other = sign(json.dumps(ping()))  # a signature of another body
     assert bot.request("POST", "/discord/interactions", body, other)[0] == 401
     assert bot.request("POST", "/discord/interactions", "{not json", sign("{not json"))[0] == 400
-    db = sqlite3.connect(tmp_path / "paperbot.db")
+    db = connect(tmp_path)
     assert db.execute("SELECT count(*) FROM slots").fetchone()[0] == 0
     headers = sign(body)
     assert bot.request("POST", "/discord/interactions", body, headers)[0] == 200
@@ -150,9 +150,9 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     [post] = discord.messages(CHANNEL)
     week = post["embeds"][0]["footer"]["text"].split("· ")[1]
     assert week in first.stdout and week in post["content"]
-    [row] = post["components"]
-    [signup] = row["components"]
-    assert signup["label"] == "Sign up to present"
+    labels = [[c["label"] for c in row["components"]] for row in post["components"]]
+    assert labels == [["Sign up to present"], ["Going", "Can't go", "Ask a question"]]
+    signup = post["components"][0]["components"][0]
 
     bot = run_bot(mode, **MEETING_ALWAYS_AHEAD)
     status, response = bot.interact(click(signup["custom_id"], MEMBER, post))
@@ -160,12 +160,14 @@ def test_post_week_twice_gives_one_post_and_its_button_books_the_week(run_bot, d
     message = answer(response)
     assert "signed up" in message["content"]
     # The button offers the post's meeting, which is ahead.
-    db = sqlite3.connect(tmp_path / "paperbot.db")
+    db = connect(tmp_path)
     assert db.execute("SELECT week, presenter FROM slots").fetchall() == [(Week.from_key(week).key, MEMBER)]
     # The announcement and the post's update go out through the outbox.
     assert discord.wait_for(lambda d: len(d.messages(CHANNEL)) == 2 and d.messages(CHANNEL)[0]["edited_timestamp"])
     posted, announced = discord.messages(CHANNEL)
-    assert f"<@{MEMBER}>" in posted["embeds"][0]["description"] and not posted["components"]
+    assert f"<@{MEMBER}>" in posted["embeds"][0]["description"]
+    labels = [[c["label"] for c in row["components"]] for row in posted["components"]]
+    assert labels == [["Going", "Can't go", "Ask a question"]]
     assert f"<@{MEMBER}> will present" in announced["content"] and pings(announced) == set()
 
 
@@ -263,7 +265,7 @@ def test_run_and_post_week_at_once_make_one_post(run_bot, discord, tmp_path):
     assert posting.returncode == 0, out
     # post-week ends once the week's post is recorded, by itself or by run (it waits for run's claim):
     # from then on neither posts it again.
-    db = sqlite3.connect(tmp_path / "paperbot.db")
+    db = connect(tmp_path)
     assert db.execute("SELECT state FROM deliveries WHERE kind = 'post'").fetchall() == [("sent",)]
     assert len(discord.messages(CHANNEL)) == 1
 

@@ -30,6 +30,7 @@ import pytest
 
 from bot.catalog.queries import open_store
 from bot.delivery.answer_time import ANSWER_SECONDS
+from tests.support.databases import db_rows
 from tests.support.processes import (
     Done,
     LineReader,
@@ -52,14 +53,6 @@ BOT = [sys.executable, "-m", "bot"]
 TZ = ZoneInfo("Europe/Berlin")  # env_for_process's PAPERBOT_TIMEZONE
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 NO_SLACK = "http://127.0.0.1:9/api/"  # nothing listens there: a process that needs no Slack
-
-
-def db_rows(tmp_path: Path, sql: str, params=()) -> list[tuple]:
-    conn = sqlite3.connect(tmp_path / "paperbot.db", timeout=15)
-    try:
-        return conn.execute(sql, list(params)).fetchall()
-    finally:
-        conn.close()
 
 
 def catalog(procs: Procs, tmp_path: Path) -> dict[str, dict]:
@@ -176,6 +169,7 @@ def test_a_command_under_way_when_http_stops_is_still_answered(procs, tmp_path, 
     assert "Traceback" not in server.proc.log()
 
 
+@pytest.mark.sqlite_only  # holds SQLite's write lock from outside
 def test_requests_that_wait_for_a_thread_keep_the_deadline_of_their_arrival(procs, tmp_path, slack):
     """12 sign-ups at once while another process holds the write lock: 8 threads take 8 of them; the
     4 that wait for a thread count their deadline from when they came in, too."""

@@ -269,6 +269,9 @@ def test_every_help_example_still_works_years_later(h, clock, command):
         h.command("signup 7 next", user="U1")  # a week to clear
     if command.name == "slides":
         h.command("signup 29 next", user="U1")  # a talk to attach slides to
+    if command.name == "swap":
+        h.command("signup 7 next", user="U2")  # a talk to trade for, and one of their own to offer
+        h.command("signup 8 2031-04-07", user="UADMIN")
     example = command.example.replace("@ada", "@U2")  # a mention Slack completed, as the listener reads it
     answer = commands.run(h.bot.context("UADMIN"), example)
     assert getattr(answer.reply, "ok", True), console_text(answer.reply)

@@ -57,3 +57,46 @@ def database_for(folder: Path, *, template: str | None = None) -> str:
     with _lock:
         _made[key] = url
     return url
+
+
+class _Connection:
+    """A test's own connection to its database on either engine, for reading (and a little writing)
+    behind the processes' backs: execute(sql with ? parameters), commit on leaving a with block."""
+
+    def __init__(self, folder: Path):
+        if ON_POSTGRES:
+            import psycopg  # noqa: PLC0415 - only on PostgreSQL
+
+            self._pg = psycopg.connect(database_for(folder), autocommit=True)
+        else:
+            import sqlite3  # noqa: PLC0415 - the common case, kept beside the other
+
+            self._sqlite = sqlite3.connect(folder / "paperbot.db", timeout=15)
+
+    def execute(self, sql: str, params=()):
+        if ON_POSTGRES:
+            from bot.store.postgres import translate  # noqa: PLC0415 - only on PostgreSQL
+
+            return self._pg.execute(translate(sql), list(params) or None)
+        return self._sqlite.execute(sql, list(params))
+
+    def close(self) -> None:
+        (self._pg if ON_POSTGRES else self._sqlite).close()
+
+    def __enter__(self) -> _Connection:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not ON_POSTGRES:
+            self._sqlite.commit()
+        self.close()
+
+
+def connect(folder: Path) -> _Connection:
+    """The database of the test whose files are in `folder` (SQLite's paperbot.db, or its PostgreSQL one)."""
+    return _Connection(folder)
+
+
+def db_rows(folder: Path, sql: str, params=()) -> list[tuple]:
+    with connect(folder) as db:
+        return db.execute(sql, params).fetchall()

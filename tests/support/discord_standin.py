@@ -24,6 +24,8 @@ Public API of DiscordStandin (thread-safe):
   gateway_url, dispatch(i)      the Gateway (HELLO, IDENTIFY checked, READY, heartbeats ACKed), and
                                 an INTERACTION_CREATE sent to the bot; answer_to(i) its callback
   gateway_sessions, gateway_connected, gateway_disconnect(code)
+  threads                       {id: thread} made on messages (POST …/messages/{id}/threads): a
+                                thread's id is its message's, and its messages are messages(id)
   events                        {server: {id: scheduled event}} (GET/POST/PATCH/DELETE scheduled-events)
   interest                      {event id: users Interested} (GET …/users, user_count; `interested`)
   users={id: {...}}             who Discord knows (GET users/{id}, guilds/{g}/members/{id}): "name" their
@@ -406,6 +408,8 @@ class DiscordStandin:
         self._followups: list[dict] = []
         self._files: dict[str, bytes] = {}  # attachment id -> what was uploaded
         self.registered: dict[str, list[dict]] = {}
+        #: Threads made on messages, by id (the message's).
+        self.threads: dict[str, dict] = {}
         #: Scheduled events by server, then by id (the events routes).
         self.events: dict[str, dict[str, dict]] = {}
         #: Who marked each event (by id) "Interested" in Discord's client (`interested`).
@@ -642,6 +646,7 @@ class DiscordStandin:
         ("PUT", r"/applications/(?P<app>\d+)/commands", "register"),
         ("PUT", r"/applications/(?P<app>\d+)/guilds/(?P<guild>\d+)/commands", "register"),
         ("POST", r"/channels/(?P<channel>\d+)/messages", "create_message"),
+        ("POST", r"/channels/(?P<channel>\d+)/messages/(?P<message>\d+)/threads", "create_thread"),
         ("GET", r"/channels/(?P<channel>\d+)/messages", "history"),
         ("GET", r"/channels/(?P<channel>\d+)", "channel_object"),
         ("PATCH", r"/channels/(?P<channel>\d+)/messages/(?P<message>\d+)", "edit_message"),
@@ -788,6 +793,34 @@ class DiscordStandin:
         if nonce is not None and body.get("enforce_nonce"):
             self._nonces[(channel, str(nonce))] = (time.time(), message)
         return 200, self._public(message)
+
+    def _create_thread(self, params, query, body):
+        """A public thread on a message: a channel whose id is the message's, one a message (160004)."""
+        stored = self._channel(params["channel"])
+        if not any(m["id"] == params["message"] for m in stored):
+            raise Refused(404, 10008, "Unknown Message")
+        name = body.get("name") if isinstance(body, dict) else None
+        if not isinstance(name, str) or not 1 <= len(name) <= 100:
+            raise Refused(400, 50035, "Invalid Form Body: name: Must be between 1 and 100 in length.")
+        if params["message"] in self._channels:
+            raise Refused(400, 160004, "A thread has already been created for this message")
+        self._channels[params["message"]] = []
+        metadata = {"archived": False, "auto_archive_duration": 1440, "archive_timestamp": _now(), "locked": False}
+        self.threads[params["message"]] = thread = {
+            "id": params["message"],
+            "guild_id": GUILD,
+            "parent_id": params["channel"],
+            "owner_id": APP_ID,
+            "type": 11,
+            "name": name,
+            "last_message_id": None,
+            "message_count": 0,
+            "member_count": 1,
+            "rate_limit_per_user": 0,
+            "flags": 0,
+            "thread_metadata": metadata,
+        }
+        return 201, copy.deepcopy(thread)
 
     @staticmethod
     def _public(message: dict) -> dict:

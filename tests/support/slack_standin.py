@@ -9,6 +9,7 @@ Public API of SlackStandin (everything thread-safe):
   api_url, socket_url          WebClient base_url / the URL apps.connections.open hands out
   calls, calls_to(method)      recorded Call(method, params, token, status, response) snapshots
   messages(channel)            stored messages, oldest first ("D"+user for DMs), edits applied
+  replies(channel, ts)         the replies in a message's thread, oldest first
   responses, responses_to(url), ephemerals, home_views, views   other recorded state
   fail_next(method, ...)       queue a fault (429 / 5xx / error / accept_then="hang"|"drop")
   SlackStandin(limits=PostLimits(...))   rate-limit chat.postMessage as Slack does: per
@@ -675,6 +676,36 @@ class SlackStandin:
             cursor = base64.b64encode(f"next_ts:{rest[0]['ts']}".encode()).decode()
             body["response_metadata"] = {"next_cursor": cursor}
         return body
+
+    def _api_conversations_replies(self, params):
+        """A thread: its parent, then its replies, oldest first (Slack's order), from `oldest` on."""
+        channel = self._resolve_channel(params.get("channel"))
+        parent = self._find_message(channel, params.get("ts"))
+        oldest = _ts_key(params.get("oldest") or "0", "invalid_ts_oldest")
+        try:
+            limit = min(max(int(params.get("limit") or 100), 1), 999)
+        except ValueError:
+            raise Rejected("invalid_limit") from None
+        with_metadata = _truthy(params.get("include_all_metadata"))
+        thread = [parent] + [
+            m
+            for m in self._messages.get(channel, [])
+            if m.get("thread_ts") == parent["ts"] and m["ts"] != parent["ts"] and _ts_key(m["ts"]) >= oldest
+        ]
+        start = int(params.get("cursor") or 0)
+        page = thread[start : start + limit]
+        messages = [{k: copy.deepcopy(v) for k, v in m.items() if k != "metadata" or with_metadata} for m in page]
+        body = {"messages": messages, "has_more": start + limit < len(thread)}
+        if start + limit < len(thread):
+            body["response_metadata"] = {"next_cursor": str(start + limit)}
+        return body
+
+    def replies(self, channel: str, ts: str) -> list:
+        """The replies in the thread of message `ts` in `channel`, oldest first."""
+        with self._lock:
+            return [
+                copy.deepcopy(m) for m in self._messages.get(channel, []) if m.get("thread_ts") == ts and m["ts"] != ts
+            ]
 
     def _api_conversations_open(self, params):
         users = [u for u in str(params.get("users") or "").split(",") if u]

@@ -15,6 +15,7 @@ from bot.console.render import render
 from bot.slack.blocks import message
 from bot.slack.settings import SETTINGS
 from tests.support import readme_session
+from tests.support.databases import database_for
 from tests.support.repo import ROOT
 
 MANIFEST = json.loads((ROOT / "manifest.json").read_text())
@@ -54,6 +55,7 @@ def test_manifest_asks_only_for_the_scopes_the_code_uses():
         "chat_update": {"chat:write"},
         "chat_postEphemeral": {"chat:write"},
         "conversations_history": {"channels:history", "groups:history", "im:history"},
+        "conversations_replies": {"channels:history", "groups:history", "im:history"},
         "conversations_open": {"im:write"},
         "users_info": {"users:read"},
         "views_open": set(),
@@ -182,11 +184,16 @@ def test_an_installed_package_carries_the_seed_list():
 
 
 def test_the_readme_session_is_what_the_console_prints(tmp_path):
-    """README's transcript, replayed at its moment (Thursday 3 December 2026, 21:44 in Shanghai)."""
+    """README's transcript, replayed at its moment (Thursday 3 December 2026, 21:44 in Shanghai), on
+    the tests' engine (PAPERBOT_TEST_ENGINE): the same output on both."""
     from bot.catalog.queries import open_store
 
     _, _, shown = readme_session.session()
-    assert readme_session.replay(open_store(tmp_path / "paperbot.db")).rstrip() == shown.rstrip()
+    store = open_store(database_for(tmp_path))
+    try:
+        assert readme_session.replay(store).rstrip() == shown.rstrip()
+    finally:
+        store.close()
 
 
 def test_slack_setup_says_why_for_every_scope_the_manifest_asks_for():

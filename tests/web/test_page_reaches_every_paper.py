@@ -12,6 +12,7 @@ from bot import cli
 from bot.catalog import queries as catalog
 from bot.catalog.papers import PaperInput
 from bot.web import feeds, site
+from tests.support.databases import database_for
 from tests.support.served_page import served_feeds
 
 
@@ -90,7 +91,7 @@ def test_the_static_site_writes_every_tags_pages_and_a_search_index_of_every_pap
     store.close()
     for name in [n for n in __import__("os").environ if n.startswith(("PAPERBOT_", "SLACK_", "DISCORD_"))]:
         monkeypatch.delenv(name)
-    monkeypatch.setenv("PAPERBOT_DB", str(tmp_path / "paperbot.db"))
+    monkeypatch.setenv("PAPERBOT_DB", database_for(tmp_path))  # the store fixture's, on either engine
     monkeypatch.chdir(tmp_path)
     public = tmp_path / "public"
     assert cli.main(["site", str(public)]) == 0
@@ -104,7 +105,7 @@ def test_the_static_site_writes_every_tags_pages_and_a_search_index_of_every_pap
     assert set(added[:BULK]) == _walk(fetch, bulk)
     index = (public / "search-index.js").read_text()
     assert index.startswith("paperbotIndex([") and "<" not in index
-    store = catalog.open_store(tmp_path / "paperbot.db")
+    store = catalog.open_store(database_for(tmp_path))
     assert all(f"[{p.number}," in index for p in catalog.all_papers(store)), "the index holds every paper"
     store.close()
 

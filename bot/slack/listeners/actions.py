@@ -48,6 +48,8 @@ def register(app, bot) -> None:
         ack()
         if answer.wakes_outbox:
             bot.wake_outbox()  # its announcement was queued with the change
+        if answer.discussion:
+            bot.discuss()
         bot.later(answer_press, bot, body, action, answer)
 
 

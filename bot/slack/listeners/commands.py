@@ -72,6 +72,8 @@ def register(app, bot) -> None:
         ack(**reply)
         if answer.wakes_outbox:
             bot.wake_outbox()  # its announcement was queued with the change
+        if answer.discussion:
+            bot.discuss()
 
 
 def open_add_form(bot, body, form: AddForm | None = None) -> dict:
