@@ -77,6 +77,14 @@ def holds(db: Any, expr: str) -> bool:
     return found.fetchone() is not None
 
 
+def papers_with(db: Any, expr: str, most: int) -> list[tuple[int]]:
+    """The newest `most` papers matching `expr`, as (number,) rows (related.closest's look-ups)."""
+    return db.execute(
+        f"SELECT rowid FROM paper_search WHERE all_v @@ {_QUERY.format('t')} ORDER BY rowid DESC LIMIT :most",
+        {"t": tsquery(expr), "most": most},
+    ).fetchall()
+
+
 def page(
     expr: str, sharing: Sharing | None, candidates: int, widened: str | None = None, *, skip: int, want: int
 ) -> tuple[str, dict[str, Any]]:

@@ -9,7 +9,7 @@ its rarity (BM25's idf), three times for a word of the title or the tags. The pa
 highest sum win, ties to the newest. Each look-up reads at most COMMON + 1 rows, and a paper's
 look-ups BUDGET rows in all, so the cost is bounded whatever the catalog's size.
 
-The look-ups are FTS5 MATCHes: SQLite only, like catalog.search.
+The look-ups are FTS5 MATCHes on SQLite and tsquery matches on PostgreSQL (pg_search.papers_with).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-from bot.catalog import search_terms
+from bot.catalog import pg_search, search_terms
 from bot.catalog.papers import Paper
 from bot.catalog.queries import ARCHIVED, many
+from bot.store import engine
 from bot.store.connection import Store
 
 #: A word in more papers than this is too common to tell papers apart (and would cost a long read);
@@ -56,12 +57,16 @@ def closest(store: Store, paper: Paper, n: int = 5) -> list[Paper]:
     common = min(COMMON, max(COMMON_FLOOR, total // COMMON_SHARE))
     scores: dict[int, float] = defaultdict(float)
     read = 0
+    postgres = engine.is_postgres(db)
     # The title's and tags' words come first, so a long summary's tail is what MAX_WORDS cuts.
     for word, weight in list(_words(paper).items())[:MAX_WORDS]:
-        found = db.execute(
-            "SELECT rowid FROM paper_search WHERE paper_search MATCH ? ORDER BY rowid DESC LIMIT ?",
-            [f'"{word}"', common + 1],
-        ).fetchall()
+        if postgres:
+            found = pg_search.papers_with(db, f'"{word}"', common + 1)
+        else:
+            found = db.execute(
+                "SELECT rowid FROM paper_search WHERE paper_search MATCH ? ORDER BY rowid DESC LIMIT ?",
+                [f'"{word}"', common + 1],
+            ).fetchall()
         read += len(found)
         if read > BUDGET:
             break
