@@ -22,8 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -143,7 +145,8 @@ def main() -> int:
             from tests.support.postgres import Server  # noqa: PLC0415
 
             print("starting PostgreSQL ...", file=sys.stderr)
-            server = Server.start(work / "pg")
+            # A folder of its own under /tmp: PostgreSQL runs as its own user, who may not enter `work`.
+            server = Server.start(Path(tempfile.mkdtemp(prefix="paperbot-claims-pg-")))
             pg_url = server.new_database()
         for engine, db in (("postgresql", pg_url), ("sqlite", str(work / "race.db"))):
             print(f"{engine}: {args.processes} processes racing for {args.keys} keys ...", file=sys.stderr)
@@ -152,6 +155,7 @@ def main() -> int:
     finally:
         if server is not None:
             server.stop()
+            shutil.rmtree(server.folder, ignore_errors=True)
     print("| engine | processes | keys | seconds | sent once | duplicates | missing | recorded sent |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for engine, r in results.items():
