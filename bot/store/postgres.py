@@ -282,15 +282,6 @@ class PgStore(Store):
                 self._forget(db)
             raise
 
-    @contextmanager
-    def answering_by(self, deadline: float) -> Iterator[None]:
-        """Writes made meanwhile in this thread wait for the write lock until `deadline` at most."""
-        self._local.answer_by = deadline
-        try:
-            yield
-        finally:
-            self._local.answer_by = None
-
     def close(self) -> None:
         with self._raw_lock:
             for raw in self._raw:
@@ -301,14 +292,6 @@ class PgStore(Store):
         self._local = threading.local()
         for fn in closing:
             fn()
-
-    def answers(self) -> bool:
-        """Does the server answer a query now (for /healthz)?"""
-        try:
-            self.db.execute("SELECT 1").fetchone()
-            return True
-        except sqlite3.Error:
-            return False
 
     # -- first use -----------------------------------------------------------
 
