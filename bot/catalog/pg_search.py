@@ -77,12 +77,19 @@ def holds(db: Any, expr: str) -> bool:
     return found.fetchone() is not None
 
 
-def papers_with(db: Any, expr: str, most: int) -> list[tuple[int]]:
-    """The newest `most` papers matching `expr`, as (number,) rows (related.closest's look-ups)."""
-    return db.execute(
-        f"SELECT rowid FROM paper_search WHERE all_v @@ {_QUERY.format('t')} ORDER BY rowid DESC LIMIT :most",
-        {"t": tsquery(expr), "most": most},
-    ).fetchall()
+def papers_with_each(db: Any, exprs: list[str], most: int) -> list[list[tuple[int]]]:
+    """For each of `exprs`, the newest `most` papers matching it, as (number,) rows: one statement for
+    them all (related.closest's look-ups; one round trip each cost more than the look-ups themselves)."""
+    found: list[list[tuple[int]]] = [[] for _ in exprs]
+    rows = db.execute(
+        "SELECT w.i, p.rowid FROM unnest(CAST(:queries AS text[])) WITH ORDINALITY AS w(q, i) "
+        "CROSS JOIN LATERAL (SELECT rowid FROM paper_search WHERE all_v @@ to_tsquery('simple', paperbot_fold(w.q)) "
+        "ORDER BY rowid DESC LIMIT :most) AS p ORDER BY w.i, p.rowid DESC",
+        {"queries": [tsquery(e) for e in exprs], "most": most},
+    )
+    for i, number in rows:
+        found[i - 1].append((number,))
+    return found
 
 
 def page(

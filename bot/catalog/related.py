@@ -9,7 +9,8 @@ its rarity (BM25's idf), three times for a word of the title or the tags. The pa
 highest sum win, ties to the newest. Each look-up reads at most COMMON + 1 rows, and a paper's
 look-ups BUDGET rows in all, so the cost is bounded whatever the catalog's size.
 
-The look-ups are FTS5 MATCHes on SQLite and tsquery matches on PostgreSQL (pg_search.papers_with).
+The look-ups are FTS5 MATCHes on SQLite, one at a time, and tsquery matches on PostgreSQL, all in one
+statement (pg_search.papers_with_each), where each round trip costs more than a look-up.
 """
 
 from __future__ import annotations
@@ -57,16 +58,19 @@ def closest(store: Store, paper: Paper, n: int = 5) -> list[Paper]:
     common = min(COMMON, max(COMMON_FLOOR, total // COMMON_SHARE))
     scores: dict[int, float] = defaultdict(float)
     read = 0
-    postgres = engine.is_postgres(db)
     # The title's and tags' words come first, so a long summary's tail is what MAX_WORDS cuts.
-    for word, weight in list(_words(paper).items())[:MAX_WORDS]:
-        if postgres:
-            found = pg_search.papers_with(db, f'"{word}"', common + 1)
-        else:
-            found = db.execute(
+    words = list(_words(paper).items())[:MAX_WORDS]
+    if engine.is_postgres(db):  # every look-up in one round trip
+        each = iter(pg_search.papers_with_each(db, [f'"{word}"' for word, _ in words], common + 1))
+    else:
+        each = (
+            db.execute(
                 "SELECT rowid FROM paper_search WHERE paper_search MATCH ? ORDER BY rowid DESC LIMIT ?",
                 [f'"{word}"', common + 1],
             ).fetchall()
+            for word, _ in words
+        )
+    for (_word, weight), found in zip(words, each, strict=True):
         read += len(found)
         if read > BUDGET:
             break
