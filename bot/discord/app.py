@@ -352,8 +352,7 @@ class DiscordBot:
     def send_notes(self) -> None:
         """Send the direct messages left to send once (a swap's offer, an open slot's call) in the groups
         this bot posts to (bot/schedule/notes.py)."""
-        calendars = [g.calendar for g in groups.posting(self.store, self.env, PLATFORM.name)]
-        notes.send_due_in(self.store, calendars, self.transport, self.clock(), sleep=self._stopping.wait)
+        notes.send_due_for(self.store, self.env, PLATFORM.name, self.transport, self.clock(), sleep=self._stopping.wait)
 
     def tell_later(self, user: str, said: Text) -> None:
         """Tell `user` directly once the answer has gone (commands.Context.tell)."""

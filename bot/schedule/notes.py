@@ -20,7 +20,7 @@ from bot.catalog import queries as catalog
 from bot.delivery import sending as delivery
 from bot.delivery.sending import Delivery, NoLongerWanted, Result, Transport
 from bot.rich_text import Button, Mention, PaperRef, Text, When, command_code, text
-from bot.schedule import slots, swaps
+from bot.schedule import groups, slots, swaps
 from bot.store.connection import Store
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,13 @@ def opening_note(store: Store, group: MeetingCalendar, week: Week, paper: int | 
     )
     buttons = (Button("Sign up", signup, primary=True),) if found else ()
     return Note(member, key, said, buttons)
+
+
+def send_due_for(
+    store: Store, env: groups.Group, platform: str | None, transport: Transport, now: datetime, **how
+) -> int:
+    """send_due_in for the groups that `platform`'s bot posts to (`env`: the install's settings)."""
+    return send_due_in(store, [g.calendar for g in groups.posting(store, env, platform)], transport, now, **how)
 
 
 def send_due_in(store: Store, calendars: list[MeetingCalendar], transport: Transport, now: datetime, **how) -> int:
