@@ -3,6 +3,7 @@
     python bench/groups_bench.py                       # 1,000 groups, workspace limit 20 posts/s (~4 min)
     python bench/groups_bench.py --quick               # 100 groups, a few samples (~2 min)
     python bench/groups_bench.py --workspace-rate 50   # another workspace-wide limit
+    python bench/groups_bench.py --engines sqlite,postgresql   # the N-group bot on each engine, side by side
 
 It starts the Slack stand-in (tests/support/slack_standin.py) with Slack's
 limits on chat.postMessage: about one a second per channel with a burst of 3,
@@ -23,6 +24,11 @@ Then, in one run:
 4. command latency: signed /paper requests over HTTP (keep-alive, one client,
    blocks of 40 alternating between the two bots), typed in a group's channel;
 5. the bots' memory (RSS and peak) after the posts.
+
+With `--engines sqlite,postgresql`, step 2 starts an N-group bot on each engine: the groups are made
+once in SQLite, and `paperbot copy` puts that install into a PostgreSQL database of the bench's own
+(tests/support/postgres.py); each of those bots posts to a stand-in of its own, and step 4 alternates
+among all the bots.
 
 Markdown tables go to stdout, progress to stderr, work files to bench/out/groups-<time>/.
 Loopback only; ports from 30000-31999.
