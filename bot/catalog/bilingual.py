@@ -190,6 +190,10 @@ def load() -> Dictionary:
 def other_language(word: str) -> list[list[str]]:
     """`word`'s spellings in the other language, as parts that must all match, each a list of words any of
     which will do, best first; [] when the dictionary knows none. English words come back as stems."""
+    if _loaded is None and _loading.locked():
+        # Being read in the background (a server's start): this search goes without the other language
+        # rather than wait seconds for it, past a chat platform's answer deadline.
+        return []
     if _HAN.fullmatch(word):
         return _from_chinese(word)
     if word.isascii() and word.isalpha() and len(word) > 2:

@@ -35,7 +35,7 @@ from bot.rich_text import COMMAND, Button, Code, Mention, Text, When, command_co
 from bot.schedule import groups, slots, talks
 from bot.schedule.rows import TalkWeek, talk_paper
 from bot.schedule.signups import Change, Refusal
-from bot.store.connection import Busy, DiskFull
+from bot.store.connection import Busy, DiskFull, Unavailable
 
 _HELP: dict[str, Verb] = {}
 
@@ -95,6 +95,8 @@ def acts_on_a_group(line: str) -> bool:
 MEANT = 0.7
 
 BUSY = "The catalog is busy just now, so nothing was changed. Try again in a moment."
+#: The database server away (restarted, out of reach): said within the platform's 3 seconds, nothing changed.
+AWAY = "The catalog cannot be reached just now, so nothing was changed. Try again in a moment."
 DISK_FULL = "The disk that holds the catalog is full, so nothing was changed. Ask whoever runs the bot to free space."
 
 
@@ -133,6 +135,8 @@ def run(ctx: Context, line: str) -> Answer:
         return Answer(Notice(text(BUSY), ok=False))
     except DiskFull:
         return Answer(Notice(text(DISK_FULL), ok=False))
+    except Unavailable:
+        return Answer(Notice(text(AWAY), ok=False))
 
 
 def to_look_up(ctx: Context, line: str) -> str | None:
@@ -150,7 +154,7 @@ def to_look_up(ctx: Context, line: str) -> str | None:
         assert isinstance(link, paper_refs.Ref)
         if paper_commands.suggestion_checked(ctx, link) is not None:
             return None
-    except (Refusal, Busy, DiskFull):
+    except (Refusal, Busy, DiskFull, Unavailable):
         return None  # `run` says so
     return args.strip()
 

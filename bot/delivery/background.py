@@ -11,12 +11,25 @@ Each lane is a thread pool of its own, so that a rate-limited channel never hold
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+from bot.store.connection import Unavailable
+
 log = logging.getLogger(__name__)
+
+
+def log_failure(logger: logging.Logger, message: str, *args: object) -> None:
+    """Log the exception being handled under `message`: the database away (restarted, out of reach) in
+    one line, since the work is tried again once it is back; anything else with its traceback."""
+    error = sys.exc_info()[1]
+    if isinstance(error, Unavailable):
+        logger.warning(message + ": the database does not answer (%s)", *args, " ".join(str(error).split())[:200])
+    else:
+        logger.exception(message, *args)
 
 
 class Background:
@@ -29,13 +42,13 @@ class Background:
         self._lock = threading.Lock()
 
     def later(self, fn: Callable, *args, lane: str) -> Future:
-        """Run `fn(*args)` in `lane`; a failure is logged with its traceback, never raised."""
+        """Run `fn(*args)` in `lane`; a failure is logged (log_failure), never raised."""
 
         def guarded():
             try:
                 fn(*args)
             except Exception:
-                log.exception("background %s failed", getattr(fn, "__name__", fn))
+                log_failure(log, "background %s failed", getattr(fn, "__name__", fn))
 
         future = self._pools[lane].submit(guarded)
         with self._lock:

@@ -151,18 +151,23 @@ _LOOK_PG = (
 def _look(store: Store, now: float, plan: Planner) -> tuple[list[int], list[tuple[int, ...]], float | None]:
     """The post updates due, the announcement messages to send now (by `plan`), and when the next
     row that waits is due. Reads every row, but none whole: it runs at every wake of the sender."""
-    refreshes, waiting, blocked, later = [], [], False, []
+    refreshes: list[int] = []
+    waiting: list[Waiting] = []
+    later: list[float] = []
+    blocked: set[str | None] = set()  # channels where an announcement waits or is being sent
     rows = store.db.execute(_LOOK_PG if engine.is_postgres(store) else _LOOK_SQLITE).fetchall()
     for id_, kind, attempts, owner, lease_until, next_try, created_at, unit, *change in rows:
-        # Free, or leased by a process of this host that is gone (killed mid-send): no need to wait out its lease.
-        free = lease_until < now or (owner != OWNER and owner_is_dead(store, owner))
+        # Free, or leased by a process that is gone (killed mid-send): no need to wait out its lease.
+        free = lease_until < now or (owner != OWNER and owner_is_dead(store, owner, lease_until - LEASE_SECONDS))
         ready = free and next_try <= now
         if not ready:
             later.append(next_try if free else lease_until)
         if kind == ItemKind.ANNOUNCE:
-            # In order: none is taken while an earlier one waits (held off by the platform) or is being sent.
-            blocked = blocked or not ready
-            if not blocked:
+            # In order in each channel: none is taken while an earlier one of its channel waits (held
+            # off by the platform, refused) or is being sent; another channel's go on.
+            if not ready:
+                blocked.add(change[0])
+            if change[0] not in blocked:
                 # A row with an owner still (its lease ran out, its sender died) was being sent: maybe it was.
                 tried = attempts > 0 or owner is not None
                 waiting.append(Waiting(id_, created_at, tried, tuple(json.loads(unit)) if unit else (), *change))
@@ -181,8 +186,9 @@ def take(store: Store, now: float | None = None, limit: int = 20, plan: Planner 
     sends now, each with the rows of its message (`Item.unit`, kept in the rows: a message tried
     before is tried again as it was, so that its mark finds it).
 
-    Announcements keep the order of their changes, in every process and across restarts: none
-    is taken while an earlier one waits (held off by the platform) or is being sent; `plan` may hold
+    Announcements keep the order of their changes in each channel, in every process and across
+    restarts: none is taken while an earlier one of its channel waits (held off by the platform,
+    refused) or is being sent, and a channel's waiting holds no other channel's back; `plan` may hold
     some back (see outbox_sender.plan). Post updates are planned afresh from the database when sent, so
     they need no order. `limit` counts post updates and messages.
     """

@@ -167,7 +167,7 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
         state, owner, lease_until, retry_at, claimed_at, channel, ref, last_error = row
         if state == "sent":
             return Result("done", "already sent", Sent(channel, ref))
-        if owner != OWNER and lease_until > wall and not owner_is_dead(store, owner):
+        if owner != OWNER and lease_until > wall and not owner_is_dead(store, owner, lease_until - LEASE_SECONDS):
             return Result("busy", f"another process ({owner}) is sending it")
         if not force and retry_at > wall:
             return Result("waiting", f"waiting to retry after: {last_error}")
@@ -346,7 +346,7 @@ def in_flight(store: Store, kind: str, dest: str, key: str) -> bool:
         "SELECT lease_until, owner FROM deliveries WHERE kind = ? AND dest = ? AND key = ? AND state != 'sent'",
         [kind, dest, key],
     ).fetchone()
-    return row is not None and row[0] > _wall() and not owner_is_dead(store, row[1])
+    return row is not None and row[0] > _wall() and not owner_is_dead(store, row[1], row[0] - LEASE_SECONDS)
 
 
 def sent_message(store: Store, kind: str, dest: str, key: str) -> Sent | None:

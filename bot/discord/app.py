@@ -37,7 +37,7 @@ from bot.discord.transport import NO_DMS, DiscordPoster, DiscordTransport
 from bot.rich_text import Code, Mention, PaperRef, Text, command_code, text
 from bot.schedule import groups, notes, questions
 from bot.schedule.signups import Change, Member, Refusal
-from bot.store.connection import Busy, Store
+from bot.store.connection import Busy, DiskFull, Store, Unavailable
 from bot.web import chart_png, charts, feeds, member_names
 from bot.web.http_door import Refused
 
@@ -85,6 +85,10 @@ def _saved(save: Callable[[], catalog.Paper], done: str, again: str) -> Notice:
         return Notice(refusal.text, ok=False)
     except Busy:
         return Notice(text(commands.BUSY), ok=False)
+    except DiskFull:
+        return Notice(text(commands.DISK_FULL), ok=False)
+    except Unavailable:
+        return Notice(text(commands.AWAY), ok=False)
     except InvalidPaper as e:
         why = text(str(e), f" Nothing was {done.lower()}: ", command_code(again), " opens the form again.")
         return Notice(why, ok=False)

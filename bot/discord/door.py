@@ -29,7 +29,7 @@ PING, COMMAND, COMPONENT, AUTOCOMPLETE, MODAL_SUBMIT = 1, 2, 3, 4, 5
 class DiscordDoor:
     def __init__(self, public_key: str, window: ReplayWindow | None = None, clock: Callable[[], float] = time.time):
         self.key = VerifyKey(bytes.fromhex(public_key))
-        self.window = window or ReplayWindow()
+        self.window = window if window is not None else ReplayWindow()
         self.clock = clock
 
     def admit(self, environ) -> dict:

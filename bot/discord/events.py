@@ -37,6 +37,7 @@ from bot.calendar import Week
 from bot.delivery.sending import Rejected
 from bot.discord.rest import Rest
 from bot.schedule import attendance, groups, slots
+from bot.store import liveness
 from bot.store.connection import Store
 from bot.web import feeds, member_names
 from bot.web.site import Group
@@ -143,11 +144,14 @@ class MeetingEvents:
 
     def check(self, now: datetime) -> None:
         """Make, move and cancel events so that the server shows what the schedules say. One check
-        at a time; a failure is logged and left to the next check."""
+        at a time, in this process and across processes (replicas: another's check is under way, and
+        would make the same events); a failure is logged and left to the next check."""
         if not self._busy.acquire(blocking=False):
             return
         try:
-            self._check(now)
+            with liveness.exclusive(self.store, f"discord events {self.guild}") as mine:
+                if mine:
+                    self._check(now)
         except Exception as e:
             log.warning("could not bring Discord's events in step: %s: %s", type(e).__name__, e)
         finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sqlite3
 import threading
 import time
 
@@ -24,10 +25,11 @@ from bot.discord.events import MeetingEvents, discord_groups
 from bot.discord.gateway import Gateway
 from bot.discord.settings import DiscordSettings
 from bot.runtime import scheduler
+from bot.store import liveness
 from bot.store.connection import Store
 from bot.store.engine import shown
 from bot.web import feeds, http_door
-from bot.web.http_door import Refused, StartError, arrival, refuse
+from bot.web.http_door import Refused, ReplayWindow, StartError, arrival, refuse
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +42,12 @@ def require_settings(settings: DiscordSettings) -> None:
 
 
 def wsgi(bot: DiscordBot, public_key: str):
-    door = DiscordDoor(public_key)
+    door = DiscordDoor(public_key, ReplayWindow(store=bot.store))
 
     def application(environ, start_response):
         path = environ.get("PATH_INFO")
         if path == "/healthz":
-            return http_door.healthz(start_response)
+            return http_door.healthz(start_response, bot.store)
         if path != INTERACTIONS_PATH:
             return refuse(environ, start_response, Refused(404, "no such route"))
         if environ.get("REQUEST_METHOD") != "POST":
@@ -103,9 +105,43 @@ def register(bot: DiscordBot, settings: DiscordSettings) -> None:
 READY_SECONDS = 30.0
 
 
+#: How often a process without the Gateway asks for it: it takes a dead holder's over within this.
+GATEWAY_ASK_SECONDS = 10.0
+#: How often the holder makes sure it still holds it (a restarted database lost every lock).
+GATEWAY_CHECK_SECONDS = 5.0
+GATEWAY_WORK = "discord gateway"
+
+
+def _gateway_turn(bot: DiscordBot, jobs, stop: threading.Event) -> liveness.Held | None:
+    """The Gateway for this process, once no other holds it (replicas: Discord would send each
+    interaction to one of their sessions, and a session too many counts against the bot's limits);
+    meanwhile the scheduler runs. None when `stop` came first."""
+    waiting = False
+    while True:
+        try:
+            held = liveness.take(bot.store, GATEWAY_WORK)
+        except sqlite3.Error as e:  # the database away: asked again in a moment
+            log.warning("cannot ask whether another process holds Discord's Gateway: %s", e)
+            held = None
+        if held is not None:
+            if waiting:
+                log.info("took Discord's Gateway over")
+            return held
+        if not waiting:
+            log.info("another process holds Discord's Gateway: this one posts, and takes it over when that one stops")
+            waiting = True
+            jobs.start()
+        if stop.wait(GATEWAY_ASK_SECONDS):
+            return None
+
+
 def serve_gateway(bot: DiscordBot, settings: DiscordSettings, stop: threading.Event, jobs) -> None:
-    """Interactions over the Gateway until `stop`; the scheduler starts once the session is ready."""
+    """Interactions over the Gateway until `stop`, held by one process at a time; the scheduler starts
+    once the session is ready (or while another process holds it)."""
     assert settings.token is not None  # require_settings checked it
+    held = _gateway_turn(bot, jobs, stop)
+    if held is None:
+        return
     gateway = Gateway(bot.rest, settings.token, bot.from_gateway, stop)
     thread = threading.Thread(target=gateway.run, name="paperbot-gateway-reader", daemon=True)
     thread.start()
@@ -116,7 +152,8 @@ def serve_gateway(bot: DiscordBot, settings: DiscordSettings, stop: threading.Ev
             raise StartError(gateway.fatal)
         if stop.is_set():
             return
-        jobs.start()
+        if not jobs.running:
+            jobs.start()
         bot.later(bot.check_channel)
         log.info(
             "serving Discord interactions over the Gateway; database %s, weekly post to %s at %r in %s",
@@ -125,14 +162,36 @@ def serve_gateway(bot: DiscordBot, settings: DiscordSettings, stop: threading.Ev
             settings.schedule.expr,
             settings.timezone.key,
         )
+        checked = time.monotonic()
         while not stop.wait(0.5):
             if gateway.fatal:  # refused for good while running: say so and stop
                 log.error("%s; stopping", gateway.fatal)
                 break
+            if time.monotonic() - checked > GATEWAY_CHECK_SECONDS:
+                checked = time.monotonic()
+                if not held.still_held():
+                    held = _taken_again(bot, held)
+                    if held is None:
+                        break
     finally:
         stop.set()
         gateway.close()
         thread.join(3.0)
+        if held is not None:
+            held.release()
+
+
+def _taken_again(bot: DiscordBot, lost: liveness.Held) -> liveness.Held | None:
+    """The Gateway's lock taken again after it was lost (the database restarted); None, and said,
+    when another process took it meanwhile: this one stops, for its supervisor to start it again."""
+    lost.release()
+    try:
+        held = liveness.take(bot.store, GATEWAY_WORK)
+    except sqlite3.Error:
+        return lost  # the database still away: nobody else can take it either; asked again soon
+    if held is None:
+        log.error("another process took Discord's Gateway over while the database was away; stopping")
+    return held
 
 
 def run(settings: DiscordSettings, store: Store, stop: threading.Event) -> int:

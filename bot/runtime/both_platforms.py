@@ -61,14 +61,15 @@ class ChannelPoster:
         self.of(channel).channel_refused(channel, error)
 
 
-def application(parts: Sequence[Any], calendars) -> Callable:
-    """One WSGI application for every part's routes, /healthz, and the calendars and pages."""
+def application(parts: Sequence[Any], calendars, store: Store | None = None) -> Callable:
+    """One WSGI application for every part's routes, /healthz (whether `store` answers), and the calendars
+    and pages."""
     routes = {path: app for part in parts for path, app in part.routes.items()}
 
     def platforms_app(environ, start_response):
         path = environ.get("PATH_INFO") or ""
         if path == "/healthz":
-            return http_door.healthz(start_response)
+            return http_door.healthz(start_response, store)
         if path in routes:
             return routes[path](environ, start_response)
         return refuse(environ, start_response, Refused(404, "no such route"))
@@ -123,7 +124,7 @@ def run(parts: Sequence[Any], settings: PlatformSettings, store: Store, stop: th
         jobs = scheduler.create(checks, settings)
         for part in parts:
             part.add_jobs(jobs, home=part is home)
-        server = http_door.listen(application(parts, calendars(parts, settings, store)), settings.port)
+        server = http_door.listen(application(parts, calendars(parts, settings, store), store), settings.port)
         for part in parts:
             if not part.connect():
                 log.info("stopped before connecting")

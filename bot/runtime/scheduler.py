@@ -36,6 +36,7 @@ from bot import platforms
 from bot.calendar import MeetingCalendar
 from bot.catalog import bilingual
 from bot.delivery import sending as delivery
+from bot.delivery.background import log_failure
 from bot.delivery.sending import Transport
 from bot.schedule import groups, notes, questions, reminders, weekly
 from bot.settings import Settings
@@ -123,7 +124,7 @@ class ScheduledChecks:
                 if posted.status == "failed":
                     log.error("could not post in a meeting's thread: %s", posted.detail)
         except Exception:
-            log.exception("discussion check failed")
+            log_failure(log, "discussion check failed")
 
     def _check(self, lock: threading.Lock, look: Callable[[datetime], None]) -> None:
         if not lock.acquire(blocking=False):
@@ -135,14 +136,14 @@ class ScheduledChecks:
         try:
             self.outbox()  # what a crash, a restart or a rate limit left unsent
         except Exception:
-            log.exception("outbox check failed")
+            log_failure(log, "outbox check failed")
 
     def _post(self, now: datetime) -> None:
         try:
             posting = [g for g in self.routes.posting() if g.channel]
             due = self.routes.due(posting, lambda tz: now)
         except Exception:
-            log.exception("weekly post check failed")
+            log_failure(log, "weekly post check failed")
             return
         for group in due:
             self._post_group(group, now)
@@ -151,7 +152,7 @@ class ScheduledChecks:
             if slot is not None:
                 self.on_next_slot(slot)
         except Exception:
-            log.exception("planning the next post slot failed")
+            log_failure(log, "planning the next post slot failed")
 
     def _post_group(self, group: groups.Group, now: datetime) -> None:
         channel = group.channel
@@ -160,7 +161,7 @@ class ScheduledChecks:
                 group, now, retry_now=group.id not in self._post_looked, sleep=self._sleep, started=group.started_at
             )
         except Exception:
-            log.exception("weekly post check of %s failed", channel)
+            log_failure(log, "weekly post check of %s failed", channel)
             return
         if outcome.status != "busy":  # another process was at it: the retry at once is still to come
             self._post_looked.add(group.id)
@@ -188,11 +189,11 @@ class ScheduledChecks:
                 elif result.status == "failed":
                     log.error("could not remind %s about %s: %s", r.presenter, r.week, result.detail)
         except Exception:
-            log.exception("reminder check failed")
+            log_failure(log, "reminder check failed")
         try:  # what a crash or a platform's refusal left of notes (swap offers, open slots' calls)
             self.routes.tell(self.routes.posting(), now, sleep=self._sleep)
         except Exception:
-            log.exception("notes check failed")
+            log_failure(log, "notes check failed")
 
 
 class Routes:

@@ -22,6 +22,9 @@ from bot.schedule.signups import Refusal
 from bot.schedule.slots import read_slot
 from bot.store.connection import Store
 
+#: How far ahead a member may say they come or bring a question: a year and a week.
+WEEKS_AHEAD = 53
+
 #: What saying it did: a new answer, the other answer than before, or the same again (taken back).
 Outcome = Literal["said", "changed", "took back"]
 
@@ -34,9 +37,10 @@ class Said:
     outcome: Outcome
 
 
-def meeting_week(store: Store, group: MeetingCalendar, now: datetime, date: str | None) -> Week:
-    """The meeting a member answers for: the coming one (the one `week` shows), or the one in the week
-    of `date`; Refusal when that week has no meeting or its meeting is over."""
+def meeting_week(store: Store, group: MeetingCalendar, now: datetime, date: str | None, then: str = "") -> Week:
+    """The meeting a member answers for or asks about: the coming one (the one `week` shows), or the
+    one in the week of `date`; Refusal when that week has no meeting, its meeting is over (`then`
+    says what to do instead) or is over a year away."""
     if date is None:
         week = group.coming(now)
     else:
@@ -46,7 +50,9 @@ def meeting_week(store: Store, group: MeetingCalendar, now: datetime, date: str 
             raise Refusal(str(e)) from None
     meeting = group.meeting_of(week)
     if group.ends(week) <= now:
-        raise Refusal("The meeting of that week (", When(meeting), ") is over.")
+        raise Refusal("The meeting of that week (", When(meeting), ") is over", then, ".")
+    if week.key > group.week_of(now).plus(WEEKS_AHEAD).key:
+        raise Refusal("That meeting is over a year away: ask nearer the time.")
     slot = read_slot(store.db, week, group.group_id)
     if slot is not None and slot.kind == "skipped":
         raise Refusal("There is no meeting in the week of ", When(meeting, with_time=False), ": it is skipped.")

@@ -24,7 +24,7 @@ from bot.calendar import BadDate, MeetingCalendar, Week
 from bot.delivery import sending as delivery
 from bot.delivery.sending import Delivery, NoLongerWanted, NothingToSend, Result, Transport
 from bot.rich_text import When, command_code
-from bot.schedule import groups, slots
+from bot.schedule import attendance, groups
 from bot.schedule.rows import Question, TalkWeek
 from bot.schedule.signups import Member, Refusal
 from bot.store.connection import Store
@@ -33,8 +33,6 @@ from bot.store.connection import Store
 MAX_LENGTH = 500
 #: Questions one meeting takes: a flood (or a script) stops here.
 MAX_A_MEETING = 100
-#: How far ahead a question may be asked: a year of meetings.
-WEEKS_AHEAD = 53
 
 
 @dataclass(frozen=True)
@@ -54,22 +52,7 @@ class Digest:
 
 def meeting_for(store: Store, group: MeetingCalendar, now: datetime, date: str | None) -> Week:
     """The meeting a question is for: the coming one, or the one of `date`; Refusal when there is none to ask about."""
-    if date is None:
-        week = group.coming(now)
-    else:
-        try:
-            week = group.parse_week(date, now)
-        except BadDate as e:
-            raise Refusal(str(e)) from None
-    meeting = group.meeting_of(week)
-    if group.ends(week) <= now:
-        raise Refusal("The meeting of ", When(meeting), " is over: ask about a coming one.")
-    if week.key > group.week_of(now).plus(WEEKS_AHEAD).key:
-        raise Refusal("That meeting is over a year away: ask nearer the time.")
-    slot = slots.slot(store, week, group.group_id)
-    if slot is not None and slot.kind == "skipped":
-        raise Refusal("There is no meeting in the week of ", When(meeting, with_time=False), ": it is skipped.")
-    return week
+    return attendance.meeting_week(store, group, now, date, ": ask about a coming one")
 
 
 def _read(rows: Iterable) -> list[Question]:

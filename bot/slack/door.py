@@ -88,7 +88,7 @@ class SlackDoor:
 
     def __init__(self, signing_secret: str, window: ReplayWindow | None = None, clock: Callable[[], float] = time.time):
         self.secret = signing_secret.encode()
-        self.window = window or ReplayWindow()
+        self.window = window if window is not None else ReplayWindow()
         self.clock = clock
 
     def admit(self, environ) -> dict:

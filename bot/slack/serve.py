@@ -29,7 +29,7 @@ from bot.slack.settings import SlackSettings
 from bot.store.connection import Store
 from bot.store.engine import shown
 from bot.web import feeds, http_door
-from bot.web.http_door import Refused, StartError, arrival, refuse
+from bot.web.http_door import Refused, ReplayWindow, StartError, arrival, refuse
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -41,18 +41,18 @@ TOKEN_REFUSALS = ("invalid_auth", "not_authed", "not_allowed_token_type", "token
 STOP_SECONDS = 5.0
 
 
-def wsgi(app: App, signing_secret: str) -> Callable:
-    """Bolt at /slack/events behind the door (slack.door: signature, replay, shape), and a plain
-    health check at /healthz."""
+def wsgi(app: App, signing_secret: str, store: Store | None = None) -> Callable:
+    """Bolt at /slack/events behind the door (slack.door: signature, replay, shape), and a health
+    check at /healthz (whether `store` answers)."""
     bolt = SlackRequestHandler(app, path=EVENTS_PATH)
-    door = SlackDoor(signing_secret)
+    door = SlackDoor(signing_secret, ReplayWindow(store=store))
     bolt_log = logging.getLogger("bot.slack.bolt")
     if _without_traceback not in bolt_log.filters:
         bolt_log.addFilter(_without_traceback)
 
     def application(environ, start_response):
         if environ.get("PATH_INFO") == "/healthz":
-            return http_door.healthz(start_response)
+            return http_door.healthz(start_response, store)
         if environ.get("PATH_INFO") != EVENTS_PATH:
             return refuse(environ, start_response, Refused(404, "no such route"))
         try:
@@ -92,12 +92,14 @@ def _without_traceback(record: logging.LogRecord) -> bool:
     return True
 
 
-def http_server(app: App, port: int, signing_secret: str, host: str = "0.0.0.0", *, calendars=None, **door):
+def http_server(  # noqa: PLR0913 - the door's limits pass through
+    app: App, port: int, signing_secret: str, host: str = "0.0.0.0", *, calendars=None, store=None, **door
+):
     """A waitress server for the app (call .run() to serve, .close() to stop), with the door's
     slow-connection defence (http_door.http_server: `door` passes its limits), and the calendars
     and the group's page beside Slack's route when `calendars` (feeds.Feeds) is given; StartError
     when the port cannot be had."""
-    application = wsgi(app, signing_secret)
+    application = wsgi(app, signing_secret, store)
     if calendars is not None:
         application = feeds.around(application, calendars)
     return http_door.listen(application, port, host, **door)
@@ -155,7 +157,7 @@ def run(settings: SlackSettings, store: Store, stop: threading.Event) -> int:
                 if stop_feeds is not None:
                     stop_feeds()
         else:
-            server = http_server(app, settings.port, settings.signing_secret or "", calendars=calendars)
+            server = http_server(app, settings.port, settings.signing_secret or "", calendars=calendars, store=store)
             jobs.start()
             bot.later(bot.check_channel)
             log.info(
@@ -334,7 +336,7 @@ class Part:
             return False
         self._app = app
         if not self.settings.socket_mode:
-            self.routes = {EVENTS_PATH: wsgi(app, self.settings.signing_secret or "")}
+            self.routes = {EVENTS_PATH: wsgi(app, self.settings.signing_secret or "", self.bot.store)}
         return True
 
     def connect(self) -> bool:

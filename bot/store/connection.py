@@ -52,6 +52,12 @@ class DiskFull(sqlite3.OperationalError):
     """The disk (or the file's size limit) left no room for a write: it was rolled back, nothing was changed."""
 
 
+class Unavailable(sqlite3.OperationalError):
+    """The database server (PostgreSQL) could not be reached or went away: nothing was written (or it is
+    unknown whether a commit landed, which the claims' leases are made for). Here, not in the engine's
+    module, so that callers catch it without loading the PostgreSQL driver."""
+
+
 class NotADatabase(Exception):
     """The file at the path exists but is no paperbot database this version can use; str() says what
     it is instead, and `remedy` what to do."""
@@ -315,6 +321,14 @@ class Store:
         self._local = threading.local()
         for fn in closing:
             fn()
+
+    def answers(self) -> bool:
+        """Does the database answer a query now (for /healthz)?"""
+        try:
+            self.db.execute("SELECT 1").fetchone()
+            return True
+        except sqlite3.Error:
+            return False
 
     # -- first use -----------------------------------------------------------
 

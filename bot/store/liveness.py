@@ -8,6 +8,14 @@ folder, and for a container's PID 1 restarted with the dead one's process ID, wh
 process ID tell nothing. Where the folder cannot be written (a read-only copy), the host and
 process ID decide, as for owners from before these files. fcntl is POSIX: paperbot runs on Linux
 and macOS (pyproject.toml says so), not Windows.
+
+On PostgreSQL, replicas on many machines: each process holds a session advisory lock keyed by its
+owner id (crc32, the same in every process) on a connection of its own, which the server lets go of
+when the session ends (a killed process's within milliseconds). So a claim's owner is dead when
+another session can take its lock. A host that vanishes without closing its TCP connections keeps
+its session until keepalive notices: the claims' leases are the backstop for that. A restarted
+server has lost every lock: for a minute after its start (the living take theirs again within
+seconds, see _Keeper) a free lock tells only of an owner that wrote its row since the start.
 """
 
 from __future__ import annotations
@@ -20,8 +28,12 @@ import socket
 import threading
 import time
 import uuid
+import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+from bot.store import engine
 from bot.store.connection import Store
 
 log = logging.getLogger(__name__)
@@ -39,8 +51,11 @@ def _owners(store: Store) -> Path | None:
 
 
 def hold(store: Store) -> None:
-    """Lock this process's owner file for `store` before its rows name OWNER; held until the last
-    Store of this process on that database closes (or the process ends)."""
+    """Lock this process's owner file for `store` (its advisory lock on PostgreSQL) before its rows
+    name OWNER; held until the last Store of this process on that database closes (or the process ends)."""
+    if engine.is_postgres(store):
+        _hold_session(store)
+        return
     folder = _owners(store)
     if folder is None or id(store) in _held.get(folder, (-1, ()))[1]:
         return
@@ -74,7 +89,9 @@ def _sweep(store: Store, folder: Path) -> None:
         )
     }
     try:
-        names = [p for p in folder.iterdir() if p.name != _MINE and p.name not in named]
+        names = [
+            p for p in folder.iterdir() if p.name != _MINE and p.name not in named and not p.name.startswith("work-")
+        ]
     except OSError:
         return
     for path in names:
@@ -106,10 +123,15 @@ def _let_go(folder: Path, store: int) -> None:
         os.close(fd)
 
 
-def owner_is_dead(store: Store, owner: str | None) -> bool:
-    """True when `owner` is a process that no longer runs: its owner file is not locked, or
-    (without one) it was a process on this host that is gone."""
-    if not owner or os.name != "posix":
+def owner_is_dead(store: Store, owner: str | None, since: float | None = None) -> bool:
+    """True when `owner` is a process that no longer runs: its owner file is not locked (its advisory
+    lock is free on PostgreSQL), or (without one) it was a process on this host that is gone.
+    `since`: when the owner last wrote the row that names it (unix time), if known."""
+    if not owner:
+        return False
+    if engine.is_postgres(store):
+        return _session_gone(store, owner, since)
+    if os.name != "posix":
         return False
     try:
         host, pid_text, ident = owner.split(":", 2)
@@ -140,3 +162,200 @@ def owner_is_dead(store: Store, owner: str | None) -> bool:
     except PermissionError:
         return False
     return False
+
+
+# -- PostgreSQL: a session advisory lock per process ---------------------------------------
+
+#: The first key of the owners' advisory locks (the two-key form: apart from the store's one-key locks).
+_OWNERS_SPACE = zlib.crc32(b"paperbot owners") - (1 << 31)
+#: How often the process makes sure its lock is still held (a restarted server lost it).
+KEEP_SECONDS = 5.0
+#: After a server's start, how long a free lock says nothing: the living take theirs again meanwhile.
+RESTART_GRACE_SECONDS = 60.0
+
+
+def _key(owner: str) -> int:
+    """The second key of `owner`'s lock: crc32, never hash() (another in every process)."""
+    return zlib.crc32(owner.encode()) - (1 << 31)
+
+
+class _Keeper:
+    """This process's owner lock on one PostgreSQL database, on a connection of its own, checked every
+    KEEP_SECONDS and taken again on a new connection when the server went away."""
+
+    def __init__(self, store: Any):
+        self.store = store
+        self.stores: set[int] = set()
+        self.raw: Any = None
+        self._stop = threading.Event()
+        self._take()
+        self._thread = threading.Thread(target=self._keep, name="owner-lock", daemon=True)
+        self._thread.start()
+
+    def _take(self) -> None:
+        raw = self.store.connect(apart=True)
+        # Not free only when a session of this process, lost to us but not yet to the server, holds it.
+        raw.execute("SELECT pg_try_advisory_lock(%s, %s)", [_OWNERS_SPACE, _key(OWNER)])
+        self.raw = raw
+
+    def _keep(self) -> None:
+        while not self._stop.wait(KEEP_SECONDS):
+            try:
+                if self.raw is not None and not self.raw.broken:
+                    self.raw.execute("SELECT 1")
+                    continue
+            except Exception:  # noqa: BLE001, S110 - a lost connection: taken again below
+                pass
+            with contextlib.suppress(Exception):
+                self.raw.close()
+            self.raw = None
+            try:
+                self._take()
+                log.info("took this process's owner lock again")
+            except Exception as e:  # noqa: BLE001 - the server still away: the next round tries again
+                log.debug("owner lock not taken again yet: %s", e)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self.raw is not None:
+            with contextlib.suppress(Exception):
+                self.raw.close()
+
+
+_sessions: dict[str, _Keeper] = {}
+
+
+def _hold_session(store: Any) -> None:
+    with _held_lock:
+        keeper = _sessions.get(store.url)
+        if keeper is not None and id(store) in keeper.stores:
+            return
+        if keeper is None:
+            keeper = _sessions[store.url] = _Keeper(store)
+        keeper.stores.add(id(store))
+    store.on_close.append(lambda: _let_go_session(store.url, id(store)))
+
+
+def _let_go_session(url: str, store: int) -> None:
+    with _held_lock:
+        keeper = _sessions.get(url)
+        if keeper is None:
+            return
+        keeper.stores.discard(store)
+        if keeper.stores:
+            return
+        del _sessions[url]
+    keeper.close()
+
+
+def _session_gone(store: Any, owner: str, since: float | None) -> bool:
+    """Can this session take `owner`'s lock (then let go of it at once)? A restarted server lost every
+    lock, the living's too: a free lock tells only of an owner that wrote its row (unix time `since`)
+    after the server started, or once the server has run RESTART_GRACE_SECONDS (the living have
+    taken theirs again by then)."""
+    if owner == OWNER:
+        return False
+    db = store.db
+    taken, started, up = db.execute(
+        "SELECT pg_try_advisory_lock(?, ?), extract(epoch FROM pg_postmaster_start_time()), "
+        "extract(epoch FROM now() - pg_postmaster_start_time())",
+        [_OWNERS_SPACE, _key(owner)],
+    ).fetchone()
+    if not taken:
+        return False
+    db.execute("SELECT pg_advisory_unlock(?, ?)", [_OWNERS_SPACE, _key(owner)])
+    return float(up) > RESTART_GRACE_SECONDS or (since is not None and since > float(started))
+
+
+# -- work one process at a time ------------------------------------------------------------
+
+#: The first key of `exclusive`'s advisory locks.
+_WORK_SPACE = zlib.crc32(b"paperbot work") - (1 << 31)
+
+
+@contextlib.contextmanager
+def exclusive(store: Store, name: str) -> Iterator[bool]:
+    """Whether this process may do the work `name` now, held until the block ends: False while another
+    process (a replica on another machine too) does it. For work whose every step cannot be claimed
+    apart (Discord's events: listed, compared and made in one check). A lock on a file beside the
+    SQLite file, or a session advisory lock on this thread's PostgreSQL connection, let go of by the
+    system whenever the process ends."""
+    if engine.is_postgres(store):
+        db = store.db
+        key = zlib.crc32(name.encode()) - (1 << 31)
+        got = bool(db.execute("SELECT pg_try_advisory_lock(?, ?)", [_WORK_SPACE, key]).fetchone()[0])
+        try:
+            yield got
+        finally:
+            if got:
+                with contextlib.suppress(Exception):  # a lost connection has let go of it already
+                    db.execute("SELECT pg_advisory_unlock(?, ?)", [_WORK_SPACE, key])
+        return
+    folder = _owners(store)
+    fd = -1
+    if folder is not None:
+        try:
+            folder.mkdir(exist_ok=True)
+            fd = os.open(folder / f"work-{zlib.crc32(name.encode()):08x}", os.O_RDWR | os.O_CREAT, 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if fd >= 0:
+                os.close(fd)
+                fd = -1
+            if isinstance(e, BlockingIOError):
+                yield False
+                return
+            log.debug("no lock file for %s in %s (%s): this process alone decides", name, folder, e)
+    try:
+        yield True
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+class Held:
+    """Work that one process at a time does for as long as it runs (Discord's Gateway session), taken
+    with `take`: a session advisory lock on a connection of its own on PostgreSQL, a flock beside the
+    SQLite file. The system lets go of it when the process ends, however it ends."""
+
+    def __init__(self, release: Callable[[], None], alive: Callable[[], bool]):
+        self._release, self._alive = release, alive
+
+    def still_held(self) -> bool:
+        """False once the lock is lost (PostgreSQL restarted, or its connection cut): another may take it."""
+        return self._alive()
+
+    def release(self) -> None:
+        with contextlib.suppress(Exception):
+            self._release()
+
+
+def take(store: Store, name: str) -> Held | None:
+    """The work `name`, held by this process until `release()`; None while another process holds it."""
+    if engine.is_postgres(store):
+        pg: Any = store  # a PgStore: connect() is its own
+        raw = pg.connect(apart=True)
+        key = zlib.crc32(name.encode()) - (1 << 31)
+        if not raw.execute("SELECT pg_try_advisory_lock(%s, %s)", [_WORK_SPACE, key]).fetchone()[0]:
+            raw.close()
+            return None
+
+        def alive() -> bool:
+            try:
+                raw.execute("SELECT 1")
+                return True
+            except Exception:  # noqa: BLE001 - the session is gone, and its lock with it
+                return False
+
+        return Held(raw.close, alive)
+    folder = _owners(store)
+    if folder is None:
+        return Held(lambda: None, lambda: True)
+    folder.mkdir(exist_ok=True)
+    fd = os.open(folder / f"work-{zlib.crc32(name.encode()):08x}", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return Held(lambda: os.close(fd), lambda: True)

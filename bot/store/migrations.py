@@ -536,3 +536,19 @@ def m021_swaps_and_openings(db: sqlite_utils.Database) -> None:
         CREATE INDEX openings_untold ON openings (told, id);
         """
     )
+
+
+@migrations()
+def m024_seen_signatures(db: sqlite_utils.Database) -> None:
+    # The platforms' request signatures already taken, until they are too old for any request to carry
+    # (forget_at, unix time): replicas on one PostgreSQL database share them, so that a request replayed
+    # to another replica is refused too. One process on SQLite keeps them in memory, and this table empty.
+    db.executescript(
+        """
+        CREATE TABLE seen_signatures (
+            signature TEXT NOT NULL PRIMARY KEY,
+            forget_at REAL NOT NULL
+        );
+        CREATE INDEX seen_signatures_by_age ON seen_signatures (forget_at);
+        """
+    )

@@ -31,12 +31,21 @@ from typing import Any
 import psycopg
 import psycopg.errors
 
-from bot.store.connection import Busy, DiskFull, NotADatabase, Store, set_meta
+from bot.store.connection import Busy, DiskFull, NotADatabase, Store, Unavailable, set_meta
 
 log = logging.getLogger(__name__)
 
 #: How long a connection attempt may take: a chat answer is due within 3 seconds.
 CONNECT_TIMEOUT_S = 2
+#: Over TCP, a server that vanished (no reset: a host gone, a network cut) is noticed within seconds,
+#: not the system's minutes: data unacknowledged for 2.5 s, or an idle connection's probes unanswered.
+_TCP: dict[str, Any] = {
+    "tcp_user_timeout": 2500,
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+}
 #: How long a writer waits for the install's write lock (SQLite's busy timeout is the same).
 LOCK_WAIT_MS = 15_000
 #: The advisory lock every write transaction takes: crc32, the same in every process (never hash()).
@@ -47,11 +56,6 @@ MIGRATION_LOCK = zlib.crc32(b"paperbot migrations")
 def is_url(text: str | Path) -> bool:
     """Is PAPERBOT_DB a PostgreSQL URL (libpq's postgresql:// or postgres://) rather than a path?"""
     return isinstance(text, str) and text.startswith(("postgresql://", "postgres://"))
-
-
-class Unavailable(sqlite3.OperationalError):
-    """The database server could not be reached or went away: nothing was written (or it is unknown
-    whether a commit landed, which the claims' leases are made for)."""
 
 
 class _IntegrityError(sqlite3.IntegrityError):
@@ -97,17 +101,37 @@ def _raise_as_sqlite(e: psycopg.Error) -> None:
     raise e
 
 
-class Connection:
-    """A psycopg connection in SQLite's shape: execute, executemany, in_transaction."""
+#: What makes a new connection in place of a dead one (the store's).
+Renew = Callable[[psycopg.Connection], psycopg.Connection]
+#: Statements safe to send again on a new connection when the old one is found dead as they are sent
+#: (the server restarted since this connection's last use): they change nothing by themselves.
+_SAFE_AGAIN = re.compile(r"\s*(BEGIN|SELECT)\b", re.I)
 
-    def __init__(self, raw: psycopg.Connection):
+
+class Connection:
+    """A psycopg connection in SQLite's shape: execute, executemany, in_transaction.
+
+    With `renew` (the store's), a connection found dead by a statement outside a transaction that
+    is safe to repeat is replaced and the statement sent again: after a restart of the server, the
+    first use of each thread's connection answers, rather than saying the database is away."""
+
+    def __init__(self, raw: psycopg.Connection, renew: Renew | None = None):
         self.raw = raw
+        self._renew = renew
 
     @property
     def in_transaction(self) -> bool:
         return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor:
+        idle = self._renew is not None and not self.in_transaction
+        try:
+            return self.raw.execute(translate(sql), params if params else None, prepare=False)
+        except psycopg.Error as e:
+            if not (idle and self.raw.broken and _SAFE_AGAIN.match(sql)):
+                _raise_as_sqlite(e)
+        assert self._renew is not None
+        self.raw = self._renew(self.raw)
         try:
             return self.raw.execute(translate(sql), params if params else None, prepare=False)
         except psycopg.Error as e:
@@ -133,8 +157,8 @@ class Database:
 
     engine = "postgresql"
 
-    def __init__(self, raw: psycopg.Connection):
-        self.conn = Connection(raw)
+    def __init__(self, raw: psycopg.Connection, renew: Renew | None = None):
+        self.conn = Connection(raw, renew)
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor:
         return self.conn.execute(sql, params)
@@ -189,15 +213,17 @@ class PgStore(Store):
 
     # -- connections -------------------------------------------------------
 
-    def connect(self) -> psycopg.Connection:
-        """A new connection of its own (liveness holds one for its session lock)."""
+    def connect(self, *, apart: bool = False) -> psycopg.Connection:
+        """A new connection; `apart`: the caller's alone, which it closes, not the store (liveness
+        holds one for its session lock, shared by every Store of the process on this database)."""
         try:
-            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, **_TCP)
         except psycopg.Error as e:
             _raise_as_sqlite(e)
             raise  # not reached
-        with self._raw_lock:
-            self._raw.append(raw)
+        if not apart:
+            with self._raw_lock:
+                self._raw.append(raw)
         return raw
 
     @property
@@ -208,9 +234,18 @@ class PgStore(Store):
             self._forget(db)
             db = None
         if db is None:
-            db = Database(self.connect())
+            db = Database(self.connect(), self._renew)
             self._local.db = db
         return db
+
+    def _renew(self, dead: psycopg.Connection) -> psycopg.Connection:
+        """A new connection in place of `dead` (Unavailable when the server does not answer)."""
+        with self._raw_lock:
+            if dead in self._raw:
+                self._raw.remove(dead)
+        with suppress(psycopg.Error):
+            dead.close()
+        return self.connect()
 
     def _forget(self, db: Database) -> None:
         self._local.db = None
@@ -247,15 +282,6 @@ class PgStore(Store):
                 self._forget(db)
             raise
 
-    @contextmanager
-    def answering_by(self, deadline: float) -> Iterator[None]:
-        """Writes made meanwhile in this thread wait for the write lock until `deadline` at most."""
-        self._local.answer_by = deadline
-        try:
-            yield
-        finally:
-            self._local.answer_by = None
-
     def close(self) -> None:
         with self._raw_lock:
             for raw in self._raw:
@@ -266,14 +292,6 @@ class PgStore(Store):
         self._local = threading.local()
         for fn in closing:
             fn()
-
-    def answers(self) -> bool:
-        """Does the server answer a query now (for /healthz)?"""
-        try:
-            self.db.execute("SELECT 1").fetchone()
-            return True
-        except sqlite3.Error:
-            return False
 
     # -- first use -----------------------------------------------------------
 

@@ -463,7 +463,7 @@ def around(platform_app: Callable | None, feeds: Feeds) -> Callable:
         if platform_app is not None:
             return platform_app(environ, start_response)
         if environ.get("PATH_INFO") == "/healthz":
-            return healthz(start_response)
+            return healthz(start_response, feeds.store)
         return feeds(environ, start_response)  # its 404
 
     # The pages and feeds in a lane of their own: page readers never take the platforms' threads.

@@ -18,6 +18,7 @@ import heapq
 import io
 import logging
 import re
+import sqlite3
 import threading
 import time
 from collections import defaultdict
@@ -30,6 +31,7 @@ from waitress.server import BaseWSGIServer, create_server
 from waitress.task import ThreadedTaskDispatcher
 
 from bot.settings import check_focus_tag
+from bot.store import engine
 
 log = logging.getLogger(__name__)
 
@@ -63,29 +65,60 @@ class ReplayWindow:
     """Signatures already taken within their validity, so that a captured request sent again is refused.
 
     Only verified signatures are recorded, so nobody without the secret can grow it; each is
-    forgotten once its timestamp is too old for any request to carry it."""
+    forgotten once its timestamp is too old for any request to carry it. With a PostgreSQL `store`,
+    they are kept in its table `seen_signatures`, shared by every replica on that database (a request
+    replayed to another replica is refused too); with SQLite's (one process) or none, in memory."""
 
-    def __init__(self, seconds: float = WINDOW_SECONDS, clock: Callable[[], float] = time.time):
+    def __init__(self, seconds: float = WINDOW_SECONDS, clock: Callable[[], float] = time.time, store=None):
         self.seconds, self.clock = seconds, clock
+        self.store = store if store is not None and engine.is_postgres(store) else None
         self._seen: dict[str, float] = {}
         self._expiry: list[tuple[float, str]] = []
         self._lock = threading.Lock()
+        self._taken = 0
+        self._away = False
 
     def first_time(self, signature: str, timestamp: float) -> bool:
         """Record `signature` (of a request stamped `timestamp`, Unix seconds); False if seen before."""
         now = self.clock()
+        forget_at = max(timestamp, now) + self.seconds
+        if self.store is not None:
+            try:
+                first = self._first_in_database(signature, forget_at, now)
+                self._away = False
+                return first
+            except sqlite3.Error as e:  # the database away: this process's memory, and the answer says the rest
+                if not self._away:  # said once while it is away, not at every request
+                    log.warning("keeping requests' signatures in memory until the database answers: %s", e)
+                self._away = True
         with self._lock:
             while self._expiry and self._expiry[0][0] < now:
                 _, old = heapq.heappop(self._expiry)
                 self._seen.pop(old, None)
             if signature in self._seen:
                 return False
-            forget_at = max(timestamp, now) + self.seconds
             self._seen[signature] = forget_at
             heapq.heappush(self._expiry, (forget_at, signature))
             return True
 
+    def _first_in_database(self, signature: str, forget_at: float, now: float) -> bool:
+        # One statement, atomic by itself (no write lock: a signature never waits behind an import's batch).
+        db = self.store.db  # type: ignore[union-attr]
+        taken = db.execute(
+            "INSERT INTO seen_signatures (signature, forget_at) VALUES (?, ?) "
+            "ON CONFLICT (signature) DO NOTHING RETURNING signature",
+            [signature, forget_at],
+        ).fetchone()
+        if taken is None:  # a replay: the same signature is the same timestamp, and that was checked fresh
+            return False
+        self._taken += 1
+        if self._taken % 100 == 1:  # now and then, the rows no request can carry any more
+            db.execute("DELETE FROM seen_signatures WHERE forget_at < ?", [now])
+        return True
+
     def __len__(self) -> int:
+        if self.store is not None:
+            return int(self.store.db.execute("SELECT count(*) FROM seen_signatures").fetchone()[0])
         return len(self._seen)
 
 
@@ -385,8 +418,12 @@ def listen(application: Callable, port: int, host: str = "0.0.0.0", **limits):
         raise StartError(f"PORT: cannot listen on port {port} ({e.strerror or e})") from None
 
 
-def healthz(start_response) -> list[bytes]:
-    """The answer at /healthz: the process is up and serving."""
+def healthz(start_response, store=None) -> list[bytes]:
+    """The answer at /healthz: the process is up and serving, and (given its `store`) whether the database
+    answers: 503 when it does not, so that a balancer sends requests to a replica that can answer them."""
+    if store is not None and not store.answers():
+        start_response("503 Service Unavailable", [("Content-Type", "text/plain"), ("Retry-After", "5")])
+        return [b"the database does not answer\n"]
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [b"ok\n"]
 

@@ -79,3 +79,18 @@ def test_pages_of_one_result_walk_the_exact_hits_then_the_other_language_without
                 break
             page += 1
         assert walked == whole and len(whole) >= 3, (query, walked, whole)
+
+
+def test_a_search_while_the_dictionary_is_being_read_answers_without_waiting_for_it(store, monkeypatch):
+    """At a server's start the dictionary is read in the background (seconds on a busy machine): a
+    search meanwhile answers with the exact hits at once, not after the read, past Slack's 3 seconds."""
+    import threading
+
+    monkeypatch.setattr(bilingual, "_loaded", None)
+    answered: list = []
+    with bilingual._loading:  # held, as the start-up job holds it while it reads
+        searching = threading.Thread(target=lambda: answered.append(catalog.search(store, "diloco")))
+        searching.start()
+        searching.join(10)
+        assert answered, "the search waited for the dictionary"
+    assert answered[0] is not None and answered[0].papers, "no exact hits"

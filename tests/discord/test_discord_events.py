@@ -303,3 +303,25 @@ def test_paperbot_keeps_at_most_its_share_of_a_server(tmp_path, store, discord, 
     assert [datetime.fromisoformat(e["scheduled_start_time"]) for e in made] == every_start[:3]
     sync.check(now())
     assert len(discord.calls_to("create_event")) == 3 and discord.calls_to("delete_event") == []
+
+
+def test_two_replicas_checking_at_once_make_each_event_once(store, discord, group):
+    import threading
+
+    from bot.store.postgres import PgStore
+
+    assign(store, group, "ada", "3", 1)
+    assign(store, group, "bob", "5", 2)
+    # Another replica on the same database: another Store (another session, another open of the lock file).
+    other = PgStore(store.url) if isinstance(store, PgStore) else type(store)(store.path)
+    discord.fail_next("list_events", accept_then="late", seconds=1.5)  # the first replica's listing is slow
+    first = threading.Thread(target=make(store, discord, group, timeout=5).check, args=(now(),))
+    first.start()
+    try:
+        assert discord.wait_for(lambda d: d.calls_to("list_events"))
+        make(other, discord, group).check(now())  # meanwhile: the first's check is under way, not doubled
+    finally:
+        first.join(10)
+        other.close()
+    make(store, discord, group).check(now())
+    assert len(discord.calls_to("create_event")) == 2 and len(events(discord)) == 2, "never duplicated"

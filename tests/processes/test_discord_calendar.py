@@ -14,7 +14,7 @@ from bot.calendar import Meeting, MeetingCalendar, PostSchedule
 from bot.catalog.queries import open_store
 from bot.schedule import signups
 from bot.schedule.signups import Member
-from tests.support.databases import connect
+from tests.support.databases import connect, database_for
 from tests.support.discord_group import ADMIN, CHANNEL, MEMBER
 from tests.support.discord_standin import GUILD, DiscordStandin, slash
 
@@ -41,7 +41,7 @@ def get(port: int, path: str) -> tuple[int, bytes]:
 
 @pytest.mark.parametrize("mode", ["gateway", "http"])
 def test_run_serves_the_feeds_and_keeps_the_servers_events(run_bot, discord, tmp_path, mode):  # noqa: F811
-    store = open_store(tmp_path / "paperbot.db")
+    store = open_store(database_for(tmp_path))
     calendar = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mon", TZ))
     next_week = (datetime.now(TZ) + timedelta(weeks=1)).date().isoformat()
     signups.assign(store, calendar, datetime.now(TZ), Member(ADMIN, lambda: True), MEMBER, "3", next_week)

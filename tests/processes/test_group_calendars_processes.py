@@ -13,6 +13,7 @@ from bot.chat import commands, context
 from bot.schedule import groups
 from bot.schedule.signups import Member
 from bot.web import feeds
+from tests.support.databases import database_for
 from tests.support.processes import free_port
 from tests.support.slack_group import env_for_process, settings_for
 
@@ -46,7 +47,7 @@ def test_run_serves_a_group_started_in_chat_after_it_started(procs, tmp_path, sl
     extra = {"PORT": str(port), "PAPERBOT_PUBLIC_URL": public, "SLACK_APP_TOKEN": "xapp-test"}
     settings = settings_for(tmp_path, slack.api_url, **extra)
     proc = procs.start("run", env=env_for_process(tmp_path, slack.api_url, **extra))
-    store = open_store(tmp_path / "paperbot.db")
+    store = open_store(database_for(tmp_path))
     assert wait_for(port, "/healthz", proc)[0] == 200
 
     # An admin starts a second group and books a talk in it while `run` is running.

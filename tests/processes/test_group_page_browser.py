@@ -19,6 +19,7 @@ from PIL import Image
 from bot.calendar import Week
 from bot.catalog.queries import open_store
 from bot.web import charts, feeds
+from tests.support.databases import database_for
 from tests.support.history import seed_history
 from tests.support.processes import free_port
 from tests.support.repo import ROOT
@@ -49,7 +50,7 @@ def chromium(tmp_path: Path, url: str, *args: str) -> str:
 
 def seed(tmp_path: Path) -> None:
     """A group with a coming talk on a paper titled like a script, a Chinese summary, and a past talk."""
-    store = open_store(tmp_path / "paperbot.db")
+    store = open_store(database_for(tmp_path))
     this = Week.containing(datetime.now(UTC), ZoneInfo("Europe/Berlin"))
     with store.write() as db:
         db.execute("UPDATE papers SET title = ? WHERE number = 5", [SCRIPT_TITLE])
@@ -105,7 +106,7 @@ def test_the_page_served_by_run_reads_in_chromium(procs, tmp_path, slack, mode):
     if mode == "socket":
         extra["SLACK_APP_TOKEN"] = "xapp-test"
     proc = procs.start("run", env=env_for_process(tmp_path, slack.api_url, **extra))
-    store = open_store(tmp_path / "paperbot.db")
+    store = open_store(database_for(tmp_path))
     urls = feeds.urls(store, extra["PAPERBOT_PUBLIC_URL"], 1, "U2")
     store.close()
     page = urls["page"].removeprefix(f"http://127.0.0.1:{port}")
@@ -166,7 +167,7 @@ STATS_SCREENSHOT = ROOT / "docs" / "stats.png"
 @needs_chromium
 def test_the_pages_history_section_draws_its_charts_in_chromium(procs, tmp_path):  # noqa: F811
     seed(tmp_path)
-    store = open_store(tmp_path / "paperbot.db")
+    store = open_store(database_for(tmp_path))
     seed_history(store, settings_for(tmp_path).group, datetime.now(UTC))
     store.close()
     env = env_for_process(tmp_path, "http://127.0.0.1:9/api/")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 
 import pytest
 
+from tests.support.databases import connect
 from tests.support.slack_group import CHANNEL, env_for_process
 from tests.support.slack_standin import SlackStandin
 
@@ -38,7 +38,7 @@ def test_a_question_posted_by_a_process_killed_after_slacks_accept_is_not_posted
     slack.on_accept = None
     [post] = slack.messages(CHANNEL)[:1]
     assert len(slack.replies(CHANNEL, post["ts"])) == 1
-    db = sqlite3.connect(tmp_path / "paperbot.db")
+    db = connect(tmp_path)
     assert db.execute("SELECT state FROM deliveries WHERE kind = 'question'").fetchall() == [("sending",)]
 
     again = procs.run("post-week", "--at", at, env=env)

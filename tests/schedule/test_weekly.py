@@ -385,6 +385,7 @@ def test_owner_files_of_processes_that_died_are_swept_and_ours_goes_with_us(tmp_
         os.close(live)
 
 
+@pytest.mark.sqlite_only  # an owner from before owner files: host and process ID (tests/store/test_liveness.py: both)
 def test_a_live_owner_keeps_its_claim(store, group, transport, slack):
     store.db.execute(
         "INSERT INTO deliveries (kind, dest, key, state, owner, lease_until, claimed_at, updated_at) "

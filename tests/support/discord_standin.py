@@ -18,7 +18,8 @@ Public API of DiscordStandin (thread-safe):
                                 attachment object a message carries for it
   pings(message)                who a stored message or response would ping, as Discord decides
   fail_next(route, ...)         a fault: status (429 with retry_after, 5xx, a Discord error code),
-                                or accept_then="hang" (done, then no answer for `seconds`)
+                                or accept_then="hang" (done, then no answer for `seconds`), or
+                                "late" (done, answered after `seconds`: a slow Discord)
   wait_for(predicate, timeout)  poll predicate(standin)
   gateway_url, dispatch(i)      the Gateway (HELLO, IDENTIFY checked, READY, heartbeats ACKed), and
                                 an INTERACTION_CREATE sent to the bot; answer_to(i) its callback
@@ -544,7 +545,7 @@ class DiscordStandin:
         is_global: bool = False,
     ) -> None:
         """The next `times` calls to `route` fail: with `status` (429: `retry_after`), or done and
-        then left unanswered for `seconds` (accept_then="hang")."""
+        then left unanswered for `seconds` (accept_then="hang"), or answered only after them ("late")."""
         with self._lock:
             self._faults.setdefault(route, []).extend(
                 [_Fault(status, retry_after, code, accept_then, seconds, is_global)] * times
@@ -710,6 +711,8 @@ class DiscordStandin:
         except Refused as e:
             return e.status, {"message": e.message, "code": e.code}, {}, 0.0, route
         hang = fault.seconds if fault is not None and fault.accept_then == "hang" else 0.0
+        if fault is not None and fault.accept_then == "late":
+            return status, response, {"late": fault.seconds}, 0.0, route
         return status, response, {}, hang, route
 
     def _record(self, call: Call) -> None:
@@ -1137,6 +1140,7 @@ class _HttpHandler(BaseHTTPRequestHandler):
             time.sleep(hang)  # done, and no answer in time: the client gives up
             self.close_connection = True
             return
+        time.sleep(headers.pop("late", 0.0))  # done, and answered late: what it says may be stale by then
         self._reply(status, response, headers)
 
     def _chunks(self) -> bytes:

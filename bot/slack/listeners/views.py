@@ -13,7 +13,7 @@ from bot.schedule.signups import Refusal
 from bot.slack import blocks, forms
 from bot.slack.blocks import plain
 from bot.slack.client import call
-from bot.store.connection import Busy, DiskFull
+from bot.store.connection import Busy, DiskFull, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,8 @@ def _saved(ack, bot, user: str, save, fields):
         said = {"title": "The catalog is busy just now. Submit again in a moment."}
     except DiskFull:
         said = {"title": commands.DISK_FULL}
+    except Unavailable:
+        said = {"title": commands.AWAY}
     except InvalidPaper as e:
         said = {e.field if e.field in fields else "title": str(e)}
     ack(response_action="errors", errors={k: v[:150] for k, v in said.items()})
