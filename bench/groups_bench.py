@@ -3,6 +3,7 @@
     python bench/groups_bench.py                       # 1,000 groups, workspace limit 20 posts/s (~4 min)
     python bench/groups_bench.py --quick               # 100 groups, a few samples (~2 min)
     python bench/groups_bench.py --workspace-rate 50   # another workspace-wide limit
+    python bench/groups_bench.py --engines sqlite,postgresql   # the N-group bot on each engine, side by side
 
 It starts the Slack stand-in (tests/support/slack_standin.py) with Slack's
 limits on chat.postMessage: about one a second per channel with a burst of 3,
@@ -24,6 +25,11 @@ Then, in one run:
    blocks of 40 alternating between the two bots), typed in a group's channel;
 5. the bots' memory (RSS and peak) after the posts.
 
+With `--engines sqlite,postgresql`, step 2 starts an N-group bot on each engine: the groups are made
+once in SQLite, and `paperbot copy` puts that install into a PostgreSQL database of the bench's own
+(tests/support/postgres.py); each of those bots posts to a stand-in of its own, and step 4 alternates
+among all the bots.
+
 Markdown tables go to stdout, progress to stderr, work files to bench/out/groups-<time>/.
 Loopback only; ports from 30000-31999.
 """
@@ -36,11 +42,12 @@ import json
 import random
 import shutil
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import closing
+from contextlib import ExitStack, closing
 from datetime import UTC, datetime, timedelta
 from multiprocessing import get_context
 from pathlib import Path
@@ -223,7 +230,7 @@ def latency(targets: dict[str, tuple[str, list[tuple[str, str, str]]]], warmup: 
 # -- the run ------------------------------------------------------------------------
 
 
-def start_bot(db: Path, api_url: str, workdir: Path, name: str, channel: str, schedule: str) -> bench.Server:
+def start_bot(db: Path | str, api_url: str, workdir: Path, name: str, channel: str, schedule: str) -> bench.Server:
     env = bench.base_env(db)
     env.update(
         {
@@ -240,12 +247,49 @@ def start_bot(db: Path, api_url: str, workdir: Path, name: str, channel: str, sc
     return server
 
 
-def posts_in_db(db: Path) -> int:
+def posts_in_db(db: Path | str) -> int:
+    sql = "SELECT count(*) FROM deliveries WHERE kind = 'post' AND state = 'sent'"
+    if isinstance(db, str):  # a PostgreSQL URL
+        import psycopg
+
+        with psycopg.connect(db) as conn:
+            return conn.execute(sql).fetchone()[0]
     with closing(sqlite3.connect(db, timeout=30)) as conn:
-        return conn.execute("SELECT count(*) FROM deliveries WHERE kind = 'post' AND state = 'sent'").fetchone()[0]
+        return conn.execute(sql).fetchone()[0]
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a branch per option and report section)
+def start_postgres(workdir: Path):
+    """A PostgreSQL server of the bench's own (Debian's postgresql-15, a Unix socket, fsync off as the
+    tests run it), in a folder of the system's temporary one that its user can reach."""
+    import tempfile
+
+    from tests.support.postgres import Server
+
+    return Server.start(Path(tempfile.mkdtemp(prefix="paperbot-groups-bench-")))
+
+
+def copy_to_postgres(db: Path, url: str, workdir: Path) -> float:
+    """`paperbot copy DB URL`, a real process: its wall seconds."""
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "copy", str(db), url],
+        env=bench.base_env(db),
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"paperbot copy failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    return time.perf_counter() - start
+
+
+def label_of(engine: str, engines: list[str]) -> str:
+    """The N-group bot's label: `many` on the first engine, `many-<engine>` on the others."""
+    return "many" if engine == engines[0] else f"many-{engine}"
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0915 (a branch per option and report section)
     p = argparse.ArgumentParser(description="paperbot at scale: many groups, a rate-limited Slack")
     p.add_argument("--groups", type=int, default=1000, help="groups in the install (default 1000)")
     p.add_argument("--workspace-rate", type=float, default=20.0, help="workspace-wide posts a second (default 20)")
@@ -260,11 +304,20 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a branch per opti
         action="store_true",
         help="all N groups started in chat, and group 1 (the environment's) on a schedule of its own",
     )
+    p.add_argument(
+        "--engines",
+        default="sqlite",
+        help="the N-group bot on each of these engines, side by side (sqlite,postgresql): the same catalog "
+        "and groups, PostgreSQL's copied from SQLite's by `paperbot copy`, each bot with a stand-in of its own",
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.groups, args.requests, args.papers = min(args.groups, 100), min(args.requests, 30), min(args.papers, 500)
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     if args.groups < 1 or args.workspace_rate <= 0:
         p.error("--groups must be at least 1 and --workspace-rate above 0")
+    if not engines or set(engines) - {"sqlite", "postgresql"} or len(set(engines)) != len(engines):
+        p.error("--engines: sqlite and/or postgresql, each once")
     n = args.groups
 
     from bot.slack import blocks
@@ -285,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a branch per opti
             "workspace_rate": args.workspace_rate,
             "requests": args.requests,
             "env_apart": args.env_apart,
+            "engines": engines,
         },
     }
     limits = PostLimits(channel_rate=1.0, channel_burst=3, workspace_rate=args.workspace_rate)
@@ -311,20 +365,31 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a branch per opti
     floors = [floor_channel(i) for i in range(n)]
     users = {ADMIN: {"is_admin": True}, **{f"UM{k}": {} for k in range(50)}}
     ctx = get_context("spawn")
-    posted: dict[str, list[float]] = {}
+    labels = {engine: label_of(engine, engines) for engine in engines}
+    posted: dict[str, dict[str, list[float]]] = {engine: {} for engine in engines}
     posted_lock = threading.Lock()
 
-    def on_accept(call) -> None:
-        if call.method == "chat.postMessage":
-            meta = call.params.get("metadata") or {}
-            if meta.get("event_type") == POST_EVENT:
-                with posted_lock:
-                    posted.setdefault(call.params.get("channel"), []).append(time.time())
+    def on_accept(engine: str):
+        def seen(call) -> None:
+            if call.method == "chat.postMessage":
+                meta = call.params.get("metadata") or {}
+                if meta.get("event_type") == POST_EVENT:
+                    with posted_lock:
+                        posted[engine].setdefault(call.params.get("channel"), []).append(time.time())
 
-    with (
-        SlackStandin(channels={*groups, *floors, ONE_CHANNEL, ENV_APART}, users=users, limits=limits) as slack,
-        ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool,
-    ):
+        return seen
+
+    with ExitStack() as stack:
+        # One stand-in for each N-group bot (the one-group bot and the floor share the first): each
+        # engine's bot meets the same limits, alone.
+        slacks = {
+            engine: stack.enter_context(
+                SlackStandin(channels={*groups, *floors, ONE_CHANNEL, ENV_APART}, users=users, limits=limits)
+            )
+            for engine in engines
+        }
+        slack = slacks[engines[0]]
+        pool = stack.enter_context(ProcessPoolExecutor(max_workers=1, mp_context=ctx))
         pool.submit(time.sleep, 0).result()
         # The floor runs first, with the stand-in to itself; then its buckets fill up again.
         bench.log(f"floor: {n} posts to {n} channels at {args.workspace_rate:g}/s")
@@ -335,100 +400,93 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a branch per opti
         if floor["errors"]:
             raise SystemExit(f"the floor's posts failed: {floor['errors']}")
 
-        # The slot: far enough ahead for the groups to be made and both bots to start.
-        slot = slot_ahead(30 + n * 0.02)
+        # The slot: far enough ahead for the groups to be made, copied and the bots to start.
+        slot = slot_ahead(30 + n * 0.02 + (20 + n * 0.01) * ("postgresql" in engines))
         cron = weekly_cron(slot)
         result["slot"] = {"at": slot.isoformat(), "schedule": cron}
         bench.log(f"making {len(chat)} groups in chat, all posting at {cron} (UTC)")
         t = time.perf_counter()
         make_groups(db_many, env_channel, chat, cron)
         result["make_groups_seconds"] = time.perf_counter() - t
+        dbs: dict[str, Path | str] = {"sqlite": db_many}
+        if "postgresql" in engines:
+            pg = start_postgres(workdir)
+            stack.callback(lambda: shutil.rmtree(pg.folder, ignore_errors=True))
+            stack.callback(pg.stop)
+            dbs["postgresql"] = pg.new_database()
+            bench.log("paperbot copy: the install with its groups into PostgreSQL")
+            result["copy_seconds"] = copy_to_postgres(db_many, dbs["postgresql"], workdir)
 
-        bench.log("starting two `python -m bot run`: one group, and all of them")
+        bench.log(f"starting `python -m bot run`: one group, and all of them on {', '.join(engines)}")
         one = start_bot(db_one, slack.api_url, workdir, "bot-one", ONE_CHANNEL, cron)
-        try:
-            env_cron = "0 9 1 1 *" if args.env_apart else cron
-            many = start_bot(db_many, slack.api_url, workdir, f"bot-{n}", env_channel, env_cron)
-        except BaseException:
-            one.stop()
-            raise
-        slack.on_accept = on_accept
-        try:
-            result["memory_before"] = {"one": bench.proc_status(one.proc.pid), "many": bench.proc_status(many.proc.pid)}
-            early = sum(len(v) for v in posted.values())
-            if early:
-                raise SystemExit(f"{early} posts went out before their slot: the run cannot time the slot")
-            wait = (slot - datetime.now(UTC)).total_seconds()
-            if wait < 0:
-                raise SystemExit("the setup took longer than the slot was ahead: raise the margin in slot_ahead")
-            bench.log(f"waiting {wait:.0f} s for the slot {slot:%H:%M} UTC")
-            deadline = slot.timestamp() + max(3 * floor["seconds"], 60) + 30
-            while time.time() < deadline:
-                with posted_lock:
-                    done = sum(1 for c in groups if c in posted)
-                if done >= n:
-                    break
-                time.sleep(0.2)
-            time.sleep(2)  # a second post of any group would come after its first: give it time to show
+        stack.callback(one.stop)
+        env_cron = "0 9 1 1 *" if args.env_apart else cron
+        many = {}
+        for engine in engines:
+            many[engine] = start_bot(
+                dbs[engine], slacks[engine].api_url, workdir, f"bot-{n}-{engine}", env_channel, env_cron
+            )
+            stack.callback(many[engine].stop)
+        bots = {"one": one, **{labels[e]: many[e] for e in engines}}
+        for engine in engines:
+            slacks[engine].on_accept = on_accept(engine)
+
+        result["memory_before"] = {label: bench.proc_status(b.proc.pid) for label, b in bots.items()}
+        early = sum(len(v) for per in posted.values() for v in per.values())
+        if early:
+            raise SystemExit(f"{early} posts went out before their slot: the run cannot time the slot")
+        wait = (slot - datetime.now(UTC)).total_seconds()
+        if wait < 0:
+            raise SystemExit("the setup took longer than the slot was ahead: raise the margin in slot_ahead")
+        bench.log(f"waiting {wait:.0f} s for the slot {slot:%H:%M} UTC")
+        deadline = slot.timestamp() + max(3 * floor["seconds"], 60) + 30
+        while time.time() < deadline:
             with posted_lock:
-                times = {c: list(v) for c, v in posted.items()}
-            per_group = [len(times.get(c, [])) for c in groups]
-            stored = [
-                sum(1 for m in slack.messages(c) if (m.get("metadata") or {}).get("event_type") == POST_EVENT)
-                for c in groups
-            ]
-            all_times = sorted(x for c in groups for x in times.get(c, []))
-            posts = {
-                "groups": n,
-                "posted_once": sum(1 for k in per_group if k == 1),
-                "missing": sum(1 for k in per_group if k == 0),
-                "twice_or_more": sum(1 for k in per_group if k > 1),
-                "stored_once": sum(1 for k in stored if k == 1),
-                "recorded_sent_in_db": posts_in_db(db_many),
-                "first_after_slot_s": (all_times[0] - slot.timestamp()) if all_times else None,
-                "last_after_slot_s": (all_times[-1] - slot.timestamp()) if all_times else None,
-                "first_to_last_s": (all_times[-1] - all_times[0]) if all_times else None,
-                "rate_limited_429": slack.rate_limited - floor["rate_limited"],
-            }
-            result["posts"] = posts
-            bench.log(f"posts: {posts}")
-            result["memory_after_posts"] = {
-                "one": bench.proc_status(one.proc.pid),
-                "many": bench.proc_status(many.proc.pid),
-            }
+                done = min(sum(1 for c in groups if c in posted[e]) for e in engines)
+            if done >= n:
+                break
+            time.sleep(0.2)
+        time.sleep(2)  # a second post of any group would come after its first: give it time to show
+        result["engines"] = {}
+        for engine in engines:
+            with posted_lock:
+                times = {c: list(v) for c, v in posted[engine].items()}
+            posts = count_posts(slacks[engine], groups, times, slot)
+            posts["recorded_sent_in_db"] = posts_in_db(dbs[engine])
+            posts["rate_limited_429"] = slacks[engine].rate_limited - (
+                floor["rate_limited"] if engine == engines[0] else 0
+            )
+            result["engines"][engine] = {"posts": posts}
+            bench.log(f"posts on {engine}: {posts}")
+        result["posts"] = result["engines"][engines[0]]["posts"]
+        result["memory_after_posts"] = {label: bench.proc_status(b.proc.pid) for label, b in bots.items()}
 
-            # Latency: typed in the one group's channel, and in a random group's channel of the many.
-            rng = random.Random(args.seed)
-            commands = ["week", "schedule", "group", "show {paper}", "mine", "groups"]
-            r = args.requests + 5
-            rows = {}
-            for command in commands:
-                bench.log(f"latency: {command}")
+        # Latency: typed in the one group's channel, and in a random group's channel of the many.
+        rng = random.Random(args.seed)
+        commands = ["week", "schedule", "group", "show {paper}", "mine", "groups"]
+        r = args.requests + 5
+        rows = {}
+        for command in commands:
+            bench.log(f"latency: {command}")
 
-                def line(channel: str, command: str = command) -> tuple[str, str, str]:
-                    return channel, command.format(paper=rng.randint(1, args.papers)), f"UM{rng.randrange(50)}"
+            def line(channel: str, command: str = command) -> tuple[str, str, str]:
+                return channel, command.format(paper=rng.randint(1, args.papers)), f"UM{rng.randrange(50)}"
 
-                out = pool.submit(
-                    latency,
-                    {
-                        "one": (one.url, [line(ONE_CHANNEL) for _ in range(r)]),
-                        "many": (many.url, [line(rng.choice(groups)) for _ in range(r)]),
-                    },
-                ).result()
-                rows[command] = {
-                    label: {
-                        "p50": bench.pct(o["ms"], 50),
-                        "p99": bench.pct(o["ms"], 99),
-                        "errors": o["errors"],
-                        "kinds": o["kinds"],
-                    }
-                    for label, o in out.items()
+            targets = {"one": (one.url, [line(ONE_CHANNEL) for _ in range(r)])}
+            for engine in engines:
+                targets[labels[engine]] = (many[engine].url, [line(rng.choice(groups)) for _ in range(r)])
+            out = pool.submit(latency, targets).result()
+            rows[command] = {
+                label: {
+                    "p50": bench.pct(o["ms"], 50),
+                    "p99": bench.pct(o["ms"], 99),
+                    "errors": o["errors"],
+                    "kinds": o["kinds"],
                 }
-            result["latency"] = rows
-            result["memory_after"] = {"one": bench.proc_status(one.proc.pid), "many": bench.proc_status(many.proc.pid)}
-        finally:
-            many.stop()
-            one.stop()
+                for label, o in out.items()
+            }
+        result["latency"] = rows
+        result["memory_after"] = {label: bench.proc_status(b.proc.pid) for label, b in bots.items()}
     result["seconds"] = time.monotonic() - started
     (workdir / "result.json").write_text(json.dumps(result, indent=2))
     if args.json:
@@ -440,53 +498,107 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901 (a branch per opti
     return 0
 
 
+def count_posts(slack, groups: list[str], times: dict[str, list[float]], slot: datetime) -> dict:
+    """Each group's weekly post, counted in the stand-in's calls (`times`, by channel) and in the
+    messages it stored (by metadata): once, missing, or more than once; and when they came."""
+    per_group = [len(times.get(c, [])) for c in groups]
+    stored = [
+        sum(1 for m in slack.messages(c) if (m.get("metadata") or {}).get("event_type") == POST_EVENT) for c in groups
+    ]
+    all_times = sorted(x for c in groups for x in times.get(c, []))
+    return {
+        "groups": len(groups),
+        "posted_once": sum(1 for k in per_group if k == 1),
+        "missing": sum(1 for k in per_group if k == 0),
+        "twice_or_more": sum(1 for k in per_group if k > 1),
+        "stored_once": sum(1 for k in stored if k == 1),
+        "first_after_slot_s": (all_times[0] - slot.timestamp()) if all_times else None,
+        "last_after_slot_s": (all_times[-1] - slot.timestamp()) if all_times else None,
+        "first_to_last_s": (all_times[-1] - all_times[0]) if all_times else None,
+    }
+
+
 def _f(x, digits: int = 1) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
 def report(r: dict) -> str:
-    n, posts, floor = r["params"]["groups"], r["posts"], r["floor"]
+    n, floor = r["params"]["groups"], r["floor"]
+    engines = r["params"].get("engines", ["sqlite"])
+    labels = [label_of(e, engines) for e in engines]
     measured, computed = floor["seconds"], floor["computed_seconds"]
-    took = posts["last_after_slot_s"]
-    ratio = took / measured if took is not None and measured else None
+    per = {e: r["engines"][e]["posts"] for e in engines}
+
+    def posts_row(name: str, cell) -> str:
+        return f"| {name} | " + " | ".join(cell(per[e]) for e in engines) + " |"
+
+    def ratio(p: dict) -> str:
+        took = p["last_after_slot_s"]
+        return _f(took / measured if took is not None and measured else None, 2)
+
     lines = [
         f"`{r['command']}` ({r['seconds']:.0f} s; {r['when']})",
         "",
-        f"Stand-in limits on chat.postMessage: per channel {r['limits']['channel']}; workspace {r['limits']['workspace']}.",
+        f"Stand-in limits on chat.postMessage: per channel {r['limits']['channel']}; workspace {r['limits']['workspace']}"
+        + ("; each engine's bot posts to a stand-in of its own." if len(engines) > 1 else "."),
         "",
-        "| posts | figure |",
-        "| --- | ---: |",
-        f"| groups, posts due at the same minute ({r['slot']['schedule']} UTC)"
+        f"Groups, posts due at the same minute ({r['slot']['schedule']} UTC)"
         + (", all started in chat, group 1 at a slot of its own" if r["params"].get("env_apart") else "")
-        + f" | {n} |",
-        f"| floor, computed from the stand-in's buckets | {_f(computed)} s |",
-        f"| floor, measured: a bare client, 4 threads, honouring Retry-After ({floor['rate_limited']} × 429) | {_f(measured)} s |",
-        f"| bot: slot → first post | {_f(posts['first_after_slot_s'])} s |",
-        f"| bot: slot → last post ({posts['rate_limited_429']} × 429) | {_f(took)} s |",
-        f"| bot / measured floor (target ≤ {POSTS_WITHIN}) | {_f(ratio, 2)} |",
-        f"| posted exactly once (stand-in calls / stored / db `sent`) | {posts['posted_once']} / {posts['stored_once']} / {posts['recorded_sent_in_db']} |",
-        f"| missing, posted twice or more | {posts['missing']}, {posts['twice_or_more']} |",
+        + f": {n}. Floor, computed from the stand-in's buckets: {_f(computed)} s; measured (a bare client, "
+        f"4 threads, honouring Retry-After, {floor['rate_limited']} × 429): {_f(measured)} s."
+        + (
+            f" `paperbot copy` of the install into PostgreSQL: {_f(r.get('copy_seconds'))} s."
+            if "copy_seconds" in r
+            else ""
+        ),
         "",
-        f"| command (signed HTTP, keep-alive) | 1 group p50 ms | {n} groups p50 ms | ratio (target ≤ {LATENCY_WITHIN}) | 1 group p99 | {n} groups p99 | errors |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| posts | " + " | ".join(engines) + " |",
+        "| --- |" + " ---: |" * len(engines),
+        posts_row("bot: slot → first post", lambda p: f"{_f(p['first_after_slot_s'])} s"),
+        posts_row("bot: slot → last post", lambda p: f"{_f(p['last_after_slot_s'])} s"),
+        posts_row("answered 429", lambda p: str(p["rate_limited_429"])),
+        posts_row(f"bot / measured floor (target ≤ {POSTS_WITHIN})", ratio),
+        posts_row(
+            "posted exactly once (stand-in calls / stored / db `sent`)",
+            lambda p: f"{p['posted_once']} / {p['stored_once']} / {p['recorded_sent_in_db']}",
+        ),
+        posts_row("missing, posted twice or more", lambda p: f"{p['missing']}, {p['twice_or_more']}"),
+        "",
     ]
+    heads = "| command (signed HTTP, keep-alive) | 1 group p50 ms |" + "".join(
+        f" {n} groups, {e}: p50 ms | ratio to 1 group (target ≤ {LATENCY_WITHIN}) |" for e in engines
+    )
+    compare = len(engines) > 1
+    if compare:
+        heads += f" {engines[1]} / {engines[0]} p50 (target ≤ 1.5) |"
+    heads += " 1 group p99 |" + "".join(f" {e} p99 (target < 50) |" for e in engines) + " errors |"
+    lines += [heads, "| --- |" + " ---: |" * (heads.count("|") - 2)]
     for command, row in r["latency"].items():
-        one, many = row["one"], row["many"]
-        ratio = many["p50"] / one["p50"] if one["p50"] and many["p50"] else None
-        errors = len(one["errors"]) + len(many["errors"])
+        one = row["one"]
+        cells = [_f(one["p50"], 2)]
+        for label in labels:
+            many = row[label]
+            cells += [_f(many["p50"], 2), _f(many["p50"] / one["p50"] if one["p50"] and many["p50"] else None, 2)]
+        if compare:
+            a, b = row[labels[0]]["p50"], row[labels[1]]["p50"]
+            cells.append(_f(b / a if a and b else None, 2))
+        cells.append(_f(one["p99"], 2))
+        cells += [_f(row[label]["p99"], 2) for label in labels]
+        cells.append(str(sum(len(row[label]["errors"]) for label in ["one", *labels])))
         shown = f"`{command}`" + (" (extra: lists every group)" if command == "groups" else "")
-        lines.append(
-            f"| {shown} | {_f(one['p50'], 2)} | {_f(many['p50'], 2)} | {_f(ratio, 2)} | "
-            f"{_f(one['p99'], 2)} | {_f(many['p99'], 2)} | {errors} |"
-        )
+        lines.append(f"| {shown} | " + " | ".join(cells) + " |")
     mem = r["memory_after"]
     lines += [
         "",
-        "| bot memory (MB) | 1 group | " + f"{n} groups |",
-        "| --- | ---: | ---: |",
-        f"| RSS at start | {_f(r['memory_before']['one']['rss_mb'])} | {_f(r['memory_before']['many']['rss_mb'])} |",
-        f"| RSS after the posts | {_f(r['memory_after_posts']['one']['rss_mb'])} | {_f(r['memory_after_posts']['many']['rss_mb'])} |",
-        f"| RSS / peak at the end | {_f(mem['one']['rss_mb'])} / {_f(mem['one']['hwm_mb'])} | {_f(mem['many']['rss_mb'])} / {_f(mem['many']['hwm_mb'])} |",
+        "| bot memory (MB) | 1 group | " + " | ".join(f"{n} groups, {e}" for e in engines) + " |",
+        "| --- |" + " ---: |" * (1 + len(engines)),
+        "| RSS at start | " + " | ".join(_f(r["memory_before"][x]["rss_mb"]) for x in ["one", *labels]) + " |",
+        "| RSS after the posts | "
+        + " | ".join(_f(r["memory_after_posts"][x]["rss_mb"]) for x in ["one", *labels])
+        + " |",
+        "| RSS / peak at the end | "
+        + " | ".join(f"{_f(mem[x]['rss_mb'])} / {_f(mem[x]['hwm_mb'])}" for x in ["one", *labels])
+        + " |",
     ]
     return "\n".join(lines) + "\n"
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE.parent))  # bot, and the stand-ins: tests.support
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("db", type=Path)
+    p.add_argument("db", help="a SQLite file or a postgresql:// URL")
     p.add_argument("text")
     p.add_argument("-n", type=int, default=200)
     p.add_argument("--sort", default="cumulative")
