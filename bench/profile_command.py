@@ -41,13 +41,13 @@ def main() -> int:
     from slack_sdk.signature import SignatureVerifier
 
     from bot.catalog.queries import open_store
-    from bot.settings import Settings
     from bot.slack.app import SlackBot, build_app
+    from bot.slack.settings import SlackSettings
     from tests.support.slack_standin import SlackStandin
 
     secret = "profile-secret"
     with SlackStandin(channels={"C0BENCH"}) as slack:
-        settings = Settings.load(
+        settings = SlackSettings.load(
             {
                 "SLACK_BOT_TOKEN": "xoxb-profile",
                 "SLACK_SIGNING_SECRET": secret,
