@@ -289,6 +289,16 @@ def label_of(engine: str, engines: list[str]) -> str:
     return "many" if engine == engines[0] else f"many-{engine}"
 
 
+def write_out(workdir: Path, result: dict, json_path: Path | None, text: str) -> None:
+    """A run's figures into its work folder (and `json_path`, when asked), its report there and on stdout."""
+    (workdir / "result.json").write_text(json.dumps(result, indent=2))
+    if json_path:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(result, indent=2))
+    (workdir / "report.md").write_text(text)
+    print(text)
+
+
 def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0915 (a branch per option and report section)
     p = argparse.ArgumentParser(description="paperbot at scale: many groups, a rate-limited Slack")
     p.add_argument("--groups", type=int, default=1000, help="groups in the install (default 1000)")
@@ -488,13 +498,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0915 (a branch
         result["latency"] = rows
         result["memory_after"] = {label: bench.proc_status(b.proc.pid) for label, b in bots.items()}
     result["seconds"] = time.monotonic() - started
-    (workdir / "result.json").write_text(json.dumps(result, indent=2))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2))
-    text = report(result)
-    (workdir / "report.md").write_text(text)
-    print(text)
+    write_out(workdir, result, args.json, report(result))
     return 0
 
 

@@ -28,7 +28,6 @@ Markdown tables go to stdout, progress to stderr, work files to bench/out/replic
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import signal
@@ -225,13 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         stack.callback(pg.stop)
         result["rounds"] = [run_round(name, args, base, pg, floor, workdir, limits, users, groups) for name in rounds]
     result["seconds"] = time.monotonic() - started
-    (workdir / "result.json").write_text(json.dumps(result, indent=2))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2))
-    text = report(result)
-    (workdir / "report.md").write_text(text)
-    print(text)
+    gb.write_out(workdir, result, args.json, report(result))
     return 0
 
 
