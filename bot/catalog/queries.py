@@ -498,15 +498,18 @@ SEED_FILE = next(
 )
 
 
-def open_store(path: str | Path, *, seed: Path | None = SEED_FILE, writes: bool = True) -> Store:
+def open_store(
+    path: str | Path, *, seed: Path | None = SEED_FILE, writes: bool = True, schema: str | None = None
+) -> Store:
     """The database at `path`; a missing file is made with the papers of `seed` (None: no papers).
 
-    Raises store.NotADatabase for a file that is there but no paperbot database.
+    Raises store.NotADatabase for a file that is there but no paperbot database. `schema`: a place's
+    tables in a PostgreSQL database (bot/places/registry.py).
     """
     if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
         from bot.store.postgres import PgStore  # noqa: PLC0415 - psycopg is loaded only for PostgreSQL
 
-        store: Store = PgStore(path, create=lambda new: _first_papers(new, seed), writes=writes)
+        store: Store = PgStore(path, create=lambda new: _first_papers(new, seed), writes=writes, schema=schema)
     else:
         store = Store(path, create=lambda new: _first_papers(new, seed), writes=writes)
     try:

@@ -494,7 +494,7 @@ def _into_postgres(src: Source, url: str, show: Callable[[str | Path], str]) -> 
         # in this transaction too, so a failure leaves an empty database empty.
         raw.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
         raw.execute(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
-        db = Database(raw)
+        db = Database.on(raw)
         foreign = postgres_schema.foreign_tables(db)
         if foreign:
             raise CannotCopy(f"TO {show(url)} holds tables of another program ({foreign[0]}): {REFUSED}")

@@ -552,3 +552,42 @@ def m024_seen_signatures(db: sqlite_utils.Database) -> None:
         CREATE INDEX seen_signatures_by_age ON seen_signatures (forget_at);
         """
     )
+
+
+@migrations()
+def m025_places(db: sqlite_utils.Database) -> None:
+    # The places a hosted install serves (a Slack workspace, a Discord server), each with its own
+    # tables elsewhere (a file beside this one, a PostgreSQL schema: bot/places/registry.py), and the
+    # Slack installs that made them. The install's own database keeps these; a place's leaves them empty.
+    db.executescript(
+        """
+        CREATE TABLE places (
+            id TEXT NOT NULL PRIMARY KEY,         -- slack-T…, slack-E… (a Grid organisation), discord-…
+            platform TEXT NOT NULL,
+            name TEXT NOT NULL DEFAULT '',
+            state TEXT NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'gone')),
+            joined_at TEXT NOT NULL,              -- UTC, ISO 8601
+            left_at TEXT,
+            seen_at TEXT                          -- the last request from it (at most once a minute)
+        );
+        CREATE TABLE slack_installs (
+            place TEXT NOT NULL PRIMARY KEY REFERENCES places (id) ON DELETE CASCADE,
+            team_id TEXT,
+            enterprise_id TEXT,
+            is_enterprise_install INTEGER NOT NULL DEFAULT 0,
+            app_id TEXT,
+            bot_id TEXT,
+            bot_user_id TEXT,
+            bot_scopes TEXT NOT NULL DEFAULT '',
+            bot_token TEXT NOT NULL,              -- sealed with PAPERBOT_SECRET_KEY (Fernet)
+            bot_refresh_token TEXT,               -- sealed too; token rotation, when the app has it
+            bot_token_expires_at INTEGER,         -- unix time
+            installer TEXT,
+            installed_at TEXT NOT NULL
+        );
+        CREATE TABLE oauth_states (
+            state TEXT NOT NULL PRIMARY KEY,
+            expires_at REAL NOT NULL              -- unix time; used once, then deleted
+        );
+        """
+    )

@@ -108,32 +108,132 @@ Renew = Callable[[psycopg.Connection], psycopg.Connection]
 _SAFE_AGAIN = re.compile(r"\s*(BEGIN|SELECT)\b", re.I)
 
 
-class Connection:
-    """A psycopg connection in SQLite's shape: execute, executemany, in_transaction.
+class _Session:
+    """One thread's connection to one server, shared by every Store of the process on that database (the
+    house and each place): `schema` is the search_path it was last set to (see PgStore.schema)."""
 
-    With `renew` (the store's), a connection found dead by a statement outside a transaction that
-    is safe to repeat is replaced and the statement sent again: after a restart of the server, the
-    first use of each thread's connection answers, rather than saying the database is away."""
-
-    def __init__(self, raw: psycopg.Connection, renew: Renew | None = None):
+    def __init__(self, raw: psycopg.Connection):
         self.raw = raw
-        self._renew = renew
+        self.schema: str | None = _UNSET
+
+
+#: A session's schema before any was set (a new connection's search_path is the server's default).
+_UNSET = "\x00"
+
+
+class _Sessions:
+    """The connections of every Store of this process on one database URL, one a thread."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.local = threading.local()
+        self.raw: list[psycopg.Connection] = []
+        self.lock = threading.Lock()
+        self.stores = 0
+
+    def connect(self, *, apart: bool = False) -> psycopg.Connection:
+        try:
+            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, **_TCP)
+        except psycopg.Error as e:
+            _raise_as_sqlite(e)
+            raise  # not reached
+        if not apart:
+            with self.lock:
+                self.raw.append(raw)
+        return raw
+
+    def current(self) -> _Session:
+        """This thread's session; a broken one is replaced."""
+        session: _Session | None = getattr(self.local, "session", None)
+        if session is not None and (session.raw.closed or session.raw.broken):
+            self.drop(session.raw)
+            session = None
+        if session is None:
+            session = _Session(self.connect())
+            self.local.session = session
+        return session
+
+    def renew(self, session: _Session) -> None:
+        """A new connection in place of the session's dead one (Unavailable when the server does not answer)."""
+        self.drop(session.raw)
+        session.raw = self.connect()
+        session.schema = _UNSET
+
+    def drop(self, raw: psycopg.Connection) -> None:
+        with self.lock:
+            if raw in self.raw:
+                self.raw.remove(raw)
+        with suppress(psycopg.Error):
+            raw.close()
+
+    def close(self) -> None:
+        with self.lock:
+            for raw in self.raw:
+                with suppress(psycopg.Error):
+                    raw.close()
+            self.raw.clear()
+        self.local = threading.local()
+
+
+_sessions: dict[str, _Sessions] = {}
+_sessions_lock = threading.Lock()
+
+
+class Connection:
+    """A psycopg connection in SQLite's shape (execute, executemany, in_transaction), in one schema.
+
+    Each statement runs on this thread's session after setting its search_path to the store's schema
+    when another store of the process used it last: so every statement of a place's store sees that
+    place's tables and no other's, whichever store the thread used before. A session found dead by a
+    statement outside a transaction that is safe to repeat is replaced and the statement sent again:
+    after a restart of the server, the first use of each thread's connection answers, rather than
+    saying the database is away."""
+
+    def __init__(self, sessions: _Sessions, schema: str | None):
+        self._sessions = sessions
+        self._schema = schema
+
+    @property
+    def raw(self) -> psycopg.Connection:
+        return self._ready().raw
+
+    def _ready(self) -> _Session:
+        session = self._sessions.current()
+        if session.schema != self._schema:
+            if session.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                # A statement of one store inside another's transaction: a programming error, said loudly.
+                raise RuntimeError(f"a statement in schema {self._schema!r} within a transaction of {session.schema!r}")
+            self._set_path(session)
+        return session
+
+    def _set_path(self, session: _Session) -> None:
+        path = f'"{self._schema}"' if self._schema else "public"
+        try:
+            session.raw.execute(f"SET search_path TO {path}", prepare=False)
+        except psycopg.Error as e:
+            if not session.raw.broken:
+                _raise_as_sqlite(e)
+            self._sessions.renew(session)
+            session.raw.execute(f"SET search_path TO {path}", prepare=False)
+        session.schema = self._schema
 
     @property
     def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        session = self._sessions.current()
+        return session.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor:
-        idle = self._renew is not None and not self.in_transaction
+        session = self._ready()
+        idle = session.raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         try:
-            return self.raw.execute(translate(sql), params if params else None, prepare=False)
+            return session.raw.execute(translate(sql), params if params else None, prepare=False)
         except psycopg.Error as e:
-            if not (idle and self.raw.broken and _SAFE_AGAIN.match(sql)):
+            if not (idle and session.raw.broken and _SAFE_AGAIN.match(sql)):
                 _raise_as_sqlite(e)
-        assert self._renew is not None
-        self.raw = self._renew(self.raw)
         try:
-            return self.raw.execute(translate(sql), params if params else None, prepare=False)
+            self._sessions.renew(session)
+            self._set_path(session)
+            return session.raw.execute(translate(sql), params if params else None, prepare=False)
         except psycopg.Error as e:
             _raise_as_sqlite(e)
             raise  # not reached
@@ -143,13 +243,17 @@ class Connection:
         if not rows:
             return
         try:
-            with self.raw.cursor() as cur:
+            with self._ready().raw.cursor() as cur:
                 cur.executemany(translate(sql), rows)
         except psycopg.Error as e:
             _raise_as_sqlite(e)
 
-    def close(self) -> None:
-        self.raw.close()
+    def forget(self) -> None:
+        """Drop this thread's session (broken, or its transaction's end unknown)."""
+        session: _Session | None = getattr(self._sessions.local, "session", None)
+        if session is not None:
+            self._sessions.drop(session.raw)
+            self._sessions.local.session = None
 
 
 class Database:
@@ -157,8 +261,17 @@ class Database:
 
     engine = "postgresql"
 
-    def __init__(self, raw: psycopg.Connection, renew: Renew | None = None):
-        self.conn = Connection(raw, renew)
+    def __init__(self, sessions: _Sessions, schema: str | None):
+        self.conn = Connection(sessions, schema)
+
+    @classmethod
+    def on(cls, raw: psycopg.Connection, schema: str | None = None) -> Database:
+        """A database over one connection of the caller's (`copy`'s transaction), whose search_path is `schema`'s."""
+        sessions = _Sessions("")
+        session = _Session(raw)
+        session.schema = schema
+        sessions.local.session = session
+        return cls(sessions, schema)
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor:
         return self.conn.execute(sql, params)
@@ -180,8 +293,14 @@ class Database:
 # -- the store --------------------------------------------------------------------
 
 
+def schema_name(place: str) -> str:
+    """The PostgreSQL schema that holds place `place`'s tables: its id, lower case, in letters, digits and `_`."""
+    return "place_" + re.sub(r"[^a-z0-9]", "_", place.lower())[:50]
+
+
 class PgStore(Store):
-    """One PostgreSQL database, one connection per thread (made again after the server went away).
+    """One PostgreSQL database (or one place's schema in it), one connection per thread shared by
+    every store of the process on that database (the house's and each place's).
 
     A Store, so that domain code typed for one takes either: its `db` has the shape of
     sqlite_utils.Database that domain code uses (execute, query, conn.executemany)."""
@@ -194,17 +313,24 @@ class PgStore(Store):
         *,
         create: Callable[[Store], None] | None = None,
         writes: bool = True,
+        schema: str | None = None,
         _building: bool = False,
     ):
         self.url = url
+        #: The schema of a place's tables (schema_name); None: the house's, `public`.
+        self.schema = schema
         #: Where liveness keeps owner files on SQLite; PostgreSQL's are advisory locks, so none.
         self.path = Path(":memory:")
         self._writes = writes
         self._local = threading.local()
-        self._raw: list[psycopg.Connection] = []
-        self._raw_lock = threading.Lock()
+        self._write_lock = WRITE_LOCK if schema is None else zlib.crc32(f"paperbot write {schema}".encode())
+        with _sessions_lock:
+            self._sessions = _sessions.get(url) or _sessions.setdefault(url, _Sessions(url))
+            self._sessions.stores += 1
+        self._db = Database(self._sessions, schema)
         self.on_close: list[Callable[[], None]] = []
         self.created = False
+        self._closed = False
         try:
             self._prepare_server(create)
         except BaseException:
@@ -216,48 +342,16 @@ class PgStore(Store):
     def connect(self, *, apart: bool = False) -> psycopg.Connection:
         """A new connection; `apart`: the caller's alone, which it closes, not the store (liveness
         holds one for its session lock, shared by every Store of the process on this database)."""
-        try:
-            raw = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, **_TCP)
-        except psycopg.Error as e:
-            _raise_as_sqlite(e)
-            raise  # not reached
-        if not apart:
-            with self._raw_lock:
-                self._raw.append(raw)
-        return raw
+        return self._sessions.connect(apart=apart)
 
     @property
     def db(self) -> Any:
-        """This thread's connection; a broken one is replaced on the next use."""
-        db: Database | None = getattr(self._local, "db", None)
-        if db is not None and (db.conn.raw.closed or db.conn.raw.broken):
-            self._forget(db)
-            db = None
-        if db is None:
-            db = Database(self.connect(), self._renew)
-            self._local.db = db
-        return db
-
-    def _renew(self, dead: psycopg.Connection) -> psycopg.Connection:
-        """A new connection in place of `dead` (Unavailable when the server does not answer)."""
-        with self._raw_lock:
-            if dead in self._raw:
-                self._raw.remove(dead)
-        with suppress(psycopg.Error):
-            dead.close()
-        return self.connect()
-
-    def _forget(self, db: Database) -> None:
-        self._local.db = None
-        with self._raw_lock:
-            if db.conn.raw in self._raw:
-                self._raw.remove(db.conn.raw)
-        with suppress(psycopg.Error):
-            db.conn.raw.close()
+        """The database as this store sees it (its schema), on this thread's session."""
+        return self._db
 
     @contextmanager
     def write(self) -> Iterator[Any]:
-        """A write transaction holding the install's write lock from its first statement."""
+        """A write transaction holding the install's (the place's) write lock from its first statement."""
         db = self.db
         conn = db.conn
         try:
@@ -269,26 +363,33 @@ class PgStore(Store):
                 if wait_ms <= 0:
                     raise Busy("the answer was due before the write could begin")
             conn.execute(f"SET LOCAL lock_timeout = {min(wait_ms, LOCK_WAIT_MS)}")
-            conn.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
+            conn.execute(f"SELECT pg_advisory_xact_lock({self._write_lock})")
             yield db
             conn.execute("COMMIT")
         except BaseException:
-            if not conn.raw.closed and not conn.raw.broken and conn.in_transaction:
-                try:
-                    conn.raw.execute("ROLLBACK")
-                except psycopg.Error:
-                    self._forget(db)
-            elif conn.raw.broken:
-                self._forget(db)
+            session: _Session | None = getattr(self._sessions.local, "session", None)
+            raw = session.raw if session is not None else None
+            if raw is not None and not raw.closed and not raw.broken:
+                if raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    try:
+                        raw.execute("ROLLBACK")
+                    except psycopg.Error:
+                        conn.forget()
+            elif raw is not None:
+                conn.forget()
             raise
 
     def close(self) -> None:
-        with self._raw_lock:
-            for raw in self._raw:
-                with suppress(psycopg.Error):
-                    raw.close()
-            self._raw.clear()
-            closing, self.on_close = self.on_close, []
+        if not self._closed:
+            self._closed = True
+            with _sessions_lock:
+                self._sessions.stores -= 1
+                last = self._sessions.stores == 0
+                if last:
+                    _sessions.pop(self.url, None)
+            if last:
+                self._sessions.close()
+        closing, self.on_close = self.on_close, []
         self._local = threading.local()
         for fn in closing:
             fn()
@@ -302,6 +403,8 @@ class PgStore(Store):
         # Several replicas starting together: one migrates, the others wait for it, then see it done.
         with self.write():
             db.execute(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK})")
+            if self.schema is not None:  # a place's: its tables in a schema of its own
+                db.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
             foreign = postgres_schema.foreign_tables(db)
             if foreign:
                 raise NotADatabase(
