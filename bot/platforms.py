@@ -54,6 +54,9 @@ class Adapter:
     #: A member's name as the platform shows it (member_names.Ask), for pages and calendars read
     #: outside the chat; made from the settings. None: the platform is not asked.
     member_names: Callable[[Any], Callable[[str], str | None]] | None = None
+    #: The setting that makes `run` serve the platform's install flow without a token of the install's
+    #: own (a hosted install: bot/places/); None when the platform has none.
+    installs: str | None = None
 
 
 def adapters() -> list[Adapter]:
@@ -114,7 +117,11 @@ def token_set(environ: Mapping[str, str], name: str, dotenv: str | Path | None =
 
 def asked(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> list[Adapter]:
     """The platforms whose token is set (none, one, or several)."""
-    return [a for a in adapters() if token_set(environ, a.token, dotenv)]
+    return [
+        a
+        for a in adapters()
+        if token_set(environ, a.token, dotenv) or (a.installs is not None and token_set(environ, a.installs, dotenv))
+    ]
 
 
 def require_a_token(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> None:

@@ -50,6 +50,11 @@ SETTINGS: dict[str, tuple[str | None, str]] = {
     "PAPERBOT_MEETING_PLACE": (None, "where the group meets (calendar LOCATION when set; Discord events: its channel)"),
     "PAPERBOT_PUBLIC_URL": (None, "where users reach PORT (may carry a path): run serves the calendars and page"),
     "PAPERBOT_GROUP_NAME": (None, "the group's name in its posts, reminders, page and calendar (default: none)"),
+    "PAPERBOT_HOSTED": (
+        None,
+        "serve each workspace and server that adds the app as a place of its own (default: with SLACK_CLIENT_ID)",
+    ),
+    "PAPERBOT_SECRET_KEY": (None, "a Fernet key that seals the tokens a hosted install keeps in its database"),
 }
 
 #: The longest group name kept: a page's title and a calendar's name stay one line.
@@ -195,6 +200,10 @@ class Settings:
     public_url: str | None = None
     #: The group's name on its page and calendar (None: "Reading group").
     group_name: str | None = None
+    #: Does `run` serve every workspace and server that adds the app, each its own place (bot/places/)?
+    hosted: bool = False
+    #: The Fernet key that seals the tokens a hosted install keeps (bot/places/sealing.py).
+    secret_key: str | None = field(default=None, repr=False)
 
     #: The names this class reads: a platform's subclass adds its own.
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
@@ -266,7 +275,16 @@ class Settings:
                     f"must be an http(s) URL such as https://example.org/paperbot, not {public_url!r}",
                 )
 
+        secret_key = get("PAPERBOT_SECRET_KEY")
+        if secret_key is not None and not _fernet_key(secret_key):
+            raise SettingError(
+                "PAPERBOT_SECRET_KEY",
+                "must be a Fernet key: 32 bytes in URL-safe base64, 44 characters (docs/hosting.md: how to make one)",
+            )
+        hosted = get("PAPERBOT_HOSTED")
         return {
+            "hosted": parse_yes_no("PAPERBOT_HOSTED", hosted) if hosted is not None else cls._hosted_by_default(get),
+            "secret_key": secret_key,
             "arxiv_api": apis["PAPERBOT_ARXIV_API"],
             "crossref_api": apis["PAPERBOT_CROSSREF_API"],
             "meeting_minutes": minutes,
@@ -284,9 +302,14 @@ class Settings:
             "rotation": rotation,
         }
 
+    @classmethod
+    def _hosted_by_default(cls, get: Get) -> bool:
+        """PAPERBOT_HOSTED when unset: a platform's subclass says (Slack's: with SLACK_CLIENT_ID)."""
+        return False
+
     def _values(self) -> dict[str, object]:
         """The settings `require` can ask for, by name; a subclass adds its own."""
-        return {"PAPERBOT_CHANNEL": self.channel}
+        return {"PAPERBOT_CHANNEL": self.channel, "PAPERBOT_SECRET_KEY": self.secret_key}
 
     def _unset(self, name: str) -> str:
         """What to say of `name` when it is not set."""
@@ -339,6 +362,26 @@ class PlatformSettings(Settings, ABC):
     @abstractmethod
     def socket_mode(self) -> bool:
         """Does `run` hold a connection open rather than serve HTTP alone (cli's signals)?"""
+
+
+def parse_yes_no(name: str, raw: str) -> bool:
+    word = raw.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise SettingError(name, f"must be true or false, not {raw[:40]!r}")
+
+
+def _fernet_key(raw: str) -> bool:
+    """Is `raw` a Fernet key (32 bytes, URL-safe base64)? Checked without importing cryptography."""
+    import base64  # noqa: PLC0415 - only when the setting is given
+    import binascii  # noqa: PLC0415
+
+    try:
+        return len(base64.urlsafe_b64decode(raw.encode("ascii"))) == 32 and len(raw) == 44
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        return False
 
 
 @functools.cache

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -313,7 +314,17 @@ def _platform_of(settings: Settings) -> str | None:
         return None
 
 
-def create(ticker: ScheduledChecks, settings: Settings) -> BackgroundScheduler:
+class Checks(Protocol):
+    """What the jobs call: one place's ScheduledChecks, or every place's (bot/runtime/hosting.py)."""
+
+    on_next_slot: Callable[[datetime], None]
+
+    def check_post(self) -> None: ...
+    def check_reminders(self) -> None: ...
+    def check_discussion(self) -> None: ...
+
+
+def create(ticker: Checks, settings: Settings) -> BackgroundScheduler:
     """The scheduler with its jobs, not started yet (`.start()`; `.shutdown()` once it `.running`)."""
     # Two instances of a job may run: one waiting on the platform, and the next, which returns at once (the
     # checks see to that), rather than APScheduler skipping it with a warning every 30 seconds.

@@ -40,4 +40,5 @@ ADAPTER = Adapter(
     quiet_loggers=("slack_sdk.web", "slack_sdk.webhook"),
     fallback=True,
     member_names=_member_names,
+    installs="SLACK_CLIENT_ID",
 )

@@ -130,6 +130,11 @@ class SlackBot:
             return Place()
         return Place(enterprise if grid else team, home)
 
+    def use_token(self, token: str) -> None:
+        """Send with `token` from now on (a hosted place's, rotated by Slack)."""
+        for client in (self.client, self.quick, self.answers, self.transport.client):
+            client.token = token
+
     # -- who and when --------------------------------------------------------
 
     def is_admin(self, user: str) -> bool:
@@ -334,8 +339,9 @@ class SlackBot:
 CHANNEL_REFUSALS = ("channel_not_found", "not_in_channel")
 
 
-def build_app(bot: SlackBot) -> App:
-    """The Bolt app with every listener registered."""
+def build_app(bot: SlackBot, *, verify_token: bool = True) -> App:
+    """The Bolt app with every listener registered (`verify_token`: Bolt's auth.test at once, as
+    `run` wants; a hosted place's app is made while its first request waits, and asks at that request)."""
 
     settings = bot.settings
     bolt_log = logging.getLogger("bot.slack.bolt")
@@ -356,6 +362,7 @@ def build_app(bot: SlackBot) -> App:
         # Anything slow after the reply goes to SlackBot.later().
         process_before_response=True,
         request_verification_enabled=not settings.socket_mode,
+        token_verification_enabled=verify_token,
         logger=bolt_log,
     )
 
@@ -364,7 +371,7 @@ def build_app(bot: SlackBot) -> App:
         """The one door of every request: another workspace's gets one line, and nothing runs."""
         if not bot.place(context.team_id, context.enterprise_id).foreign:
             return next()
-        return not_here(bot, body)
+        return not_here(bot.later, body)
 
     command_listeners.register(app, bot)
     actions.register(app, bot)
@@ -382,15 +389,16 @@ def build_app(bot: SlackBot) -> App:
     return app
 
 
-def not_here(bot: SlackBot, body: dict) -> BoltResponse:
-    """The answer to a request from another workspace: one line where its kind can show one."""
-    said = blocks.message(Notice(text(NOT_HERE), ok=False))
+def not_here(later: Callable, body: dict, line: str = NOT_HERE) -> BoltResponse:
+    """The answer to a request from another workspace: one line where its kind can show one (`later`
+    runs a call after the answer, as SlackBot.later)."""
+    said = blocks.message(Notice(text(line), ok=False))
     if body.get("command"):
         return _json({"response_type": "ephemeral", **said})
     if body.get("type") == "view_submission":
-        return _json({"response_action": "errors", "errors": {"title": NOT_HERE[:150]}})
+        return _json({"response_action": "errors", "errors": {"title": line[:150]}})
     if body.get("type") == "block_actions" and body.get("response_url"):
-        bot.later(lambda url: call(webhook(url).send, response_type="ephemeral", **said), body["response_url"])
+        later(lambda url: call(webhook(url).send, response_type="ephemeral", **said), body["response_url"])
     return BoltResponse(status=200, body="")
 
 

@@ -44,11 +44,8 @@ STOP_SECONDS = 5.0
 def wsgi(app: App, signing_secret: str, store: Store | None = None) -> Callable:
     """Bolt at /slack/events behind the door (slack.door: signature, replay, shape), and a health
     check at /healthz (whether `store` answers)."""
-    bolt = SlackRequestHandler(app, path=EVENTS_PATH)
+    answer = bolt_answer(app)
     door = SlackDoor(signing_secret, ReplayWindow(store=store))
-    bolt_log = logging.getLogger("bot.slack.bolt")
-    if _without_traceback not in bolt_log.filters:
-        bolt_log.addFilter(_without_traceback)
 
     def application(environ, start_response):
         if environ.get("PATH_INFO") == "/healthz":
@@ -59,6 +56,19 @@ def wsgi(app: App, signing_secret: str, store: Store | None = None) -> Callable:
             door.admit(environ)
         except Refused as refusal:
             return refuse(environ, start_response, refusal)
+        return answer(environ, start_response)
+
+    return application
+
+
+def bolt_answer(app: App) -> Callable:
+    """Bolt's answer to a request the door let in: a failure of Bolt's in one line and a 400, never a 500."""
+    bolt = SlackRequestHandler(app, path=EVENTS_PATH)
+    bolt_log = logging.getLogger("bot.slack.bolt")
+    if _without_traceback not in bolt_log.filters:
+        bolt_log.addFilter(_without_traceback)
+
+    def answer(environ, start_response):
         started: list[str] = []
 
         def respond(status, headers, *rest):
@@ -78,7 +88,7 @@ def wsgi(app: App, signing_secret: str, store: Store | None = None) -> Callable:
             why = " ".join(f"{type(e).__name__}: {e}".split())[:200]
             return refuse(environ, start_response, Refused(400, f"that Bolt failed on ({why})"))
 
-    return application
+    return answer
 
 
 def _without_traceback(record: logging.LogRecord) -> bool:
@@ -106,6 +116,9 @@ def http_server(  # noqa: PLR0913 - the door's limits pass through
 
 
 def require_settings(settings: SlackSettings) -> None:
+    if settings.installs:  # a hosted install: tokens come with each workspace's install, channels with its groups
+        settings.require("SLACK_SIGNING_SECRET", "PAPERBOT_SECRET_KEY")
+        return
     settings.require("SLACK_BOT_TOKEN", "PAPERBOT_CHANNEL")
     if not settings.socket_mode:
         settings.require("SLACK_SIGNING_SECRET")
@@ -118,6 +131,10 @@ def run(settings: SlackSettings, store: Store, stop: threading.Event) -> int:
     Slack can reach the bot: a `run` that cannot listen or connect ends without having posted anything.
     """
     http_door.warn_of_schedule(settings, store, log)  # a choice the operator may mean, so said, not refused
+    if settings.installs:  # a hosted install: every workspace that installs the app
+        from bot.slack import hosted  # noqa: PLC0415 - cryptography only for a hosted install
+
+        return hosted.run(settings, store, stop)
     bot = SlackBot(settings, store)
     jobs = checks = stop_feeds = None
     try:

@@ -10,7 +10,7 @@ errors name the setting and, for a missing token, where Slack shows it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from bot import settings as core
@@ -22,6 +22,8 @@ SLACK_SETTINGS: dict[str, tuple[str | None, str]] = {
     "SLACK_APP_TOKEN": (None, "app-level token (xapp-...): when set, run uses Socket Mode"),
     "SLACK_SIGNING_SECRET": (None, "verifies Slack's HTTP requests: needed by run in HTTP mode"),
     "SLACK_API_URL": ("https://slack.com/api/", "Web API base URL (a proxy or a local test server)"),
+    "SLACK_CLIENT_ID": (None, "a hosted install's app: with SLACK_CLIENT_SECRET, run serves /slack/install"),
+    "SLACK_CLIENT_SECRET": (None, "a hosted install's app secret (Basic Information → App Credentials)"),
     "PORT": ("3000", "HTTP mode port; Slack's request URL is http(s)://HOST:PORT/slack/events"),
 }
 SETTINGS: dict[str, tuple[str | None, str]] = {
@@ -37,6 +39,8 @@ WHERE = {
     "SLACK_APP_TOKEN": "api.slack.com/apps → your app → Basic Information → App-Level Tokens",
     "SLACK_SIGNING_SECRET": "api.slack.com/apps → your app → Basic Information → Signing Secret",
     "PAPERBOT_CHANNEL": "the channel's name → About → Channel ID, at the bottom",
+    "SLACK_CLIENT_ID": "api.slack.com/apps → your app → Basic Information → App Credentials",
+    "SLACK_CLIENT_SECRET": "api.slack.com/apps → your app → Basic Information → App Credentials",
 }
 
 USER_ID = re.compile(r"^[UW][A-Z0-9]+$")
@@ -51,6 +55,8 @@ class SlackSettings(core.PlatformSettings):
     app_token: str | None = None
     signing_secret: str | None = None
     api_url: str = "https://slack.com/api/"
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
 
     NAMES: ClassVar[dict[str, tuple[str | None, str]]] = SETTINGS
 
@@ -83,14 +89,40 @@ class SlackSettings(core.PlatformSettings):
             raise SettingError(
                 "PAPERBOT_CHANNEL", f"{channel!r} is not a channel ID (like C012ABCDEF; see the channel's details)"
             )
+        client_id, client_secret = get("SLACK_CLIENT_ID"), get("SLACK_CLIENT_SECRET")
+        if (client_id is None) != (client_secret is None):
+            missing = "SLACK_CLIENT_SECRET" if client_secret is None else "SLACK_CLIENT_ID"
+            raise SettingError(missing, f"is not set: a hosted install needs both; find them at {WHERE[missing]}")
+        if client_id is not None:
+            if app_token is not None:
+                raise SettingError(
+                    "SLACK_APP_TOKEN", "a hosted install (SLACK_CLIENT_ID) serves Slack over HTTP only: unset it"
+                )
+            if not group["hosted"]:
+                raise SettingError("PAPERBOT_HOSTED", "is false, but SLACK_CLIENT_ID is set: unset one of them")
+            if group["secret_key"] is None:
+                raise SettingError(
+                    "PAPERBOT_SECRET_KEY", "is not set: a hosted install (SLACK_CLIENT_ID) seals its tokens with it"
+                )
         return {
             **group,
+            "client_id": client_id,
+            "client_secret": client_secret,
             "bot_token": bot_token,
             "app_token": app_token,
             "signing_secret": get("SLACK_SIGNING_SECRET"),
             "api_url": api_url,
             "port": port,
         }
+
+    @classmethod
+    def _hosted_by_default(cls, get: core.Get) -> bool:
+        return get("SLACK_CLIENT_ID") is not None
+
+    @property
+    def installs(self) -> bool:
+        """Does `run` serve Slack's install flow (a hosted install's)?"""
+        return self.client_id is not None
 
     def _values(self) -> dict[str, object]:
         return {

@@ -1,0 +1,366 @@
+"""A hosted install on Slack: every workspace that installs the app through Slack's install flow is a
+place of its own (bot/places/), answered with its own token from its own tables.
+
+    hosted = HostedSlack(settings, house, stop)    # SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, PAPERBOT_SECRET_KEY
+    server = http_door.listen(hosted, settings.port)
+
+One HTTP server: `/slack/install` and `/slack/oauth_redirect` (Bolt's OAuth flow, its stores in
+paperbot's database: bot/slack/installs.py), `/slack/events` (the door, then the request goes to the
+Bolt app of the place whose workspace it names), each place's pages and feeds under `/p/<place>/`
+(PAPERBOT_PUBLIC_URL), `/healthz`. Each place has a SlackBot of its own, made at its first request or
+check: its store, its token (rotated when the app rotates tokens), its outbox, its threads; so one
+workspace's rate limits or refusing channel hold no other's work. The workspace of SLACK_BOT_TOKEN,
+when it is set, is the install's own place (HOME): the database's own tables.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from slack_bolt import App, BoltResponse
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
+from slack_bolt.oauth.oauth_settings import OAuthSettings
+from slack_bolt.request.internals import extract_enterprise_id, extract_team_id
+from slack_sdk import WebClient
+from slack_sdk.oauth.token_rotation import TokenRotator
+
+from bot.delivery import outbox
+from bot.delivery.background import Background
+from bot.places.registry import HOME, Places
+from bot.places.sealing import Seal
+from bot.runtime.scheduler import ScheduledChecks
+from bot.slack.app import SlackBot, build_app, not_here
+from bot.slack.door import SlackDoor
+from bot.slack.installs import ROTATE_MINUTES, SlackInstalls, due
+from bot.slack.settings import SlackSettings
+from bot.store.connection import Store
+from bot.web import feeds, http_door
+from bot.web.http_door import Refused, ReplayWindow, refuse
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+INSTALL_PATH = "/slack/install"
+REDIRECT_PATH = "/slack/oauth_redirect"
+#: Each place's pages and feeds: under PAPERBOT_PUBLIC_URL's path, `/p/<place>/...`.
+PAGES_PREFIX = "/p/"
+#: The bot scopes an install asks for: the manifest's (a test keeps them in step).
+BOT_SCOPES = ("commands", "chat:write", "channels:history", "groups:history", "im:history", "im:write", "users:read")
+#: The one line for a request from a workspace that has not installed the app (or uninstalled it).
+NOT_INSTALLED = "paperbot is not installed in this workspace, so nothing was done: an admin can add it again."
+
+
+@dataclass
+class _Part:
+    """One place's bot, Bolt app, checks and pages."""
+
+    place: str
+    bot: SlackBot
+    answer: Callable
+    checks: ScheduledChecks
+    pages: feeds.Feeds | None
+    token: str
+    expires_at: int | None = None
+
+
+def place_settings(settings: SlackSettings, place: str, token: str) -> SlackSettings:
+    """A hosted place's settings: the install's, with the place's token, its pages under its own path,
+    and none of the install's own group (channel, admins, focus tag, name): the place sets its groups in chat."""
+    return replace(
+        settings,
+        bot_token=token,
+        channel=None,
+        admins=frozenset(),
+        focus_tag=None,
+        group_name=None,
+        public_url=f"{settings.public_url}{PAGES_PREFIX}{place}" if settings.public_url else None,
+    )
+
+
+class HostedSlack:
+    """The WSGI application of a hosted install on Slack, and every place's checks (`checks()`)."""
+
+    def __init__(self, settings: SlackSettings, house: Store, stop: threading.Event):
+        assert settings.client_id and settings.client_secret and settings.secret_key  # settings checked it
+        self.settings = settings
+        self.house = house
+        self.stop = stop
+        self.places = Places(house, settings.db_path)
+        api = WebClient(base_url=settings.api_url, timeout=10)
+        self.installs = SlackInstalls(
+            self.places,
+            Seal(settings.secret_key),
+            TokenRotator(client_id=settings.client_id, client_secret=settings.client_secret, client=api),
+        )
+        self.door = SlackDoor(settings.signing_secret or "", ReplayWindow(store=house))
+        self.background = Background({"answer": 4})
+        self._parts: dict[str, _Part] = {}
+        self._lock = threading.Lock()
+        self.home: _Part | None = None
+        self.front = App(
+            client=api,
+            signing_secret=settings.signing_secret or "",
+            oauth_settings=OAuthSettings(
+                client_id=settings.client_id,
+                client_secret=settings.client_secret,
+                scopes=list(BOT_SCOPES),
+                install_path=INSTALL_PATH,
+                redirect_uri_path=REDIRECT_PATH,
+                redirect_uri=f"{settings.public_url}{REDIRECT_PATH}" if settings.public_url else None,
+                installation_store=self.installs,
+                state_store=self.installs,
+                token_rotation_expiration_minutes=ROTATE_MINUTES,
+                callback_options=CallbackOptions(success=_installed, failure=_not_installed),
+            ),
+            process_before_response=True,
+            logger=logging.getLogger("bot.slack.bolt"),
+        )
+        self.oauth = SlackRequestHandler(self.front)
+
+    # -- places ------------------------------------------------------------------------
+
+    def start_home(self, bot: SlackBot, answer: Callable) -> None:
+        """The workspace of SLACK_BOT_TOKEN (its auth.test already done): the install's own place."""
+        checks = _checks(bot, self.stop)
+        self.home = _Part(HOME, bot, answer, checks, None, bot.client.token or "")
+
+    def part(self, place: str) -> _Part | None:
+        """`place`'s bot and app, made at its first need; None when it is not installed (any more)."""
+        with self._lock:
+            part = self._parts.get(place)
+        if part is not None and due(part.expires_at):
+            held = self.installs.held(place)  # rotated
+            if held is None:
+                self.drop(place)
+                return None
+            if held[0] != part.token:
+                part.bot.use_token(held[0])
+            part.token, part.expires_at = held
+        if part is not None:
+            return part
+        held = self.installs.held(place)
+        if held is None:
+            return None
+        token = held[0]
+        settings = place_settings(self.settings, place, token)
+        store = self.places.store(place)
+        bot = SlackBot(settings, store)
+        outbox.due_now(store)  # a restart tries at once what the platform refused before, as `run` does
+        made = _Part(place, bot, _bolt(bot), _checks(bot, self.stop), feeds.serve(settings, store), *held)
+        with self._lock:
+            part = self._parts.setdefault(place, made)
+        if part is not made:  # another thread made it first
+            made.bot.close(0)
+        return part
+
+    def drop(self, place: str) -> None:
+        """Stop a place's bot (uninstalled): what it was sending stays in its outbox."""
+        with self._lock:
+            part = self._parts.pop(place, None)
+        if part is not None:
+            part.bot.close(1.0)
+
+    def checks(self) -> list[ScheduledChecks]:
+        """Every installed place's checks (the home place's first), for the scheduler."""
+        found = [self.home.checks] if self.home is not None else []
+        for place in self.places.active():
+            if place.platform != "slack":
+                continue
+            try:
+                part = self.part(place.id)
+            except Exception as e:  # noqa: BLE001 - one place's failure is no other's
+                log.warning("Slack place %s cannot be checked now: %s", place.id, " ".join(str(e).split())[:200])
+                continue
+            if part is not None:
+                found.append(part.checks)
+        return found
+
+    def close(self, timeout: float) -> bool:
+        with self._lock:
+            parts = list(self._parts.values())
+        idle = all([part.bot.close(timeout) for part in parts])
+        self.background.close(timeout)
+        if idle:
+            self.places.close()
+        return idle
+
+    # -- requests ------------------------------------------------------------------------
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO") or ""
+        if path == "/healthz":
+            return http_door.healthz(start_response, self.house)
+        if path in (INSTALL_PATH, REDIRECT_PATH):
+            return self.oauth(environ, start_response)
+        if path == EVENTS_PATH:
+            return self._event(environ, start_response)
+        pages = self._pages(path)
+        if pages is not None:
+            return pages(environ, start_response)
+        return refuse(environ, start_response, Refused(404, "no such route"))
+
+    def takes_apart(self, path: str) -> bool:
+        """Pages and feeds are served by threads of their own (http_door.Lanes): readers never hold chat."""
+        return self._pages(path) is not None
+
+    def _pages(self, path: str) -> feeds.Feeds | None:
+        if not self.settings.public_url:
+            return None
+        prefix = urlsplit(self.settings.public_url).path.rstrip("/") + PAGES_PREFIX
+        if not path.startswith(prefix):
+            return None
+        place = path[len(prefix) :].split("/", 1)[0]
+        found = self.places.get(place) if place and place != HOME else None
+        if found is None or not found.active or found.platform != "slack":
+            return None
+        part = self.part(place)
+        return part.pages if part is not None else None
+
+    def _event(self, environ, start_response):
+        try:
+            body = self.door.admit(environ)
+        except Refused as refusal:
+            return refuse(environ, start_response, refusal)
+        if body.get("type") == "url_verification":
+            return _respond(start_response, "200 OK", str(body.get("challenge") or ""), "text/plain")
+        team, enterprise = _whose(body)
+        event = body.get("event") or {}
+        if body.get("type") == "event_callback" and event.get("type") in ("app_uninstalled", "tokens_revoked"):
+            if event.get("type") == "app_uninstalled" or (event.get("tokens") or {}).get("bot"):
+                self._uninstalled(enterprise, team)
+            return _respond(start_response, "200 OK", "", "text/plain")
+        part = self._part_of(team, enterprise)
+        if part is None:
+            said = not_here(self._later, body, NOT_INSTALLED)
+            return _respond(start_response, "200 OK", said.body, said.headers.get("content-type", ["text/plain"])[0])
+        if part.place != HOME:
+            self.places.seen(part.place)
+        return part.answer(environ, start_response)
+
+    def _part_of(self, team: str | None, enterprise: str | None) -> _Part | None:
+        if self.home is not None and not self.home.bot.place(team, enterprise).foreign:
+            return self.home
+        place = self.installs.place_of(enterprise, team)
+        return self.part(place) if place is not None else None
+
+    def _uninstalled(self, enterprise: str | None, team: str | None) -> None:
+        place = self.installs.uninstalled(enterprise, team)
+        if place is not None:
+            self.drop(place)
+
+    def _later(self, fn: Callable, *args) -> None:
+        self.background.later(fn, *args, lane="answer")
+
+
+def _checks(bot: SlackBot, stop: threading.Event) -> ScheduledChecks:
+    return ScheduledChecks(
+        bot.store, bot.settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
+    )
+
+
+def _bolt(bot: SlackBot) -> Callable:
+    from bot.slack.serve import bolt_answer  # noqa: PLC0415 - serve imports this module
+
+    return bolt_answer(build_app(bot, verify_token=False))
+
+
+def _whose(body: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The workspace and Grid organisation a request names (a command, a click, an event), as Bolt reads them."""
+    return extract_team_id(body), extract_enterprise_id(body)
+
+
+def _respond(start_response, status: str, body: str, content_type: str) -> list[bytes]:
+    data = body.encode()
+    start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(data)))])
+    return [data]
+
+
+def _installed(args: SuccessArgs) -> BoltResponse:
+    """The page after an install: what to do next, in the workspace."""
+    where = html.escape(args.installation.team_name or args.installation.enterprise_name or "your workspace")
+    return _page(
+        200,
+        "paperbot is installed",
+        f"paperbot is installed in {where}. In the channel of your reading group, type "
+        "<code>/paper group start</code>, then <code>/paper add &lt;link&gt;</code> to add the first papers; "
+        "<code>/paper help</code> lists every command.",
+    )
+
+
+def _not_installed(args: FailureArgs) -> BoltResponse:
+    """The page after a refused or failed install: why, in one line, and how to try again."""
+    reasons = {
+        "access_denied": "the install was cancelled in Slack",
+        "invalid_state": "the install link has expired or was used already",
+        "invalid_browser": "the install was begun in another browser",
+        "invalid_code": "Slack did not confirm the install",
+        "missing_code": "Slack did not confirm the install",
+        "storage_error": "the install could not be saved",
+    }
+    why = reasons.get(args.reason, "the install did not complete")
+    status = 400 if args.reason in ("invalid_state", "invalid_browser", "missing_code") else args.suggested_status_code
+    return _page(
+        min(max(status, 200), 499) if status < 500 else 503,
+        "paperbot was not installed",
+        f"paperbot was not installed: {html.escape(why)}. "
+        f'<a href="{html.escape(INSTALL_PATH)}">Start the install again</a>.',
+    )
+
+
+def _page(status: int, title: str, said: str) -> BoltResponse:
+    body = (
+        f'<!doctype html><html lang="en"><meta charset="utf-8"><title>{title}</title>'
+        f"<body><h1>{title}</h1><p>{said}</p></body></html>"
+    )
+    return BoltResponse(status=status, body=body, headers={"Content-Type": "text/html; charset=utf-8"})
+
+
+def run(settings: SlackSettings, house: Store, stop: threading.Event) -> int:
+    """Serve a hosted install on Slack until `stop` (or SystemExit unwinds waitress): see serve.run."""
+    from bot.runtime import scheduler  # noqa: PLC0415 - serve imports this module; the scheduler is run's
+    from bot.runtime.hosting import EveryPlace  # noqa: PLC0415
+    from bot.slack.serve import STOP_SECONDS, _started, bolt_answer  # noqa: PLC0415
+
+    hosted = HostedSlack(settings, house, stop)
+    if settings.bot_token:  # the install's own workspace besides
+        bot = SlackBot(settings, house)
+        app = _started(bot, stop)
+        if app is None:
+            return 0
+        outbox.due_now(house)
+        hosted.start_home(bot, bolt_answer(app))
+    checks = EveryPlace(hosted.checks)
+    jobs = scheduler.create(checks, settings)
+    try:
+        server = http_door.listen(http_door.Lanes(hosted, hosted.takes_apart), settings.port)
+        jobs.start()
+        log.info(
+            "serving a hosted install on http://0.0.0.0:%s: %s, %s, %s; %d places",
+            settings.port,
+            INSTALL_PATH,
+            REDIRECT_PATH,
+            EVENTS_PATH,
+            len(hosted.places.active()),
+        )
+        try:
+            server.run()
+        finally:
+            server.close()
+    finally:
+        stop.set()
+        if jobs.running:
+            jobs.shutdown(wait=False)
+        checks.shutdown()
+        parts_idle = hosted.close(STOP_SECONDS)
+        home_idle = hosted.home is None or hosted.home.bot.close(STOP_SECONDS)
+        if parts_idle and home_idle and checks.wait_idle(STOP_SECONDS):
+            house.close()
+    log.info("stopped")
+    return 0
