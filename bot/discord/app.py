@@ -96,15 +96,26 @@ def _saved(save: Callable[[], catalog.Paper], done: str, again: str) -> Notice:
 
 
 class DiscordBot:
-    def __init__(self, settings: DiscordSettings, store: Store, *, clock: Callable[[], datetime] | None = None):
+    def __init__(
+        self,
+        settings: DiscordSettings,
+        store: Store,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        rest: Rest | None = None,
+        answers: Rest | None = None,
+    ):
+        """`rest`, `answers`: the REST clients, when a hosted install's servers share them (Discord's
+        rate limits are the bot's, whichever server a call is for); else the bot's own."""
         self.settings = settings
         self.store = store
         self.group = settings.group
         self.env = groups.from_settings(settings)
         self.clock = clock or settings.now
-        self.rest = Rest(settings.api_url, settings.token)
-        self.answers = Rest(settings.api_url, settings.token, timeout=5)
-        self.transport = DiscordTransport(self.rest, settings.admins)
+        self.rest = rest or Rest(settings.api_url, settings.token)
+        self.answers = answers or Rest(settings.api_url, settings.token, timeout=5)
+        # A hosted install's server is named in the buttons of direct messages: a click there carries no server.
+        self.transport = DiscordTransport(self.rest, settings.admins, settings.guild if settings.hosted else None)
         self.app_id: str | None = None
         self._home: str | None = None  # the server of PAPERBOT_CHANNEL, once Discord said it
         self._home_again = 0.0  # when to ask Discord for it again, while it is not known

@@ -109,6 +109,12 @@ class DiscordSettings(core.PlatformSettings):
         channel = group["channel"]
         if channel is not None and not SNOWFLAKE.match(channel):
             raise SettingError("PAPERBOT_CHANNEL", f"{channel!r} is not a Discord channel ID (digits)")
+        if group["hosted"] and channel is not None and guild is None:
+            raise SettingError(
+                "DISCORD_GUILD",
+                "is not set: a hosted install (PAPERBOT_HOSTED) serves PAPERBOT_CHANNEL's group in the server "
+                "DISCORD_GUILD names (the server → Copy Server ID)",
+            )
         return {
             **group,
             "token": token,
