@@ -21,6 +21,7 @@ from tests.support.discord_hosted import (
     PUBLIC_URL,
     SERVER_A,
     SERVER_B,
+    direct,
     from_a,
     from_b,
     get,
@@ -175,11 +176,6 @@ def test_a_server_that_removes_the_bot_stops_its_posts_and_not_anothers(tmp_path
 def test_a_direct_message_is_told_to_use_a_server_and_its_buttons_reach_their_own_server(tmp_path):
     with hosted_install(tmp_path) as (hosted, discord, clock):
         add(hosted, discord, from_a, ALICE, "Ring attention", "long-context")
-
-        def direct(interaction: dict) -> dict:
-            dm = {k: v for k, v in interaction.items() if k not in ("guild_id", "member")}
-            return {**dm, "user": interaction["member"]["user"], "channel_id": "1000000000000000999"}
-
         answer = said(post(hosted, discord, direct(slash("show", ALICE, paper="1"))))
         assert "in a server" in answer and "Ring" not in answer and "\n" not in answer
         assert post(hosted, discord, direct(slash("show", ALICE, focused="paper", paper="")))["data"]["choices"] == []
@@ -189,3 +185,26 @@ def test_a_direct_message_is_told_to_use_a_server_and_its_buttons_reach_their_ow
         # Clicked by someone who is not a member of that server, it changes nothing and shows nothing.
         stranger = str(post(hosted, discord, direct(click(render.custom_id(render.RUN, 0, "show 1", SERVER_A), BOB))))
         assert "Ring" not in stranger and "not set up" in stranger
+
+
+def test_a_swap_offered_in_one_server_is_accepted_from_its_direct_message(tmp_path):
+    with hosted_install(tmp_path) as (hosted, discord, clock):
+        add(hosted, discord, from_a, ALICE, "Ring attention", "reading")
+        add(hosted, discord, from_a, ALICE, "Sparse experts", "reading")
+        post(hosted, discord, from_a(group("start", ALICE, permissions=ADMINISTRATOR)))
+        for who, paper, date in ((ALICE, "1", "2026-12-14"), (CAROL, "2", "2026-12-21")):
+            booked = said(
+                post(
+                    hosted,
+                    discord,
+                    from_a(slash("assign", ALICE, permissions=ADMINISTRATOR, user=who, paper=paper, date=date)),
+                )
+            )
+            assert "⚠️" not in booked, booked
+        assert "You offered" in said(post(hosted, discord, from_a(slash("swap", ALICE, date="2026-12-21", user=CAROL))))
+        assert discord.wait_for(lambda d: bool(d.dm_channel(CAROL) and d.messages(d.dm_channel(CAROL))), 10)
+        [dm] = discord.messages(discord.dm_channel(CAROL))
+        accept = next(b for row in dm["components"] for b in row["components"] if b["label"] == "Accept")
+        assert render.place_of(accept["custom_id"]) == SERVER_A  # a click in a direct message carries no server
+        answer = said(post(hosted, discord, direct(click(accept["custom_id"], CAROL, dm))))
+        assert "Swapped: you present" in answer, answer

@@ -37,6 +37,12 @@ def from_b(interaction: dict) -> dict:
     return in_server(interaction, SERVER_B, CHANNEL_B)
 
 
+def direct(interaction: dict) -> dict:
+    """`interaction` in a direct message: no server, the user outside `member`."""
+    dm = {k: v for k, v in interaction.items() if k not in ("guild_id", "member")}
+    return {**dm, "user": interaction["member"]["user"], "channel_id": "1000000000000000999"}
+
+
 @contextlib.contextmanager
 def hosted_install(tmp_path, **env: str) -> Iterator[tuple[HostedDiscord, DiscordStandin, Clock]]:
     """A hosted install (PAPERBOT_HOSTED=true, no server of its own unless `env` names one) on a fresh
