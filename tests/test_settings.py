@@ -138,7 +138,7 @@ def test_a_dotenv_line_that_would_be_ignored_stops_the_start(tmp_path, dotenv, w
 def test_a_dotenv_may_hold_other_tools_names(tmp_path):
     path = tmp_path / ".env"
     path.write_text(
-        "SLACK_CLIENT_ID=123\nSLACK_CLIENT_SECRET=s\nSLACK_USER_TOKEN=xoxp-1\nSLACK_APP_ID=A1\nDATABASE_URL=x\n"
+        "SLACK_USER_TOKEN=xoxp-1\nSLACK_APP_ID=A1\nSLACK_VERIFICATION_TOKEN=v\nDATABASE_URL=x\n"
         "HOST=0.0.0.0\nexport PAPERBOT_TIMEZONE=Asia/Shanghai\n",
         encoding="utf-8",
     )
