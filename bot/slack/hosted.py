@@ -120,6 +120,8 @@ class HostedSlack:
             Seal(settings.secret_key),
             TokenRotator(client_id=settings.client_id, client_secret=settings.client_secret, client=api),
         )
+        if resealed := self.installs.reseal():  # PAPERBOT_SECRET_KEY changed: the new first key seals all
+            log.info("sealed %d workspaces' tokens again with PAPERBOT_SECRET_KEY's first key", resealed)
         self.door = SlackDoor(settings.signing_secret or "", ReplayWindow(store=house))
         self.background = Background({"answer": 4})
         self._parts: dict[str, _Part] = {}
