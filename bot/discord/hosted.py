@@ -43,6 +43,7 @@ from bot.discord import door, render
 from bot.discord.app import CHOICES, EPHEMERAL, MESSAGE, PONG, DiscordBot
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
+from bot.places.fairness import BUSY, InFlight
 from bot.places.registry import HOME, Places, discord_place
 from bot.rich_text import Code, text
 from bot.store.connection import Store
@@ -60,6 +61,13 @@ SERVERS_SECONDS = 300
 _GUILD = re.compile(r"[0-9]{5,20}")
 #: The one line for an interaction from no server (a direct message): each server is a place of its own.
 IN_A_SERVER = text("paperbot answers in a server, not here: type ", Code("/paper"), " in your reading group's server.")
+
+
+def _busy(interaction: dict) -> dict:
+    """The response to an interaction past its server's share of the answering threads."""
+    if interaction["type"] == door.AUTOCOMPLETE:
+        return {"type": CHOICES, "data": {"choices": []}}
+    return {"type": MESSAGE, "data": {**render.message(Notice(text(BUSY), ok=False)), "flags": EPHEMERAL}}
 
 
 @dataclass
@@ -107,8 +115,11 @@ class HostedDiscord:
         self.places = Places(house, settings.db_path)
         self.rest = Rest(settings.api_url, settings.token)
         self.answers = Rest(settings.api_url, settings.token, timeout=5)
-        # "gateway": interactions from the Gateway, routed off its reader; "servers": servers joining and leaving.
-        self.background = Background({"gateway": 8, "servers": 1})
+        # Every server's answers, on threads shared by all (each server's own channel lane aside: DiscordBot):
+        # "work" answers, "answer" sends what follows, "gateway" takes interactions off the Gateway's reader;
+        # "servers": servers joining and leaving. One server holds at most `inflight`'s share of them.
+        self.background = Background({"work": 8, "answer": 4, "gateway": 8, "servers": 1})
+        self.inflight = InFlight()
         self.app_id: str | None = None
         self.home: _Part | None = None
         self._parts: dict[str, _Part] = {}
@@ -129,7 +140,9 @@ class HostedDiscord:
             return found
         settings = place_settings(self.settings, place.removeprefix(PLACE_PREFIX))
         store = self.places.store(place)
-        bot = DiscordBot(settings, store, clock=self.clock, rest=self.rest, answers=self.answers)
+        bot = DiscordBot(
+            settings, store, clock=self.clock, rest=self.rest, answers=self.answers, background=self.background
+        )
         bot.app_id = self.app_id
         outbox.due_now(store)  # a restart tries at once what Discord refused before, as `run` does
         made = _Part(place, bot, self.checks_of(bot), feeds.serve(settings, store))
@@ -246,11 +259,15 @@ class HostedDiscord:
         return found is not None and found.active
 
     def handle(self, interaction: dict, arrived: float | None = None) -> dict:
-        """The response to an interaction the door admitted (as DiscordBot.handle)."""
+        """The response to an interaction the door admitted (as DiscordBot.handle); one line, and nothing
+        done, past its server's share of the answering threads."""
         if interaction["type"] == door.PING:
             return {"type": PONG}
         routed = self.route(interaction)
-        return routed if isinstance(routed, dict) else routed.handle(interaction, arrived)
+        if isinstance(routed, dict):
+            return routed
+        with self.inflight.one(routed.settings.guild or "") as admitted:
+            return routed.handle(interaction, arrived) if admitted else _busy(interaction)
 
     def from_gateway(self, interaction, arrived: float) -> None:
         """An INTERACTION_CREATE from the Gateway's reader: routed in a thread (finding a place may read
@@ -265,8 +282,11 @@ class HostedDiscord:
     def _routed(self, interaction: dict, arrived: float) -> None:
         routed = self.route(interaction)
         if not isinstance(routed, dict):
-            routed.from_gateway(interaction, arrived)
-            return
+            with self.inflight.one(routed.settings.guild or "") as admitted:
+                if admitted:
+                    routed.answer_callback(interaction, arrived)
+                    return
+            routed = _busy(interaction)
         path = f"/interactions/{interaction['id']}/{interaction['token']}/callback"
         try:
             self.answers.call("POST", path, routed, auth=False)

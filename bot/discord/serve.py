@@ -300,7 +300,7 @@ def run_hosted(settings: DiscordSettings, house: Store, stop: threading.Event) -
     try:
         hosted.app_id = registered(hosted.rest, settings)
         if settings.guild:  # the install's own server: its group and tables as a one-server install's
-            home = DiscordBot(settings, house, rest=hosted.rest, answers=hosted.answers)
+            home = DiscordBot(settings, house, rest=hosted.rest, answers=hosted.answers, background=hosted.background)
             home.app_id = hosted.app_id
             outbox.due_now(house)
             hosted.start_home(home)

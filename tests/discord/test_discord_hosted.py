@@ -5,6 +5,7 @@ from; a server that removes the bot stops its posts, and no other's."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 from bot.catalog import queries as catalog
@@ -208,3 +209,15 @@ def test_a_swap_offered_in_one_server_is_accepted_from_its_direct_message(tmp_pa
         assert render.place_of(accept["custom_id"]) == SERVER_A  # a click in a direct message carries no server
         answer = said(post(hosted, discord, direct(click(accept["custom_id"], CAROL, dm))))
         assert "Swapped: you present" in answer, answer
+
+
+def test_a_server_past_its_share_of_the_answering_threads_holds_up_no_other(tmp_path):
+    with hosted_install(tmp_path) as (hosted, discord, clock):
+        add(hosted, discord, from_b, BOB, "Sparse experts", "moe")
+        with contextlib.ExitStack() as held:  # server A's requests under way: its whole share
+            while held.enter_context(hosted.inflight.one(SERVER_A)):
+                pass
+            answer = said(post(hosted, discord, from_a(slash("show", ALICE, paper="1"))))
+            assert answer.startswith("⚠️") and "try again" in answer and "\n" not in answer, answer
+            assert "Sparse experts" in str(post(hosted, discord, from_b(slash("show", BOB, paper="1")))["data"])
+        assert "try again" not in str(post(hosted, discord, from_a(slash("show", ALICE, paper="1")))["data"])

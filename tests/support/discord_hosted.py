@@ -72,7 +72,9 @@ def hosted_install(tmp_path, **env: str) -> Iterator[tuple[HostedDiscord, Discor
         hosted = HostedDiscord(settings, house, checks_of, clock=clock)
         hosted.app_id = APP_ID
         if settings.guild:
-            home = DiscordBot(settings, house, clock=clock, rest=hosted.rest, answers=hosted.answers)
+            home = DiscordBot(
+                settings, house, clock=clock, rest=hosted.rest, answers=hosted.answers, background=hosted.background
+            )
             home.app_id = APP_ID
             hosted.start_home(home)
         try:
