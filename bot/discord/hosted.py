@@ -209,9 +209,11 @@ class HostedDiscord:
             except Exception as e:  # noqa: BLE001 - one place's failure is no other's
                 log.warning("Discord place %s cannot be checked now: %s", place, " ".join(str(e).split())[:200])
         with self._lock:
-            gone = [p for p in self._parts if p not in set(active)]
-        for place in gone:
-            self.drop(place)
+            unlisted = [p for p in self._parts if p not in set(active)]
+        for place in unlisted:
+            now = self.places.get(place)
+            if now is None or not now.active:  # not one joined since the list was read
+                self.drop(place)
         return found
 
     def check_servers(self) -> None:

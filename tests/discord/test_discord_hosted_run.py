@@ -9,7 +9,7 @@ import pytest
 from bot.discord.app import ADMINISTRATOR
 from tests.support.databases import db_rows
 from tests.support.discord_group import CHANNEL, MEMBER
-from tests.support.discord_hosted import ALICE, BOB, CHANNEL_A, CHANNEL_B, SERVER_A, SERVER_B, from_a, from_b
+from tests.support.discord_hosted import ALICE, BOB, CHANNEL_A, CHANNEL_B, SERVER_A, SERVER_B, direct, from_a, from_b
 from tests.support.discord_process import Bot
 from tests.support.discord_standin import GUILD, DiscordStandin, slash
 
@@ -65,6 +65,7 @@ def test_a_hosted_run_answers_each_server_from_its_own_place_and_its_own_server_
     assert "#7" in content(bot, slash("show", MEMBER, paper="7"))
     # Another server: a place of its own, empty.
     assert "no paper `7`" in content(bot, from_a(slash("show", ALICE, paper="7")))
+    assert "in a server" in content(bot, direct(slash("show", ALICE, paper="7")))  # a direct message: no place
     assert "Only" in content(bot, from_b(slash("delete", BOB, paper="7")))
     assert "Started" in content(bot, from_b(_group_start(BOB)))
     assert db_rows(tmp_path, "SELECT channel FROM groups WHERE channel = ?", [CHANNEL_B]) == []  # not in the house
