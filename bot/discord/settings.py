@@ -27,7 +27,7 @@ DISCORD_SETTINGS: dict[str, tuple[str | None, str]] = {
     "DISCORD_TOKEN": (None, "bot token: run, post-week and remind serve Discord"),
     "DISCORD_PUBLIC_KEY": (None, "the application's public key (hex): HTTP interactions; unset, the Gateway"),
     "DISCORD_API_URL": (API_URL, "REST base URL, for a proxy or a local test server"),
-    "DISCORD_GUILD": (None, "register /paper in this server only (at once) instead of globally"),
+    "DISCORD_GUILD": (None, "register /paper in this server only (at once), not globally; hosted: the install's own"),
     "DISCORD_EVENTS": ("0", "1: each coming meeting with a presenter is a scheduled event in the server"),
 }
 SETTINGS: dict[str, tuple[str | None, str]] = {
