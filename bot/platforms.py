@@ -57,6 +57,11 @@ class Adapter:
     #: The setting that makes `run` serve the platform's install flow without a token of the install's
     #: own (a hosted install: bot/places/); None when the platform has none.
     installs: str | None = None
+    #: The settings that reach one place of a hosted install (bot/places/), made from the install's:
+    #: `place_settings(settings, places, place_id, sending=...)`, with the place's token when `sending`
+    #: (raising SettingError or bot.places.registry.UnknownPlace, one line, when there is none);
+    #: None when the platform serves no places.
+    place_settings: Callable[..., Any] | None = None
 
 
 def adapters() -> list[Adapter]:
