@@ -101,13 +101,16 @@ def _served(settings: PlatformSettings) -> list[PlatformSettings]:
 def _place(args, settings: PlatformSettings, *, writes: bool = True, sending: bool = False):
     """The settings and store of the place `--place` names: without it (or `home`), the install's own,
     as before places; another's as `run` serves it, with its own token when `sending`."""
-    from bot.places import operators
+    from bot.places import operators, registry
 
     if args.place in (None, "home"):
         return settings, _store(settings, writes=writes)
     try:
-        return operators.chosen(settings, args.place, _served(settings), os.environ, writes=writes, sending=sending)
-    except operators.NoPlace as e:
+        places = operators.opened(settings.db_path, args.place, writes=writes)
+        place = operators.named(places, args.place)
+        made = platforms.for_place(place, _served(settings), places, os.environ, sending=sending)
+        return made, operators.store_of(places, place, writes=writes)
+    except registry.UnknownPlace as e:
         raise Failure(str(e)) from None
 
 
@@ -482,11 +485,11 @@ def cmd_export(args, settings: PlatformSettings) -> int:
 
 
 def cmd_copy(args, settings: PlatformSettings) -> int:
-    from bot.places import operators
+    from bot.places import operators, registry
 
     try:
         lines, note = operators.copy(args.source, args.target, args.place, show=shown)
-    except operators.NoPlace as e:
+    except registry.UnknownPlace as e:
         raise Failure(f"copy: {e}") from None
     print("\n".join(lines))
     if note:  # a hosted install's own tables list its places, whose tables are elsewhere
@@ -495,29 +498,27 @@ def cmd_copy(args, settings: PlatformSettings) -> int:
 
 
 def cmd_places(args, settings: PlatformSettings) -> int:
-    from bot.places import operators
+    from bot.places import operators, registry
 
     own = ",".join(platforms.of(s).name.lower() for s in _served(settings))
     try:
-        print("\n".join(operators.table(operators.rows(operators.opened(settings), settings, own))))
-    except operators.NoPlace as e:
+        places = operators.opened(settings.db_path, writes=False)
+        print("\n".join(operators.table(operators.rows(places, settings.channel, own))))
+    except registry.UnknownPlace as e:
         raise Failure(str(e)) from None
     return 0
 
 
 def cmd_forget(args, settings: PlatformSettings) -> int:
-    from bot.places import operators
+    from bot.places import operators, registry
 
     try:
-        places = operators.opened(settings, operators.not_home(args.place), said="forget")
+        places = operators.opened(settings.db_path, operators.not_home(args.place), said="forget")
         place = operators.named(places, args.place, said="forget")
-        if not args.yes:
-            asked = f"Delete place {place.id} ({place.name or place.platform}): {operators.held(places, place)}"
-            print(f"{asked}, and everything else of its own, for good? [y/N] ", end="", file=sys.stderr, flush=True)
-            if sys.stdin.readline().strip().lower() not in ("y", "yes"):
-                raise Failure(f"forget: {place.id} is kept: nothing was deleted")
+        if not args.yes and not operators.confirmed(places, place):
+            raise Failure(f"forget: {place.id} is kept: nothing was deleted")
         held = operators.forget(places, place)
-    except operators.NoPlace as e:
+    except registry.UnknownPlace as e:
         raise Failure(str(e)) from None
     print(f"Forgot {place.id}: deleted {held}, and everything else of its own.")
     return 0
