@@ -46,7 +46,8 @@ def _member_names(settings: DiscordSettings):
 
 def _place_settings(settings: DiscordSettings, places, place: str, *, sending: bool) -> DiscordSettings:
     """A hosted place's settings: the install's application (DISCORD_TOKEN) in the place's server, its
-    pages under `/p/<place>`, and none of the install's own group (the place sets its groups in chat)."""
+    pages under `/p/<place>`, and none of the install's own group (channel, admins, focus tag, name,
+    events): the place starts its groups in chat."""
     if sending:
         settings.require("DISCORD_TOKEN")
     return replace(
@@ -56,6 +57,7 @@ def _place_settings(settings: DiscordSettings, places, place: str, *, sending: b
         admins=frozenset(),
         focus_tag=None,
         group_name=None,
+        events=False,
         public_url=f"{settings.public_url}/p/{place}" if settings.public_url else None,
     )
 
