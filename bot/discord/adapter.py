@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 
 from bot.delivery.sending import Rejected
 from bot.discord.settings import DiscordSettings, wanted
@@ -43,6 +44,24 @@ def _member_names(settings: DiscordSettings):
     return ask
 
 
+def _place_settings(settings: DiscordSettings, places, place: str, *, sending: bool) -> DiscordSettings:
+    """A hosted place's settings: the install's application (DISCORD_TOKEN) in the place's server, its
+    pages under `/p/<place>`, and none of the install's own group (channel, admins, focus tag, name,
+    events): the place starts its groups in chat."""
+    if sending:
+        settings.require("DISCORD_TOKEN")
+    return replace(
+        settings,
+        guild=place.removeprefix("discord-"),
+        channel=None,
+        admins=frozenset(),
+        focus_tag=None,
+        group_name=None,
+        events=False,
+        public_url=f"{settings.public_url}/p/{place}" if settings.public_url else None,
+    )
+
+
 ADAPTER = Adapter(
     name="Discord",
     token="DISCORD_TOKEN",
@@ -51,4 +70,5 @@ ADAPTER = Adapter(
     transport=_transport,
     serve=lambda: importlib.import_module("bot.discord.serve"),
     member_names=_member_names,
+    place_settings=_place_settings,
 )
