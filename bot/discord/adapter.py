@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import replace
 
 from bot.delivery.sending import Rejected
 from bot.discord.settings import DiscordSettings, wanted
@@ -45,21 +44,12 @@ def _member_names(settings: DiscordSettings):
 
 
 def _place_settings(settings: DiscordSettings, places, place: str, *, sending: bool) -> DiscordSettings:
-    """A hosted place's settings: the install's application (DISCORD_TOKEN) in the place's server, its
-    pages under `/p/<place>`, and none of the install's own group (channel, admins, focus tag, name,
-    events): the place starts its groups in chat."""
+    """A hosted place's settings (hosted.place_settings): the application (DISCORD_TOKEN) in the place's server."""
+    from bot.discord.hosted import place_settings  # noqa: PLC0415 (start-up time, above)
+
     if sending:
         settings.require("DISCORD_TOKEN")
-    return replace(
-        settings,
-        guild=place.removeprefix("discord-"),
-        channel=None,
-        admins=frozenset(),
-        focus_tag=None,
-        group_name=None,
-        events=False,
-        public_url=f"{settings.public_url}/p/{place}" if settings.public_url else None,
-    )
+    return place_settings(settings, place.removeprefix("discord-"))
 
 
 ADAPTER = Adapter(
