@@ -10,7 +10,9 @@
 Public API of DiscordStandin (thread-safe):
   api_url                       the REST base URL (…/api/v10)
   calls, calls_to(route)        recorded Call(route, method, path, body, status, response)
-  messages(channel)             stored messages, oldest first, edits applied
+  messages(channel)             stored messages, oldest first, edits applied; ids are snowflakes of
+                                when they were sent, as Discord's
+  history_asked                 each read of a channel's history: {"channel", "limit", "before"/"after"}
   dm_channel(user)              the DM channel id the stand-in gave `user` (or None)
   registered                    {scope: [command definitions]} from bulk overwrites ("global" or a guild id)
   callbacks(), original(token)  interaction responses, and the @original message after edits
@@ -417,6 +419,8 @@ class DiscordStandin:
         self._opened = _now()  # when the users joined the server
         self._ids = itertools.count(1)
         self._last_message = 0
+        #: What each read of a channel's history asked: its channel, limit, before or after.
+        self.history_asked: list[dict] = []
         self.on_accept: Callable[[Call], None] | None = None
         # The Gateway: a websocket server whose URL `GET /gateway/bot` hands out.
         self.heartbeat_ms = 41_250
@@ -838,6 +842,7 @@ class DiscordStandin:
 
     def _history(self, params, query, body):
         stored = self._channel(params["channel"])
+        self.history_asked.append({"channel": params["channel"], **query})
         try:
             limit = int(query.get("limit", 50))
         except ValueError:
