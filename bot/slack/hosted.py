@@ -18,9 +18,10 @@ from __future__ import annotations
 import html
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from slack_bolt import App, BoltResponse
@@ -35,7 +36,6 @@ from bot.delivery import outbox
 from bot.delivery.background import Background
 from bot.places.registry import HOME, Places
 from bot.places.sealing import Seal
-from bot.runtime.scheduler import ScheduledChecks
 from bot.slack.app import SlackBot, build_app, not_here
 from bot.slack.door import SlackDoor
 from bot.slack.installs import ROTATE_MINUTES, SlackInstalls, due
@@ -57,6 +57,17 @@ BOT_SCOPES = ("commands", "chat:write", "channels:history", "groups:history", "i
 NOT_INSTALLED = "paperbot is not installed in this workspace, so nothing was done: an admin can add it again."
 
 
+class Checks(Protocol):
+    """The scheduler's checks of one place (bot/runtime/scheduler.py's ScheduledChecks)."""
+
+    on_next_slot: Callable[[datetime], None]
+
+    def check_post(self) -> None: ...
+    def check_reminders(self) -> None: ...
+    def check_discussion(self) -> None: ...
+    def wait_idle(self, timeout: float) -> bool: ...
+
+
 @dataclass
 class _Part:
     """One place's bot, Bolt app, checks and pages."""
@@ -64,7 +75,7 @@ class _Part:
     place: str
     bot: SlackBot
     answer: Callable
-    checks: ScheduledChecks
+    checks: Checks
     pages: feeds.Feeds | None
     token: str
     expires_at: int | None = None
@@ -87,11 +98,21 @@ def place_settings(settings: SlackSettings, place: str, token: str) -> SlackSett
 class HostedSlack:
     """The WSGI application of a hosted install on Slack, and every place's checks (`checks()`)."""
 
-    def __init__(self, settings: SlackSettings, house: Store, stop: threading.Event):
+    def __init__(
+        self,
+        settings: SlackSettings,
+        house: Store,
+        stop: threading.Event,
+        checks_of: Callable[[SlackBot], Checks],
+        answer_of: Callable[[App], Callable],
+    ):
+        """`checks_of(bot)`: the scheduler's checks of a place's bot (run's: runtime is above this module);
+        `answer_of(app)`: a Bolt app's answer to a request the door let in (serve.bolt_answer)."""
         assert settings.client_id and settings.client_secret and settings.secret_key  # settings checked it
         self.settings = settings
         self.house = house
         self.stop = stop
+        self.checks_of, self.answer_of = checks_of, answer_of
         self.places = Places(house, settings.db_path)
         api = WebClient(base_url=settings.api_url, timeout=10)
         self.installs = SlackInstalls(
@@ -99,6 +120,8 @@ class HostedSlack:
             Seal(settings.secret_key),
             TokenRotator(client_id=settings.client_id, client_secret=settings.client_secret, client=api),
         )
+        if resealed := self.installs.reseal():  # PAPERBOT_SECRET_KEY changed: the new first key seals all
+            log.info("sealed %d workspaces' tokens again with PAPERBOT_SECRET_KEY's first key", resealed)
         self.door = SlackDoor(settings.signing_secret or "", ReplayWindow(store=house))
         self.background = Background({"answer": 4})
         self._parts: dict[str, _Part] = {}
@@ -128,8 +151,7 @@ class HostedSlack:
 
     def start_home(self, bot: SlackBot, answer: Callable) -> None:
         """The workspace of SLACK_BOT_TOKEN (its auth.test already done): the install's own place."""
-        checks = _checks(bot, self.stop)
-        self.home = _Part(HOME, bot, answer, checks, None, bot.client.token or "")
+        self.home = _Part(HOME, bot, answer, self.checks_of(bot), None, bot.client.token or "")
 
     def part(self, place: str) -> _Part | None:
         """`place`'s bot and app, made at its first need; None when it is not installed (any more)."""
@@ -153,7 +175,14 @@ class HostedSlack:
         store = self.places.store(place)
         bot = SlackBot(settings, store)
         outbox.due_now(store)  # a restart tries at once what the platform refused before, as `run` does
-        made = _Part(place, bot, _bolt(bot), _checks(bot, self.stop), feeds.serve(settings, store), *held)
+        made = _Part(
+            place,
+            bot,
+            self.answer_of(build_app(bot, verify_token=False)),
+            self.checks_of(bot),
+            feeds.serve(settings, store),
+            *held,
+        )
         with self._lock:
             part = self._parts.setdefault(place, made)
         if part is not made:  # another thread made it first
@@ -167,7 +196,7 @@ class HostedSlack:
         if part is not None:
             part.bot.close(1.0)
 
-    def checks(self) -> list[ScheduledChecks]:
+    def checks(self) -> Sequence[Checks]:
         """Every installed place's checks (the home place's first), for the scheduler."""
         found = [self.home.checks] if self.home is not None else []
         for place in self.places.active():
@@ -259,18 +288,6 @@ class HostedSlack:
         self.background.later(fn, *args, lane="answer")
 
 
-def _checks(bot: SlackBot, stop: threading.Event) -> ScheduledChecks:
-    return ScheduledChecks(
-        bot.store, bot.settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
-    )
-
-
-def _bolt(bot: SlackBot) -> Callable:
-    from bot.slack.serve import bolt_answer  # noqa: PLC0415 - serve imports this module
-
-    return bolt_answer(build_app(bot, verify_token=False))
-
-
 def _whose(body: dict[str, Any]) -> tuple[str | None, str | None]:
     """The workspace and Grid organisation a request names (a command, a click, an event), as Bolt reads them."""
     return extract_team_id(body), extract_enterprise_id(body)
@@ -320,47 +337,3 @@ def _page(status: int, title: str, said: str) -> BoltResponse:
         f"<body><h1>{title}</h1><p>{said}</p></body></html>"
     )
     return BoltResponse(status=status, body=body, headers={"Content-Type": "text/html; charset=utf-8"})
-
-
-def run(settings: SlackSettings, house: Store, stop: threading.Event) -> int:
-    """Serve a hosted install on Slack until `stop` (or SystemExit unwinds waitress): see serve.run."""
-    from bot.runtime import scheduler  # noqa: PLC0415 - serve imports this module; the scheduler is run's
-    from bot.runtime.hosting import EveryPlace  # noqa: PLC0415
-    from bot.slack.serve import STOP_SECONDS, _started, bolt_answer  # noqa: PLC0415
-
-    hosted = HostedSlack(settings, house, stop)
-    if settings.bot_token:  # the install's own workspace besides
-        bot = SlackBot(settings, house)
-        app = _started(bot, stop)
-        if app is None:
-            return 0
-        outbox.due_now(house)
-        hosted.start_home(bot, bolt_answer(app))
-    checks = EveryPlace(hosted.checks)
-    jobs = scheduler.create(checks, settings)
-    try:
-        server = http_door.listen(http_door.Lanes(hosted, hosted.takes_apart), settings.port)
-        jobs.start()
-        log.info(
-            "serving a hosted install on http://0.0.0.0:%s: %s, %s, %s; %d places",
-            settings.port,
-            INSTALL_PATH,
-            REDIRECT_PATH,
-            EVENTS_PATH,
-            len(hosted.places.active()),
-        )
-        try:
-            server.run()
-        finally:
-            server.close()
-    finally:
-        stop.set()
-        if jobs.running:
-            jobs.shutdown(wait=False)
-        checks.shutdown()
-        parts_idle = hosted.close(STOP_SECONDS)
-        home_idle = hosted.home is None or hosted.home.bot.close(STOP_SECONDS)
-        if parts_idle and home_idle and checks.wait_idle(STOP_SECONDS):
-            house.close()
-    log.info("stopped")
-    return 0

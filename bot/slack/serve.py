@@ -91,6 +91,54 @@ def bolt_answer(app: App) -> Callable:
     return answer
 
 
+def run_hosted(settings: SlackSettings, house: Store, stop: threading.Event) -> int:
+    """Serve a hosted install on Slack (bot/slack/hosted.py) until `stop`, or SystemExit unwinds waitress."""
+    from bot.runtime.hosting import EveryPlace  # noqa: PLC0415 - a hosted install's alone
+    from bot.slack.hosted import INSTALL_PATH, REDIRECT_PATH, HostedSlack  # noqa: PLC0415 - cryptography: hosted only
+
+    def checks_of(bot: SlackBot) -> scheduler.ScheduledChecks:
+        return scheduler.ScheduledChecks(
+            bot.store, bot.settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
+        )
+
+    hosted = HostedSlack(settings, house, stop, checks_of, bolt_answer)
+    if settings.bot_token:  # the workspace of SLACK_BOT_TOKEN besides: the install's own place
+        bot = SlackBot(settings, house)
+        app = _started(bot, stop)
+        if app is None:
+            return 0
+        outbox.due_now(house)
+        hosted.start_home(bot, bolt_answer(app))
+    checks = EveryPlace(hosted.checks)
+    jobs = scheduler.create(checks, settings)
+    try:
+        server = http_door.listen(http_door.Lanes(hosted, hosted.takes_apart), settings.port)
+        jobs.start()
+        log.info(
+            "serving a hosted install on http://0.0.0.0:%s (%s, %s, %s); %d places",
+            settings.port,
+            INSTALL_PATH,
+            REDIRECT_PATH,
+            EVENTS_PATH,
+            len(hosted.places.active()),
+        )
+        try:
+            server.run()
+        finally:
+            server.close()
+    finally:
+        stop.set()  # a post waiting out a rate limit lets go now; the next start takes it up
+        if jobs.running:
+            jobs.shutdown(wait=False)
+        checks.shutdown()
+        idle = hosted.close(STOP_SECONDS)
+        idle = (hosted.home is None or hosted.home.bot.close(STOP_SECONDS)) and idle
+        if idle and checks.wait_idle(STOP_SECONDS):
+            house.close()
+    log.info("stopped")
+    return 0
+
+
 def _without_traceback(record: logging.LogRecord) -> bool:
     """Bolt logs a listener's or middleware's failure with its traceback: the line stays, with the
     error's type and message, and the traceback goes."""
@@ -132,9 +180,7 @@ def run(settings: SlackSettings, store: Store, stop: threading.Event) -> int:
     """
     http_door.warn_of_schedule(settings, store, log)  # a choice the operator may mean, so said, not refused
     if settings.installs:  # a hosted install: every workspace that installs the app
-        from bot.slack import hosted  # noqa: PLC0415 - cryptography only for a hosted install
-
-        return hosted.run(settings, store, stop)
+        return run_hosted(settings, store, stop)
     bot = SlackBot(settings, store)
     jobs = checks = stop_feeds = None
     try:
