@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.catalog import queries as catalog
 from bot.chat.context import Answer, Context, calendars, notice
-from bot.chat.lists import if_empty, mark_archived, pager
+from bot.chat.lists import EMPTY_CATALOG, if_empty, mark_archived, pager
 from bot.chat.registry import CHOICE, DATE, MEMBER, PAPER, SLOT, WORD, Arg, Scope, Verb, group_admins, verb
 from bot.chat.replies import Mine, Notice, PastTalks, Schedule, WeekCard
 from bot.rich_text import Code, Mention, Text, When, command_code, text
@@ -60,9 +61,9 @@ def week(ctx: Context) -> Answer:
 )
 def schedule(ctx: Context) -> Answer:
     lines = mark_archived(ctx, slots.schedule(ctx.store, ctx.group, ctx.now))
-    if not any(isinstance(line, TalkWeek) for line in lines) and (hint := if_empty(ctx)):
-        return hint  # open weeks, with no paper for any of them
-    return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", command_code("signup <paper> [<date>]"))))
+    # With no paper at all to sign up for, the footer says how the catalog begins.
+    footer = EMPTY_CATALOG if catalog.empty(ctx.store) else text("Sign up: ", command_code("signup <paper> [<date>]"))
+    return Answer(Schedule(text("Coming weeks"), lines, footer))
 
 
 @verb(

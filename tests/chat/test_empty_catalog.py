@@ -19,7 +19,7 @@ GROUP = MeetingCalendar(TZ, Meeting.parse("thu 16:00"), PostSchedule("0 9 * * mo
 HINT = (
     "The catalog is empty: add a paper with `/paper add <link>` (admins), or suggest one with `/paper suggest <link>`."
 )
-LISTING = ["tags", "tag parallelism-dp", "search diloco", "search", "show 7", "related 7", "week", "schedule"]
+LISTING = ["tags", "tag parallelism-dp", "search diloco", "search", "show 7", "related 7", "week"]
 
 
 @pytest.fixture
@@ -44,7 +44,12 @@ def test_a_command_that_lists_papers_tells_an_empty_catalog_how_to_begin(empty, 
     assert say(empty, line).strip() == HINT  # one line, the same everywhere
 
 
-@pytest.mark.parametrize("line", LISTING)
+def test_the_schedule_of_an_empty_catalog_lists_its_weeks_and_how_to_begin(empty):
+    lines = say(empty, "schedule").strip().splitlines()
+    assert lines[0].startswith("Coming weeks") and lines[-1] == HINT  # the weeks, and no "Sign up" to nothing
+
+
+@pytest.mark.parametrize("line", [*LISTING, "schedule"])
 def test_a_catalog_with_papers_answers_as_before(store, line):
     assert "The catalog is empty" not in say(store, line)
 
