@@ -502,10 +502,19 @@ class Rest:
     def delete_event(self, guild: str, event: str, timeout: float | None = None) -> None:
         self._run(lambda c: c.delete_scheduled_event(int(guild), int(event)), timeout)
 
+    def guilds(self, timeout: float | None = None) -> list[dict]:
+        """Every server the bot is in, `{id, name}` (Discord pages them 200 at a time)."""
+
+        async def every(c: hikari.api.RESTClient) -> list[dict]:
+            return [{"id": str(g.id), "name": g.name} async for g in c.fetch_my_guilds()]
+
+        return self._run(every, timeout)
+
     # -- by route, for callers that name Discord's paths ------------------------------------
 
     _ROUTES = [
         ("GET", r"/users/@me", lambda r, m, b, q, t: r.me(t)),
+        ("GET", r"/users/@me/guilds", lambda r, m, b, q, t: r.guilds(t)),
         ("GET", r"/applications/@me", lambda r, m, b, q, t: r.application(t)),
         ("GET", r"/gateway/bot", lambda r, m, b, q, t: {"url": r.gateway_url(t)}),
         ("POST", r"/users/@me/channels", lambda r, m, b, q, t: r.dm_channel(b["recipient_id"], t)),

@@ -65,9 +65,11 @@ def snowflake(at: float) -> str:
 class DiscordTransport:
     """delivery.Transport for Discord."""
 
-    def __init__(self, rest: Rest, admins=frozenset()):
+    def __init__(self, rest: Rest, admins=frozenset(), place: str | None = None):
+        """`place`: a hosted install's server, named in the buttons of direct messages (which carry none)."""
         self.rest = rest
         self.admins = frozenset(admins)
+        self.place = place
         self._bot_id: str | None = None
         self._dms: dict[str, str] = {}
         self._threads: set[str] = set()  # posts whose thread is there (made here, or found made)
@@ -102,8 +104,9 @@ class DiscordTransport:
             return discussion.in_thread(message)
         if isinstance(message, Digest):
             return discussion.digest(message)
-        if isinstance(message, Note):
-            return render.message(Notice(message.said, buttons=list(message.buttons)))
+        if isinstance(message, Note):  # sent directly: its buttons say whose server they are of
+            body = render.message(Notice(message.said))
+            return {**body, "components": render.rows(list(message.buttons), place=self.place)}
         raise TypeError(f"cannot send {type(message).__name__}")
 
     def open_thread(self, channel: str, post: str, name: str) -> str:
