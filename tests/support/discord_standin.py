@@ -10,7 +10,9 @@
 Public API of DiscordStandin (thread-safe):
   api_url                       the REST base URL (…/api/v10)
   calls, calls_to(route)        recorded Call(route, method, path, body, status, response)
-  messages(channel)             stored messages, oldest first, edits applied
+  messages(channel)             stored messages, oldest first, edits applied; ids are snowflakes of
+                                when they were sent, as Discord's
+  history_asked                 each read of a channel's history: {"channel", "limit", "before"/"after"}
   dm_channel(user)              the DM channel id the stand-in gave `user` (or None)
   registered                    {scope: [command definitions]} from bulk overwrites ("global" or a guild id)
   callbacks(), original(token)  interaction responses, and the @original message after edits
@@ -443,6 +445,9 @@ class DiscordStandin:
         self.interest: dict[str, set[str]] = {}
         self._opened = _now()  # when the users joined the server
         self._ids = itertools.count(1)
+        self._last_message = 0
+        #: What each read of a channel's history asked: its channel, limit, before or after.
+        self.history_asked: list[dict] = []
         self.on_accept: Callable[[Call], None] | None = None
         # The Gateway: a websocket server whose URL `GET /gateway/bot` hands out.
         self.heartbeat_ms = 41_250
@@ -783,6 +788,13 @@ class DiscordStandin:
     def _id(self) -> str:
         return str(1_100_000_000_000_000_000 + next(self._ids))
 
+    def _message_id(self) -> str:
+        """A message's id as Discord makes it: a snowflake of when it was sent (`after` a time's
+        snowflake gives the messages since), one more than the last when two share a millisecond."""
+        made = max((int(time.time() * 1000) - 1_420_070_400_000) << 22, self._last_message + 1)
+        self._last_message = made
+        return str(made)
+
     def handle(self, method: str, path: str, query: dict, body: Any, auth: str | None):
         """(status, response, headers, hang seconds)."""
         route, m = "unknown", None
@@ -925,7 +937,8 @@ class DiscordStandin:
             seen = self._nonces.get((channel, str(nonce)))
             if seen is not None and time.time() - seen[0] < NONCE_SECONDS:
                 return 200, self._public(seen[1])
-        message = {**message_object(self._id(), channel, body), "allowed_mentions": body.get("allowed_mentions")}
+        mentions = body.get("allowed_mentions")
+        message = {**message_object(self._message_id(), channel, body), "allowed_mentions": mentions}
         stored.append(message)
         if nonce is not None and body.get("enforce_nonce"):
             self._nonces[(channel, str(nonce))] = (time.time(), message)
@@ -966,6 +979,7 @@ class DiscordStandin:
 
     def _history(self, params, query, body):
         stored = self._channel(params["channel"])
+        self.history_asked.append({"channel": params["channel"], **query})
         try:
             limit = int(query.get("limit", 50))
         except ValueError:
