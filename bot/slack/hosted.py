@@ -20,6 +20,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -87,11 +88,20 @@ def place_settings(settings: SlackSettings, place: str, token: str) -> SlackSett
 class HostedSlack:
     """The WSGI application of a hosted install on Slack, and every place's checks (`checks()`)."""
 
-    def __init__(self, settings: SlackSettings, house: Store, stop: threading.Event):
+    def __init__(
+        self,
+        settings: SlackSettings,
+        house: Store,
+        stop: threading.Event,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ):
+        """`clock`: every place's time (a test's; default the settings' zone's now)."""
         assert settings.client_id and settings.client_secret and settings.secret_key  # settings checked it
         self.settings = settings
         self.house = house
         self.stop = stop
+        self.clock = clock
         self.places = Places(house, settings.db_path)
         api = WebClient(base_url=settings.api_url, timeout=10)
         self.installs = SlackInstalls(
@@ -151,7 +161,7 @@ class HostedSlack:
         token = held[0]
         settings = place_settings(self.settings, place, token)
         store = self.places.store(place)
-        bot = SlackBot(settings, store)
+        bot = SlackBot(settings, store, clock=self.clock)
         outbox.due_now(store)  # a restart tries at once what the platform refused before, as `run` does
         made = _Part(place, bot, _bolt(bot), _checks(bot, self.stop), feeds.serve(settings, store), *held)
         with self._lock:
@@ -261,7 +271,13 @@ class HostedSlack:
 
 def _checks(bot: SlackBot, stop: threading.Event) -> ScheduledChecks:
     return ScheduledChecks(
-        bot.store, bot.settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
+        bot.store,
+        bot.settings,
+        bot.transport,
+        clock=bot.clock,
+        tell_admins=bot.tell_admins,
+        stop=stop,
+        outbox=bot.wake_outbox,
     )
 
 

@@ -17,6 +17,7 @@ import logging
 import secrets
 import threading
 import time
+from datetime import UTC, datetime
 from logging import Logger
 
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
@@ -86,7 +87,8 @@ class SlackInstalls(InstallationStore, OAuthStateStore):
                     refresh,
                     bot.bot_token_expires_at,
                     bot.custom_values.get("installer"),
-                    time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(bot.installed_at)),
+                    # With its offset: slack_sdk's Bot reads "+00:00", not "Z".
+                    datetime.fromtimestamp(bot.installed_at, UTC).isoformat(timespec="seconds"),
                 ],
             )
         log.info("Slack place %s installed%s", place, f" ({name})" if name else "")

@@ -1,0 +1,196 @@
+"""A hosted install on Slack: workspaces install the app through Slack's install flow (/slack/install,
+Slack's consent, /slack/oauth_redirect, against the stand-in's oauth.v2.access); the tokens are kept
+sealed, rotated when they expire, and deleted when a workspace removes the app."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from cryptography.fernet import Fernet
+
+from bot.runtime.hosting import EveryPlace
+from bot.slack.hosted import NOT_INSTALLED
+from tests.support.clock import Clock, at
+from tests.support.databases import ON_POSTGRES, db_rows
+from tests.support.processes import weekly_posts
+from tests.support.slack_hosted import (
+    ADMINS,
+    CHANNELS,
+    MEMBERS,
+    PUBLIC,
+    A,
+    B,
+    Running,
+    hosted_settings,
+    place_of,
+    two_workspaces,
+)
+from tests.support.slack_standin import CLIENT_ID, SlackStandin
+
+
+@pytest.fixture
+def slack():
+    with SlackStandin() as standin:
+        two_workspaces(standin)
+        yield standin
+
+
+@pytest.fixture
+def hosted(tmp_path, slack):
+    made: list[Running] = []
+
+    def start(clock=None, **env) -> Running:
+        running = Running(hosted_settings(tmp_path, slack.api_url, **env), slack, clock)
+        made.append(running)
+        return running
+
+    yield start
+    for running in made:
+        running.close()
+
+
+def said(reply: dict) -> str:
+    return reply.get("text", "")
+
+
+def start_group(h: Running, team: str) -> None:
+    """The workspace's admin makes its channel a group meeting on Thursdays, and adds a paper by the form."""
+    channel, admin = CHANNELS[team], ADMINS[team]
+    assert "started" in said(h.visit.command(team, channel, "group start", admin)).lower()
+    h.visit.command(team, channel, "group set meeting thu 16:00", admin)
+    title = {A: "Attention in Alpha", B: "Bagging in Beta"}[team]
+    added = h.visit.submit(team, admin, "add_paper", {"title": title, "tags": "lab"}, channel)
+    assert added.status == 200 and not added.body, added.body
+
+
+def test_two_workspaces_install_through_slacks_flow_each_with_a_token_of_its_own(hosted, slack):
+    h = hosted()
+    for team, name in ((A, "Alpha lab"), (B, "Beta lab")):
+        begun = h.visit.begin()
+        asked = parse_qs(urlsplit(begun.link).query)
+        assert asked["client_id"] == [CLIENT_ID] and "commands" in asked["scope"][0].split(",")
+        assert asked["redirect_uri"] == [f"{PUBLIC}/slack/oauth_redirect"]
+        page = h.visit.finish(slack.authorize(team), begun.state, begun.cookie)
+        assert page.status == 200 and f"paperbot is installed in {name}" in page.body, page.body
+    assert [c.response["ok"] for c in slack.calls_to("oauth.v2.access")] == [True, True]
+    assert [(p.id, p.name) for p in h.app.places.active()] == [(place_of(A), "Alpha lab"), (place_of(B), "Beta lab")]
+    for team in (A, B):
+        slack.reset()
+        assert said(h.visit.command(team, CHANNELS[team], "tags", MEMBERS[team])) == "No tags yet."
+        # Slack was asked (auth.test: whose workspace) with that workspace's own token, and no other.
+        assert slack.calls and {slack.team_of(c.token) for c in slack.calls} == {team}
+        assert {c.token for c in slack.calls} == set(slack.tokens(team))
+
+
+def test_an_install_link_is_good_once_and_only_in_the_browser_that_began_it(hosted, slack):
+    h = hosted()
+    begun = h.visit.begin()
+    assert h.visit.finish(slack.authorize(A), begun.state, begun.cookie).status == 200
+    again = h.visit.finish(slack.authorize(B), begun.state, begun.cookie)
+    assert again.status == 400 and "expired or was used already" in again.body
+    forged = h.visit.finish(slack.authorize(B), "not-a-state-it-gave", "slack-app-oauth-state=not-a-state-it-gave")
+    assert forged.status == 400 and "expired or was used already" in forged.body
+    elsewhere = h.visit.finish(slack.authorize(B), h.visit.begin().state, None)
+    assert elsewhere.status == 400 and "another browser" in elsewhere.body
+    assert len(slack.calls_to("oauth.v2.access")) == 1  # no code of B's was exchanged
+    assert [p.id for p in h.app.places.active()] == [place_of(A)]
+    assert said(h.visit.command(B, CHANNELS[B], "tags", MEMBERS[B])) == NOT_INSTALLED
+    assert h.visit.install(B).status == 200  # a fresh link works
+
+
+def test_a_cancelled_install_says_so_and_keeps_nothing(hosted, slack):
+    h = hosted()
+    begun = h.visit.begin()
+    page = h.visit.get(f"/slack/oauth_redirect?error=access_denied&state={begun.state}", {"Cookie": begun.cookie})
+    assert "cancelled in Slack" in page.body and "/slack/install" in page.body
+    assert h.app.places.active() == []
+
+
+def test_the_tokens_are_sealed_in_the_database_and_useless_without_the_key(hosted, slack, tmp_path):
+    h = hosted()
+    for team in (A, B):
+        h.visit.install(team)
+    tokens = slack.tokens(A) + slack.tokens(B)
+    kept = db_rows(tmp_path, "SELECT place, bot_token FROM slack_installs ORDER BY place")
+    assert [place for place, _ in kept] == [place_of(A), place_of(B)]
+    assert not any("xoxb-" in sealed or any(t in sealed for t in tokens) for _, sealed in kept)
+    if not ON_POSTGRES:  # the files themselves: the database, its journal, every place's file
+        h.close()
+        for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+            assert b"xoxb-" not in path.read_bytes(), path
+    h.close()
+    # Under another key the kept tokens open to nothing: each workspace is told to install again.
+    other = hosted(PAPERBOT_SECRET_KEY=Fernet.generate_key().decode())
+    assert said(other.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])) == NOT_INSTALLED
+    other.close()
+    assert said(hosted().visit.command(A, CHANNELS[A], "tags", MEMBERS[A])) == "No tags yet."
+
+
+def test_an_uninstall_stops_that_workspace_and_no_other(hosted, slack):
+    clock = Clock(at("2026-12-08 10:00"))  # a Tuesday
+    h = hosted(clock)
+    for team in (A, B):
+        h.visit.install(team)
+        start_group(h, team)
+    assert h.visit.event(slack.uninstall(A)).status == 200
+    assert db_rows_of_installs(h) == [place_of(B)]
+    assert [p.id for p in h.app.places.active()] == [place_of(B)]
+    for text in ("tags", "show 1", "group stop"):
+        assert said(h.visit.command(A, CHANNELS[A], text, ADMINS[A])) == NOT_INSTALLED
+    assert "Bagging in Beta" in said(h.visit.command(B, CHANNELS[B], "show 1", MEMBERS[B]))
+    refused = h.visit.submit(A, ADMINS[A], "add_paper", {"title": "After the uninstall"}, CHANNELS[A])
+    assert NOT_INSTALLED in refused.json()["errors"]["title"]
+
+    clock.set(at("2026-12-14 11:00"))  # Monday, past both groups' 09:00 UTC slot
+    slack.reset()
+    every = EveryPlace(h.app.checks)
+    every.check_post()
+    assert every.wait_idle(15)
+    every.shutdown()
+    assert [p["metadata"]["event_payload"]["paper_id"] for p in weekly_posts(slack, CHANNELS[B])] == ["bagging-in-beta"]
+    assert weekly_posts(slack, CHANNELS[A]) == []
+    assert not any(slack.team_of(c.token) == A for c in slack.calls)  # nothing more went out with its tokens
+
+    # An admin adds it again: its papers and groups were kept.
+    h.visit.install(A)
+    assert "Attention in Alpha" in said(h.visit.command(A, CHANNELS[A], "show 1", MEMBERS[A]))
+
+
+def test_revoked_tokens_stop_that_workspace_too(hosted, slack):
+    h = hosted()
+    for team in (A, B):
+        h.visit.install(team)
+    assert h.visit.event(slack.revoke(B)).status == 200
+    assert said(h.visit.command(B, CHANNELS[B], "tags", MEMBERS[B])) == NOT_INSTALLED
+    assert said(h.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])) == "No tags yet."
+
+
+def test_an_expiring_token_is_rotated_before_it_is_used(hosted, slack):
+    slack.rotating = True
+    slack.expires_in = 3600  # within the two hours before expiry when a token is renewed: due at once
+    h = hosted()
+    h.visit.install(A)
+    installed = slack.tokens(A)
+    slack.expires_in = 12 * 3600
+    slack.expire_tokens(A)  # the install's token works no more: only a rotated one is answered
+    slack.reset()
+    assert "started" in said(h.visit.command(A, CHANNELS[A], "group start", ADMINS[A])).lower()  # users.info
+    renewals = [c for c in slack.calls_to("oauth.v2.access") if c.params.get("grant_type") == "refresh_token"]
+    assert len(renewals) == 1 and renewals[0].response["ok"]
+    rotated = slack.tokens(A)[-1]
+    assert rotated not in installed
+    used = [c for c in slack.calls if c.method != "oauth.v2.access"]
+    assert used and {c.token for c in used} == {rotated}
+    assert all(c.response["ok"] for c in used)
+    h.close()
+    # What the database keeps is the rotated token (and its refresh token): a restart uses it as it is.
+    slack.reset()
+    again = hosted()
+    assert said(again.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])) == "No tags yet."
+    assert slack.calls_to("oauth.v2.access") == []
+    assert {c.token for c in slack.calls} == {rotated}
+
+
+def db_rows_of_installs(h: Running) -> list[str]:
+    return [row["place"] for row in h.house.db.query("SELECT place FROM slack_installs ORDER BY place")]
