@@ -4,6 +4,7 @@ sealed, rotated when they expire, and deleted when a workspace removes the app."
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -66,8 +67,8 @@ def start_group(h: Running, team: str) -> None:
 
 def test_two_workspaces_install_through_slacks_flow_each_with_a_token_of_its_own(hosted, slack):
     h = hosted()
-    for team, name in ((A, "Alpha lab"), (B, "Beta lab")):
-        begun = h.visit.begin()
+    for team, name, path in ((A, "Alpha lab", "/slack/install"), (B, "Beta lab", "/club/slack/install")):
+        begun = h.visit.begin(path)  # with or without PAPERBOT_PUBLIC_URL's path, as a proxy hands it on
         asked = parse_qs(urlsplit(begun.link).query)
         assert asked["client_id"] == [CLIENT_ID] and "commands" in asked["scope"][0].split(",")
         assert asked["redirect_uri"] == [f"{PUBLIC}/slack/oauth_redirect"]
@@ -194,3 +195,51 @@ def test_an_expiring_token_is_rotated_before_it_is_used(hosted, slack):
 
 def db_rows_of_installs(h: Running) -> list[str]:
     return [row["place"] for row in h.house.db.query("SELECT place FROM slack_installs ORDER BY place")]
+
+
+def test_a_token_changed_by_another_process_is_the_one_used(hosted, slack):
+    # Two processes on one database (replicas): one sees the workspace uninstall and install again;
+    # the other, which had answered it with the old token, answers with the new one from then on.
+    first, second = hosted(), hosted()
+    first.visit.install(A)
+    assert said(second.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])) == "No tags yet."
+    first.visit.event(slack.uninstall(A))
+    assert said(second.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])) == NOT_INSTALLED
+    first.visit.install(A)
+    slack.reset()
+    assert "started" in said(second.visit.command(A, CHANNELS[A], "group start", ADMINS[A])).lower()
+    assert slack.calls and {c.token for c in slack.calls} == {slack.tokens(A)[-1]}
+
+
+def test_a_self_hosted_install_that_is_hosted_too_keeps_its_own_workspace_as_it_was(tmp_path):
+    # SLACK_BOT_TOKEN's workspace is the install's own place (its database as it was, its pages where
+    # they were); workspaces that install the app are places beside it.
+    with SlackStandin(channels={"C0PAPERS"}, users={"UADMIN": {}, "U1": {}}) as slack:
+        two_workspaces(slack)
+        clock = Clock(at("2026-12-08 10:00"))
+        own = {"SLACK_BOT_TOKEN": "xoxb-test", "PAPERBOT_CHANNEL": "C0PAPERS", "PAPERBOT_ADMINS": "UADMIN"}
+        h = Running(hosted_settings(tmp_path, slack.api_url, PAPERBOT_MEETING="thu 16:00", **own), slack, clock)
+        try:
+            first = h.house.db.execute("SELECT title FROM papers WHERE number = 1").fetchone()[0]
+            assert first in said(h.visit.command("T0TEST", "C0PAPERS", "show 1", "U1"))
+            h.visit.install(A)
+            start_group(h, A)
+            assert first not in said(h.visit.command(A, CHANNELS[A], "show 1", MEMBERS[A]))
+            reply = said(h.visit.command("T0TEST", "C0PAPERS", "calendar", "U1"))
+            page = re.search(r"(https://paperbot\.example/club/g/[^/\s`]+/)", reply)[1]
+            shown = h.visit.page(page)
+            assert shown.status == 200 and first in shown.body and "Attention in Alpha" not in shown.body
+
+            clock.set(at("2026-12-14 11:00"))
+            slack.reset()
+            every = EveryPlace(h.app.checks)
+            every.check_post()
+            assert every.wait_idle(15)
+            every.shutdown()
+            (own_post,) = weekly_posts(slack, "C0PAPERS")
+            (their_post,) = weekly_posts(slack, CHANNELS[A])
+            assert their_post["metadata"]["event_payload"]["paper_id"] == "attention-in-alpha"
+            posts = {c.params["channel"]: c.token for c in slack.calls_to("chat.postMessage") if c.response["ok"]}
+            assert posts == {"C0PAPERS": "xoxb-test", CHANNELS[A]: slack.tokens(A)[-1]}
+        finally:
+            h.close()

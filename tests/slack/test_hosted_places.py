@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import re
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -21,6 +22,7 @@ from tests.support.slack_hosted import (
     ADMINS,
     CHANNELS,
     MEMBERS,
+    PUBLIC,
     A,
     B,
     Running,
@@ -170,6 +172,9 @@ def test_pages_and_feeds_are_each_workspaces_own(hosted):
     page = h.visit.page(pages[B])
     assert page.status == 200 and "Bagging in Beta" in page.body and "Alpha" not in page.body
     assert h.visit.page(pages[B] + "calendar.ics").status == 200
+    # A proxy in front may hand the addresses on without PAPERBOT_PUBLIC_URL's path.
+    bare = h.visit.get(urlsplit(pages[A]).path.removeprefix(urlsplit(PUBLIC).path))
+    assert bare.status == 200 and "Attention in Alpha" in bare.body
     # One workspace's secret under another's address: nothing there.
     crossed = pages[A].replace(place_of(A), place_of(B))
     assert h.visit.page(crossed).status == 404

@@ -121,9 +121,9 @@ class Visitor:
 
     # -- the install flow ------------------------------------------------------
 
-    def begin(self) -> Begun:
+    def begin(self, path: str = "/slack/install") -> Begun:
         """GET /slack/install: the page with the "Add to Slack" link, and the state cookie."""
-        page = self.get("/slack/install")
+        page = self.get(path)
         assert page.status == 200, page
         link = unescape(re.search(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"', page.body)[1])
         state = parse_qs(urlsplit(link).query)["state"][0]
@@ -239,6 +239,8 @@ class Running:
         self.settings = settings
         self.house = opening.open_database(settings.db_path)
         self.app = HostedSlack(settings, self.house, threading.Event(), clock=clock)
+        if settings.bot_token:
+            assert self.app.start_home()
         self.door = Door(None, Lanes(self.app, self.app.takes_apart))
         self.visit = Visitor(self.door.port, slack)
         self._closed = False
@@ -250,4 +252,5 @@ class Running:
         self.door.close()
         self.app.stop.set()
         self.app.close(5)
+        self.app.places.close()
         self.house.close()
