@@ -171,8 +171,7 @@ class HostedSlack:
         with self._lock:
             part = self._parts.get(place)
             if part is not None and part.token != token:
-                part.bot.use_token(token)
-                part.answer = _bolt(part.bot)  # Bolt keeps the token it was made with
+                part.bot.use_token(token)  # which Bolt's app asks for at each request (SlackBot.authorized)
                 part.token, part.expires_at = token, expires_at
         return part if part is not None else self._made(place, token, expires_at)
 
@@ -334,7 +333,7 @@ def _names(bot: SlackBot) -> Callable[[str], str | None]:
 def _bolt(bot: SlackBot) -> Callable:
     from bot.slack.serve import bolt_answer  # noqa: PLC0415 - serve imports this module
 
-    return bolt_answer(build_app(bot, verify_token=False))
+    return bolt_answer(build_app(bot))
 
 
 def _whose(body: dict[str, Any]) -> tuple[str | None, str | None]:

@@ -23,6 +23,7 @@ from tests.support.slack_hosted import (
     A,
     B,
     Running,
+    as_run_has_them,
     hosted_settings,
     place_of,
     two_workspaces,
@@ -38,7 +39,8 @@ def slack():
 
 
 @pytest.fixture
-def hosted(tmp_path, slack):
+def hosted(tmp_path, slack, monkeypatch):
+    as_run_has_them(monkeypatch)
     made: list[Running] = []
 
     def start(clock=None, **env) -> Running:

@@ -26,6 +26,7 @@ from tests.support.slack_hosted import (
     A,
     B,
     Running,
+    as_run_has_them,
     hosted_settings,
     place_of,
     two_workspaces,
@@ -52,6 +53,7 @@ def hosted(tmp_path, slack, monkeypatch):
 
     monkeypatch.setattr(outbox_sender, "ANNOUNCE_QUIET", 0.0)
     monkeypatch.setattr(outbox_sender, "ANNOUNCE_LONGEST_HOLD", 0.0)
+    as_run_has_them(monkeypatch)
     clock = Clock(at("2026-12-08 10:00"))  # a Tuesday
     running = Running(hosted_settings(tmp_path, slack.api_url), slack, clock)
     for team in (A, B):

@@ -78,6 +78,12 @@ def hosted_env(tmp_path: Path, api_url: str, **extra: str) -> dict[str, str]:
     }
 
 
+def as_run_has_them(monkeypatch) -> None:
+    """The app's credentials in this process's environment, as `run` has them (libraries read them there)."""
+    monkeypatch.setenv("SLACK_CLIENT_ID", CLIENT_ID)
+    monkeypatch.setenv("SLACK_CLIENT_SECRET", CLIENT_SECRET)
+
+
 def hosted_settings(tmp_path: Path, api_url: str, **extra: str) -> SlackSettings:
     return SlackSettings.load(hosted_env(tmp_path, api_url, **extra), dotenv=None)
 
