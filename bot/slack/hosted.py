@@ -230,7 +230,7 @@ class HostedSlack:
         if path == "/healthz":
             return http_door.healthz(start_response, self.house)
         if path in (INSTALL_PATH, REDIRECT_PATH):
-            return self.oauth({**environ, "PATH_INFO": path}, start_response)
+            return self._install_flow({**environ, "PATH_INFO": path}, start_response)
         if path == EVENTS_PATH:
             return self._event(environ, start_response)
         if path.startswith(PAGES_PREFIX):
@@ -263,6 +263,21 @@ class HostedSlack:
             return None
         part = self.part(place)
         return part.pages if part is not None else None
+
+    def _install_flow(self, environ, start_response):
+        """Bolt's install page or its end; a page that says so when Slack did not answer or the install
+        could not be saved (Bolt lets those through: a 500 and a traceback)."""
+        try:
+            return self.oauth(environ, start_response)
+        except Exception as e:  # noqa: BLE001 - whatever it was, the admin gets a page and the log one line
+            log.warning("an install did not complete: %s", " ".join(f"{type(e).__name__}: {e}".split())[:200])
+        said = _page(
+            503,
+            "paperbot was not installed",
+            "paperbot was not installed: Slack did not answer, or the install could not be saved. "
+            f'<a href="{html.escape(INSTALL_PATH)}">Start the install again</a>.',
+        )
+        return _respond(start_response, "503 Service Unavailable", str(said.body), "text/html; charset=utf-8")
 
     def _event(self, environ, start_response):
         try:

@@ -10,6 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from cryptography.fernet import Fernet
 
+from bot.chat.commands import AWAY
 from bot.runtime.hosting import EveryPlace
 from bot.slack.hosted import NOT_INSTALLED
 from tests.support.clock import Clock, at
@@ -77,6 +78,8 @@ def test_two_workspaces_install_through_slacks_flow_each_with_a_token_of_its_own
         page = h.visit.finish(slack.authorize(team), begun.state, begun.cookie)
         assert page.status == 200 and f"paperbot is installed in {name}" in page.body, page.body
     assert [c.response["ok"] for c in slack.calls_to("oauth.v2.access")] == [True, True]
+    installers = h.house.db.execute("SELECT place, installer FROM slack_installs ORDER BY place").fetchall()
+    assert [tuple(row) for row in installers] == [(place_of(A), ADMINS[A]), (place_of(B), ADMINS[B])]
     assert [(p.id, p.name) for p in h.app.places.active()] == [(place_of(A), "Alpha lab"), (place_of(B), "Beta lab")]
     for team in (A, B):
         slack.reset()
@@ -99,7 +102,24 @@ def test_an_install_link_is_good_once_and_only_in_the_browser_that_began_it(host
     assert len(slack.calls_to("oauth.v2.access")) == 1  # no code of B's was exchanged
     assert [p.id for p in h.app.places.active()] == [place_of(A)]
     assert said(h.visit.command(B, CHANNELS[B], "tags", MEMBERS[B])) == NOT_INSTALLED
+    late = h.visit.begin()
+    with h.house.write() as db:  # the admin took longer than a state lasts on Slack's consent page
+        db.execute("UPDATE oauth_states SET expires_at = ?", [0])
+    assert "expired or was used already" in h.visit.finish(slack.authorize(B), late.state, late.cookie).body
     assert h.visit.install(B).status == 200  # a fresh link works
+
+
+def test_an_install_that_slack_does_not_confirm_says_so_in_a_page(hosted, slack):
+    h = hosted()
+    for _ in range(2):  # Slack's answer lost, and again when slack_sdk asks once more
+        slack.fail_next("oauth.v2.access", accept_then="drop")
+    page = h.visit.install(A)
+    assert page.status == 503 and "paperbot was not installed" in page.body and "/slack/install" in page.body
+    slack.fail_next("oauth.v2.access", error="invalid_code")
+    page = h.visit.install(A)
+    assert page.status == 401 and "Slack did not confirm the install" in page.body
+    assert h.app.places.active() == []
+    assert h.visit.install(A).status == 200
 
 
 def test_a_cancelled_install_says_so_and_keeps_nothing(hosted, slack):
@@ -245,3 +265,18 @@ def test_a_self_hosted_install_that_is_hosted_too_keeps_its_own_workspace_as_it_
             assert posts == {"C0PAPERS": "xoxb-test", CHANNELS[A]: slack.tokens(A)[-1]}
         finally:
             h.close()
+
+
+@pytest.mark.sqlite_only
+def test_a_workspace_whose_tables_cannot_be_opened_gets_one_line_and_holds_no_other(hosted, slack, tmp_path):
+    first = hosted()
+    for team in (A, B):
+        first.visit.install(team)
+    first.close()
+    kept = tmp_path / "paperbot.db-places" / f"{place_of(A)}.db"
+    for leftover in kept.parent.glob(kept.name + "*"):
+        leftover.unlink()
+    kept.mkdir()  # its file is no file now: the place's store cannot be opened
+    h = hosted()
+    assert said(h.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])) == AWAY
+    assert said(h.visit.command(B, CHANNELS[B], "tags", MEMBERS[B])) == "No tags yet."
