@@ -276,10 +276,10 @@ class Settings:
                 )
 
         secret_key = get("PAPERBOT_SECRET_KEY")
-        if secret_key is not None and not _fernet_key(secret_key):
+        if secret_key is not None and not all(_fernet_key(k.strip()) for k in secret_key.split(",") if k.strip()):
             raise SettingError(
                 "PAPERBOT_SECRET_KEY",
-                "must be a Fernet key: 32 bytes in URL-safe base64, 44 characters (docs/hosting.md: how to make one)",
+                "must be Fernet keys, comma-separated: 32 bytes in URL-safe base64, 44 characters (docs/hosting.md)",
             )
         hosted = get("PAPERBOT_HOSTED")
         return {

@@ -139,10 +139,12 @@ def test_a_dotenv_may_hold_other_tools_names(tmp_path):
     path = tmp_path / ".env"
     path.write_text(
         "SLACK_CLIENT_ID=123\nSLACK_CLIENT_SECRET=s\nSLACK_USER_TOKEN=xoxp-1\nSLACK_APP_ID=A1\nDATABASE_URL=x\n"
-        "HOST=0.0.0.0\nexport PAPERBOT_TIMEZONE=Asia/Shanghai\n",
+        "HOST=0.0.0.0\nexport PAPERBOT_TIMEZONE=Asia/Shanghai\nPAPERBOT_HOSTED=false\n",
         encoding="utf-8",
     )
-    assert str(SlackSettings.load({}, dotenv=path).timezone) == "Asia/Shanghai"
+    # SLACK_CLIENT_ID is paperbot's too since hosted installs: PAPERBOT_HOSTED=false keeps one workspace.
+    loaded = SlackSettings.load({}, dotenv=path)
+    assert str(loaded.timezone) == "Asia/Shanghai" and not loaded.installs
 
 
 @pytest.mark.parametrize("argv, verbose", [(["run", "-v"], True), (["-v", "run"], True), (["run"], False)])

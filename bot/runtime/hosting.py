@@ -13,11 +13,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import datetime
 
-from bot.runtime.scheduler import ScheduledChecks
+from bot.runtime.scheduler import Checks
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class EveryPlace:
     """ScheduledChecks' face (check_post, check_reminders, check_discussion, wait_idle, on_next_slot)
     over every place's ScheduledChecks, as `each()` lists them at each check."""
 
-    def __init__(self, each: Callable[[], list[ScheduledChecks]], workers: int = WORKERS):
+    def __init__(self, each: Callable[[], Sequence[Checks]], workers: int = WORKERS):
         self.each = each
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paperbot-places")
         self._running: set[Future] = set()
@@ -47,7 +47,7 @@ class EveryPlace:
     def check_discussion(self) -> None:
         self._fan_out(lambda c: c.check_discussion)
 
-    def _fan_out(self, which: Callable[[ScheduledChecks], Callable[[], None]]) -> None:
+    def _fan_out(self, which: Callable[[Checks], Callable[[], None]]) -> None:
         try:
             every = self.each()
         except Exception:

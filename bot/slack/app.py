@@ -72,7 +72,10 @@ class SlackBot:
         client: WebClient | None = None,
         delivery_client: WebClient | None = None,
         clock: Callable[[], datetime] | None = None,
+        background: Background | None = None,
     ):
+        """`background`: threads shared with other places' bots (a hosted install's: threads, and the
+        database connections each holds, do not grow with the places); None: threads of its own."""
         self.settings = settings
         self.store = store
         self.group = settings.group
@@ -94,7 +97,8 @@ class SlackBot:
         self.clock = clock or settings.now
         # Answers to the person who clicked (a button, a form, App Home) have their own threads:
         # the channel's work (announcements, post updates) may sleep through a Retry-After.
-        self.background = Background({"answer": 8, "channel": 2})
+        self._own_background = background is None
+        self.background = background or Background({"answer": 8, "channel": 2})
         self._admins: dict[str, tuple[bool, float]] = {}
         self._home: tuple[str | None, bool] | None = None  # the install's workspace (or org), and is it an org
         self._bot_user: tuple[str | None, str | None] = (None, None)  # the bot's user id and bot id (auth.test)
@@ -262,6 +266,8 @@ class SlackBot:
         background work is left running, so that the store can be closed under nobody. A button
         pressed just before the stop is still answered."""
         self._stopping.set()
+        if not self._own_background:  # its owner closes it
+            return True
         return self.background.close(timeout, finish=("answer",))
 
     def queue_change(self, change: Change) -> None:

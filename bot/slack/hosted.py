@@ -1,8 +1,8 @@
 """A hosted install on Slack: every workspace that installs the app through Slack's install flow is a
 place of its own (bot/places/), answered with its own token from its own tables.
 
-    hosted = HostedSlack(settings, house, stop)    # SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, PAPERBOT_SECRET_KEY
-    server = http_door.listen(hosted, settings.port)
+    hosted = serve.hosted_install(settings, house, stop)   # SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, PAPERBOT_SECRET_KEY
+    server = http_door.listen(http_door.Lanes(hosted, hosted.takes_apart), settings.port)
 
 One HTTP server: `/slack/install` and `/slack/oauth_redirect` (Bolt's OAuth flow, its stores in
 paperbot's database: bot/slack/installs.py), `/slack/events` (the door, then the request goes to the
@@ -19,10 +19,10 @@ import html
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from slack_bolt import App, BoltResponse
@@ -38,7 +38,6 @@ from bot.delivery import outbox
 from bot.delivery.background import Background
 from bot.places.registry import HOME, PLACE_ID, Places
 from bot.places.sealing import Seal
-from bot.runtime.scheduler import ScheduledChecks
 from bot.slack.adapter import ADAPTER
 from bot.slack.app import SlackBot, build_app, not_here
 from bot.slack.door import SlackDoor
@@ -61,6 +60,17 @@ BOT_SCOPES = ("commands", "chat:write", "channels:history", "groups:history", "i
 NOT_INSTALLED = "paperbot is not installed in this workspace, so nothing was done: an admin can add it again."
 
 
+class Checks(Protocol):
+    """The scheduler's checks of one place (bot/runtime/scheduler.py's ScheduledChecks)."""
+
+    on_next_slot: Callable[[datetime], None]
+
+    def check_post(self) -> None: ...
+    def check_reminders(self) -> None: ...
+    def check_discussion(self) -> None: ...
+    def wait_idle(self, timeout: float) -> bool: ...
+
+
 @dataclass
 class _Part:
     """One place's bot, Bolt app, checks and pages."""
@@ -68,7 +78,7 @@ class _Part:
     place: str
     bot: SlackBot
     answer: Callable
-    checks: ScheduledChecks
+    checks: Checks
     pages: feeds.Feeds | None
     token: str
     expires_at: int | None = None
@@ -96,14 +106,19 @@ class HostedSlack:
         settings: SlackSettings,
         house: Store,
         stop: threading.Event,
+        checks_of: Callable[[SlackBot], Checks],
+        answer_of: Callable[[App], Callable],
         *,
         clock: Callable[[], datetime] | None = None,
     ):
-        """`clock`: every place's time (a test's; default the settings' zone's now)."""
+        """`checks_of(bot)`: the scheduler's checks of a place's bot (run's: runtime is above this module);
+        `answer_of(app)`: a Bolt app's answer to a request the door let in (serve.bolt_answer);
+        `clock`: every place's time (a test's; default the settings' zone's now)."""
         assert settings.client_id and settings.client_secret and settings.secret_key  # settings checked it
         self.settings = settings
         self.house = house
         self.stop = stop
+        self.checks_of, self.answer_of = checks_of, answer_of
         self.clock = clock
         self.places = Places(house, settings.db_path)
         api = WebClient(base_url=settings.api_url, timeout=10)
@@ -112,6 +127,8 @@ class HostedSlack:
             Seal(settings.secret_key),
             TokenRotator(client_id=settings.client_id, client_secret=settings.client_secret, client=api),
         )
+        if resealed := self.installs.reseal():  # PAPERBOT_SECRET_KEY changed: the new first key seals all
+            log.info("sealed %d workspaces' tokens again with PAPERBOT_SECRET_KEY's first key", resealed)
         self.door = SlackDoor(settings.signing_secret or "", ReplayWindow(store=house))
         self.background = Background({"answer": 4})
         self._parts: dict[str, _Part] = {}
@@ -142,23 +159,12 @@ class HostedSlack:
 
     # -- places ------------------------------------------------------------------------
 
-    def start_home(self) -> bool:
-        """The workspace of SLACK_BOT_TOKEN: the install's own place (HOME: the house store), started as
-        `run` starts a self-hosted install (auth.test first: serve.StartError when Slack refuses the
-        token), its pages where they were before the install was hosted (PUBLIC/g/...). False when
-        `stop` came first."""
-        from bot.slack.serve import _started, bolt_answer  # noqa: PLC0415 - serve imports this module
-
-        bot = SlackBot(self.settings, self.house, clock=self.clock)
-        app = _started(bot, self.stop)
-        if app is None:
-            bot.close(0)
-            return False
-        outbox.due_now(self.house)
-        self.home_pages = feeds.serve(self.settings, self.house)
-        self.home = _Part(HOME, bot, bolt_answer(app), _checks(bot, self.stop), self.home_pages, bot.client.token or "")
+    def start_home(self, bot: SlackBot, answer: Callable) -> None:
+        """The workspace of SLACK_BOT_TOKEN (its auth.test already done): the install's own place (HOME:
+        the house store), its pages where they were before the install was hosted (PUBLIC/g/...)."""
+        self.home_pages = feeds.serve(bot.settings, bot.store)
+        self.home = _Part(HOME, bot, answer, self.checks_of(bot), self.home_pages, bot.client.token or "")
         bot.later(bot.check_channel)
-        return True
 
     def part(self, place: str) -> _Part | None:
         """`place`'s bot and app, made at its first need, with the token the database holds now (rotated
@@ -181,7 +187,7 @@ class HostedSlack:
         bot = SlackBot(settings, store, clock=self.clock)
         outbox.due_now(store)  # a restart tries at once what the platform refused before, as `run` does
         pages = feeds.serve(settings, store, ask=_names(bot))
-        made = _Part(place, bot, _bolt(bot), _checks(bot, self.stop), pages, token, expires_at)
+        made = _Part(place, bot, self.answer_of(build_app(bot)), self.checks_of(bot), pages, token, expires_at)
         with self._lock:
             part = self._parts.setdefault(place, made)
         if part is not made:  # another thread made it first
@@ -195,7 +201,7 @@ class HostedSlack:
         if part is not None:
             part.bot.close(1.0)
 
-    def checks(self) -> list[ScheduledChecks]:
+    def checks(self) -> Sequence[Checks]:
         """Every installed place's checks (the home place's first), for the scheduler."""
         found = [self.home.checks] if self.home is not None else []
         for place in self.places.active():
@@ -322,18 +328,6 @@ class HostedSlack:
         self.background.later(fn, *args, lane="answer")
 
 
-def _checks(bot: SlackBot, stop: threading.Event) -> ScheduledChecks:
-    return ScheduledChecks(
-        bot.store,
-        bot.settings,
-        bot.transport,
-        clock=bot.clock,
-        tell_admins=bot.tell_admins,
-        stop=stop,
-        outbox=bot.wake_outbox,
-    )
-
-
 def _names(bot: SlackBot) -> Callable[[str], str | None]:
     """Members' names for a place's pages (users.info), asked with the place's token as it is then."""
     names = ADAPTER.member_names
@@ -343,12 +337,6 @@ def _names(bot: SlackBot) -> Callable[[str], str | None]:
         return names(replace(bot.settings, bot_token=bot.client.token))(member)
 
     return ask
-
-
-def _bolt(bot: SlackBot) -> Callable:
-    from bot.slack.serve import bolt_answer  # noqa: PLC0415 - serve imports this module
-
-    return bolt_answer(build_app(bot))
 
 
 def _whose(body: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -400,44 +388,3 @@ def _page(status: int, title: str, said: str) -> BoltResponse:
         f"<body><h1>{title}</h1><p>{said}</p></body></html>"
     )
     return BoltResponse(status=status, body=body, headers={"Content-Type": "text/html; charset=utf-8"})
-
-
-def run(settings: SlackSettings, house: Store, stop: threading.Event) -> int:
-    """Serve a hosted install on Slack until `stop` (or SystemExit unwinds waitress): see serve.run."""
-    from bot.runtime import scheduler  # noqa: PLC0415 - serve imports this module; the scheduler is run's
-    from bot.runtime.hosting import EveryPlace  # noqa: PLC0415
-    from bot.slack.serve import STOP_SECONDS  # noqa: PLC0415
-
-    hosted = HostedSlack(settings, house, stop)
-    if settings.bot_token and not hosted.start_home():  # the install's own workspace besides
-        log.info("stopped before Slack answered auth.test")
-        return 0
-    checks = EveryPlace(hosted.checks)
-    jobs = scheduler.create(checks, settings)
-    try:
-        server = http_door.listen(http_door.Lanes(hosted, hosted.takes_apart), settings.port)
-        jobs.start()
-        log.info(
-            "serving a hosted install on http://0.0.0.0:%s: %s, %s, %s; %d places",
-            settings.port,
-            INSTALL_PATH,
-            REDIRECT_PATH,
-            EVENTS_PATH,
-            len(hosted.places.active()),
-        )
-        try:
-            server.run()
-        finally:
-            server.close()
-    finally:
-        stop.set()
-        if jobs.running:
-            jobs.shutdown(wait=False)
-        checks.shutdown()
-        idle = hosted.close(STOP_SECONDS)
-        if checks.wait_idle(STOP_SECONDS) and idle:
-            hosted.places.close()
-            house.close()
-        # else a Slack call hangs: its thread still holds a store (see serve.run)
-    log.info("stopped")
-    return 0

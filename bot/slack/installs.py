@@ -150,6 +150,27 @@ class SlackInstalls(InstallationStore, OAuthStateStore):
         log.info("Slack place %s uninstalled: its tokens are deleted and its groups stopped", row["place"])
         return row["place"]
 
+    def reseal(self) -> int:
+        """Seal every kept token again with PAPERBOT_SECRET_KEY's first key (after a change of key); how many
+        rows changed. A row no key opens is left as it is (its place must install again)."""
+        changed = 0
+        for row in list(self.house.db.query("SELECT place, bot_token, bot_refresh_token FROM slack_installs")):
+            try:
+                token = self.seal.again(row["bot_token"])
+                refresh = self.seal.again(row["bot_refresh_token"]) if row["bot_refresh_token"] else None
+            except Unreadable as e:
+                log.warning("Slack place %s: %s; install the app again there", row["place"], e)
+                continue
+            if (token, refresh) == (row["bot_token"], row["bot_refresh_token"]):
+                continue
+            with self.house.write() as db:
+                db.execute(
+                    "UPDATE slack_installs SET bot_token = ?, bot_refresh_token = ? WHERE place = ? AND bot_token = ?",
+                    [token, refresh, row["place"], row["bot_token"]],
+                )
+            changed += 1
+        return changed
+
     # -- a place's token -------------------------------------------------------------
 
     def place_of(self, enterprise_id: str | None, team_id: str | None) -> str | None:

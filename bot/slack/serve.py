@@ -13,7 +13,8 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, TypeVar
 
 from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
@@ -30,6 +31,9 @@ from bot.store.connection import Store
 from bot.store.engine import shown
 from bot.web import feeds, http_door
 from bot.web.http_door import Refused, ReplayWindow, StartError, arrival, refuse
+
+if TYPE_CHECKING:
+    from bot.slack.hosted import HostedSlack  # cryptography: imported when a hosted install runs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -91,6 +95,76 @@ def bolt_answer(app: App) -> Callable:
     return answer
 
 
+def hosted_install(
+    settings: SlackSettings, house: Store, stop: threading.Event, clock: Callable[[], datetime] | None = None
+) -> HostedSlack | None:
+    """A hosted install on Slack (bot/slack/hosted.py) as `run` serves it, its own workspace's (SLACK_BOT_TOKEN)
+    started, StartError when Slack refuses that token; None when `stop` came first. `clock`: a test's."""
+    from bot.slack.hosted import HostedSlack  # noqa: PLC0415 - cryptography: a hosted install's alone
+
+    def checks_of(bot: SlackBot) -> scheduler.ScheduledChecks:
+        return scheduler.ScheduledChecks(
+            bot.store,
+            bot.settings,
+            bot.transport,
+            clock=bot.clock,
+            tell_admins=bot.tell_admins,
+            stop=stop,
+            outbox=bot.wake_outbox,
+        )
+
+    hosted = HostedSlack(settings, house, stop, checks_of, bolt_answer, clock=clock)
+    if settings.bot_token:  # the workspace of SLACK_BOT_TOKEN besides: the install's own place
+        bot = SlackBot(settings, house, clock=clock)
+        app = _started(bot, stop)
+        if app is None:
+            bot.close(0)
+            return None
+        outbox.due_now(house)
+        hosted.start_home(bot, bolt_answer(app))
+    return hosted
+
+
+def run_hosted(settings: SlackSettings, house: Store, stop: threading.Event) -> int:
+    """Serve a hosted install on Slack (bot/slack/hosted.py) until `stop`, or SystemExit unwinds waitress."""
+    from bot.runtime.hosting import EveryPlace  # noqa: PLC0415 - a hosted install's alone
+    from bot.slack.hosted import INSTALL_PATH, REDIRECT_PATH  # noqa: PLC0415 - cryptography: hosted only
+
+    hosted = hosted_install(settings, house, stop)
+    if hosted is None:
+        log.info("stopped before Slack answered auth.test")
+        return 0
+    checks = EveryPlace(hosted.checks)
+    jobs = scheduler.create(checks, settings)
+    try:
+        server = http_door.listen(http_door.Lanes(hosted, hosted.takes_apart), settings.port)
+        jobs.start()
+        log.info(
+            "serving a hosted install on http://0.0.0.0:%s (%s, %s, %s); %d places",
+            settings.port,
+            INSTALL_PATH,
+            REDIRECT_PATH,
+            EVENTS_PATH,
+            len(hosted.places.active()),
+        )
+        try:
+            server.run()
+        finally:
+            server.close()
+    finally:
+        stop.set()  # a post waiting out a rate limit lets go now; the next start takes it up
+        if jobs.running:
+            jobs.shutdown(wait=False)
+        checks.shutdown()
+        idle = hosted.close(STOP_SECONDS)  # every place's bot, the install's own workspace's too
+        if checks.wait_idle(STOP_SECONDS) and idle:
+            hosted.places.close()
+            house.close()
+        # else a Slack call hangs: its thread still holds a store (see run)
+    log.info("stopped")
+    return 0
+
+
 def _without_traceback(record: logging.LogRecord) -> bool:
     """Bolt logs a listener's or middleware's failure with its traceback: the line stays, with the
     error's type and message, and the traceback goes."""
@@ -132,9 +206,7 @@ def run(settings: SlackSettings, store: Store, stop: threading.Event) -> int:
     """
     http_door.warn_of_schedule(settings, store, log)  # a choice the operator may mean, so said, not refused
     if settings.installs:  # a hosted install: every workspace that installs the app
-        from bot.slack import hosted  # noqa: PLC0415 - cryptography only for a hosted install
-
-        return hosted.run(settings, store, stop)
+        return run_hosted(settings, store, stop)
     bot = SlackBot(settings, store)
     jobs = checks = stop_feeds = None
     try:

@@ -90,6 +90,8 @@ class SlackSettings(core.PlatformSettings):
                 "PAPERBOT_CHANNEL", f"{channel!r} is not a channel ID (like C012ABCDEF; see the channel's details)"
             )
         client_id, client_secret = get("SLACK_CLIENT_ID"), get("SLACK_CLIENT_SECRET")
+        if not group["hosted"]:  # PAPERBOT_HOSTED=false: a one-workspace install, whatever else .env holds
+            client_id = client_secret = None
         if (client_id is None) != (client_secret is None):
             missing = "SLACK_CLIENT_SECRET" if client_secret is None else "SLACK_CLIENT_ID"
             raise SettingError(missing, f"is not set: a hosted install needs both; find them at {WHERE[missing]}")
@@ -98,11 +100,11 @@ class SlackSettings(core.PlatformSettings):
                 raise SettingError(
                     "SLACK_APP_TOKEN", "a hosted install (SLACK_CLIENT_ID) serves Slack over HTTP only: unset it"
                 )
-            if not group["hosted"]:
-                raise SettingError("PAPERBOT_HOSTED", "is false, but SLACK_CLIENT_ID is set: unset one of them")
             if group["secret_key"] is None:
                 raise SettingError(
-                    "PAPERBOT_SECRET_KEY", "is not set: a hosted install (SLACK_CLIENT_ID) seals its tokens with it"
+                    "PAPERBOT_SECRET_KEY",
+                    "is not set: SLACK_CLIENT_ID makes a hosted install, which seals its tokens with it "
+                    "(docs/hosting.md: how to make one); for one workspace, set PAPERBOT_HOSTED=false",
                 )
         return {
             **group,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -26,6 +27,14 @@ _made: dict[str, str] = {}
 _lock = threading.Lock()
 
 
+def _stop_and_remove(server: Server, folder: Path) -> None:
+    """Stop the server, then delete its files: a test run leaves no cluster behind (dozens of them filled /tmp)."""
+    try:
+        server.stop()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def server() -> Server:
     """This test process's PostgreSQL server, started at first use and stopped at exit; a test that
     needs one is skipped where PostgreSQL is not installed (and fails on a PostgreSQL run)."""
@@ -38,7 +47,7 @@ def server() -> Server:
         if _server is None:
             folder = Path(tempfile.mkdtemp(prefix="paperbot-pg-"))
             _server = Server.start(folder)
-            atexit.register(_server.stop)
+            atexit.register(_stop_and_remove, _server, folder)
         return _server
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from bot.catalog import opening
-from bot.slack.hosted import HostedSlack
+from bot.slack import serve
 from bot.slack.settings import SlackSettings
 from bot.web.http_door import Lanes
 from tests.support.databases import database_for
@@ -244,9 +244,9 @@ class Running:
     def __init__(self, settings: SlackSettings, slack: SlackStandin, clock: Callable | None = None):
         self.settings = settings
         self.house = opening.open_database(settings.db_path)
-        self.app = HostedSlack(settings, self.house, threading.Event(), clock=clock)
-        if settings.bot_token:
-            assert self.app.start_home()
+        app = serve.hosted_install(settings, self.house, threading.Event(), clock)
+        assert app is not None
+        self.app = app
         self.door = Door(None, Lanes(self.app, self.app.takes_apart))
         self.visit = Visitor(self.door.port, slack)
         self._closed = False
