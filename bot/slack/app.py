@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -377,11 +378,11 @@ def build_app(bot: SlackBot) -> App:
                 and "Bolt has enabled the file-based" not in record.getMessage()
             )
         )
-    if settings.installs:
-        # A hosted install (bot/slack/hosted.py): with SLACK_CLIENT_ID in the environment Bolt would make
-        # any app an install flow's, authorised from files of its own; each place's app (and the install's
-        # own workspace's) is authorised by its bot instead, with the token it holds at each request.
-        # Its auth.test waits for the first request, which asks it anyway.
+    if settings.installs or _bolt_installs():
+        # With SLACK_CLIENT_ID in the environment (a hosted install's, or one PAPERBOT_HOSTED=false turned
+        # down) Bolt would make any app an install flow's, authorised from files of its own: each app is
+        # authorised by its bot instead, with the token it holds at each request (a hosted place's is
+        # rotated, or a new install's). Its auth.test waits for the first request, which asks it anyway.
         def authorize(enterprise_id, team_id):  # Bolt passes what a function's parameters name (not `self`)
             return bot.authorized(enterprise_id, team_id)
 
@@ -420,6 +421,11 @@ def build_app(bot: SlackBot) -> App:
         )
 
     return app
+
+
+def _bolt_installs() -> bool:
+    """Would Bolt make an App an install flow's of its own (as it does when the environment holds both)?"""
+    return os.environ.get("SLACK_CLIENT_ID") is not None and os.environ.get("SLACK_CLIENT_SECRET") is not None
 
 
 def not_here(later: Callable, body: dict, line: str = NOT_HERE) -> BoltResponse:

@@ -280,3 +280,12 @@ def test_a_workspace_whose_tables_cannot_be_opened_gets_one_line_and_holds_no_ot
     h = hosted()
     assert said(h.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])) == AWAY
     assert said(h.visit.command(B, CHANNELS[B], "tags", MEMBERS[B])) == "No tags yet."
+
+
+def test_one_workspace_with_the_apps_credentials_in_the_environment_still_answers(make_harness, monkeypatch):
+    # PAPERBOT_HOSTED=false keeps one workspace when the environment holds SLACK_CLIENT_ID for another tool:
+    # Bolt, which reads them there too, must not turn the app into an install flow's of its own.
+    as_run_has_them(monkeypatch)
+    h = make_harness(PAPERBOT_HOSTED="false", SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET="its-secret")
+    assert not h.bot.settings.installs
+    assert "parallelism-dp" in said(h.command("tags"))
