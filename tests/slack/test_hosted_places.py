@@ -198,3 +198,30 @@ def test_each_weekly_post_goes_with_its_own_workspaces_token(hosted, slack):
         assert post["metadata"]["event_payload"]["paper_id"] == paper
         sent = [c for c in slack.calls_to("chat.postMessage") if c.params.get("channel") == CHANNELS[team]]
         assert sent and {slack.team_of(c.token) for c in sent} == {team}
+
+
+def test_announcements_and_reminders_go_with_their_own_workspaces_token(hosted, slack):
+    h = hosted
+    slack.reset()
+    for team in (A, B):
+        assert "signed up" in ask(h, team, "signup 1").lower()
+    for team in (A, B):  # each sign-up announced in its own group's channel
+        assert slack.wait_for(
+            lambda s, team=team: any(f"<@{MEMBERS[team]}>" in m["text"] for m in s.messages(CHANNELS[team]))
+        )
+    h.clock.set(at("2026-12-08 17:30"))  # the meetings are on Thursday at 16:00 UTC: reminders are due
+    every = EveryPlace(h.app.checks)
+    try:
+        every.check_reminders()
+        assert every.wait_idle(15)
+    finally:
+        every.shutdown()
+    for team in (A, B):
+        (reminder,) = slack.messages(f"D{MEMBERS[team]}")
+        assert {A: "Attention in Alpha", B: "Bagging in Beta"}[team] in json.dumps(reminder)
+    posts = [c for c in slack.calls_to("chat.postMessage") if c.response["ok"]]
+    assert len(posts) >= 4
+    for call in posts:
+        where = call.params["channel"]
+        team = A if where in (CHANNELS[A], f"D{MEMBERS[A]}", MEMBERS[A]) else B
+        assert slack.team_of(call.token) == team, (where, call.token)
