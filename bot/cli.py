@@ -98,6 +98,22 @@ def _served(settings: PlatformSettings) -> list[PlatformSettings]:
     return platforms.served(os.environ)
 
 
+def _place(args, settings: PlatformSettings, *, writes: bool = True, sending: bool = False):
+    """The settings and store of the place `--place` names: without it (or `home`), the install's own,
+    as before places; another's as `run` serves it, with its own token when `sending`."""
+    from bot.places import operators, registry
+
+    if args.place in (None, "home"):
+        return settings, _store(settings, writes=writes)
+    try:
+        places = operators.opened(settings.db_path, args.place, writes=writes)
+        place = operators.named(places, args.place)
+        made = platforms.for_place(place, _served(settings), places, os.environ, sending=sending)
+        return made, operators.store_of(places, place, writes=writes)
+    except registry.UnknownPlace as e:
+        raise Failure(str(e)) from None
+
+
 # -- verbs ---------------------------------------------------------------------
 
 
@@ -111,7 +127,7 @@ def cmd_console(args, settings: PlatformSettings) -> int:
     if args.user is not None and not re.fullmatch(r"[A-Za-z0-9._-]{1,40}", args.user):
         # It is shown as @user in the channel's announcements and is who reminders go to.
         raise Failure(f"--user: {args.user[:40]!r} is not a user ID such as U012ABCDEF")
-    store = _store(settings)
+    settings, store = _place(args, settings)
     user = args.user or "console"
     # The operator at the terminal owns the database: admin, unless they pose as a member of the chat.
     admin = args.user is None or args.user in settings.admins
@@ -236,13 +252,15 @@ def _exit_past_hung_calls(code: int, grace: float = 1.0) -> None:
         os._exit(code)
 
 
-def _routes(store, settings: PlatformSettings):
+def _routes(store, settings: PlatformSettings, args):
     """The groups `post-week` and `remind` reach and each one's transport, as `run` chooses them: with
-    both tokens set, each group through the platform it was started on (group 1 through PAPERBOT_CHANNEL's)."""
+    both tokens set, each group through the platform it was started on (group 1 through PAPERBOT_CHANNEL's);
+    a hosted place's through its own platform with its own token (`settings` are the place's)."""
     from bot.runtime.scheduler import Routes
     from bot.schedule import groups
 
-    made = {platforms.of(s).name.lower(): functools.partial(platforms.of(s).transport, s) for s in _served(settings)}
+    served = _served(settings) if args.place in (None, "home") else [settings]
+    made = {platforms.of(s).name.lower(): functools.partial(platforms.of(s).transport, s) for s in served}
     return Routes(store, groups.from_settings(settings), made, platforms.of(settings).name.lower())
 
 
@@ -268,10 +286,10 @@ def cmd_post_week(args, settings: PlatformSettings) -> int:
     from bot.schedule import weekly
 
     channel = _channel_arg(args.channel)
+    settings, store = _place(args, settings, writes=not args.dry_run, sending=not args.dry_run)  # a dry run reads
     if not args.dry_run:
         settings.require(platforms.of(settings).token)
-    store = _store(settings, writes=not args.dry_run)  # a dry run only reads
-    routes = _routes(store, settings)
+    routes = _routes(store, settings, args)
     env, posting = routes.env, routes.posting()
     _parse_at(args.at, settings)  # a bad --at is refused before anything is read or posted
 
@@ -280,6 +298,9 @@ def cmd_post_week(args, settings: PlatformSettings) -> int:
 
     if channel is not None:
         picked = [_the_group(store, settings, channel)]
+    elif not posting and args.place not in (None, "home"):  # a place's groups are started in chat
+        print(f"No group's post is due: place {args.place} has no group that posts.")
+        return 0
     elif all(g.from_env for g in posting):
         picked = [env]  # one group: as before groups, the environment's, posted when asked
     else:
@@ -378,12 +399,12 @@ def _post_group(args, settings: PlatformSettings, routes, group, at: datetime, *
 
 
 def cmd_remind(args, settings: PlatformSettings) -> int:
+    settings, store = _place(args, settings, writes=not args.dry_run, sending=not args.dry_run)  # a dry run reads
     if not args.dry_run:
         settings.require(platforms.of(settings).token)
     channel = _channel_arg(args.channel)
-    store = _store(settings, writes=not args.dry_run)  # a dry run only reads
     at = _parse_at(args.at, settings)
-    routes = _routes(store, settings)
+    routes = _routes(store, settings, args)
     if channel is not None:
         picked = [_the_group(store, settings, channel)]
     else:  # the environment's group (its reminders need no channel, as before groups) and every posting group
@@ -414,63 +435,14 @@ def cmd_remind(args, settings: PlatformSettings) -> int:
     return EXIT_FAILED if failed else 0
 
 
-#: Skipped rows `import` names one by one; the rest are counted.
-SKIPPED_SHOWN = 100
-
-
 def cmd_import(args, settings: PlatformSettings) -> int:
-    from bot.catalog import files as papers_file
-    from bot.catalog import queries as catalog
+    from bot.catalog import import_files
 
-    store = _store(settings)
-    unreadable = 0
-    lists = []
-    claimed: dict[Path, catalog.Claims] = {}
-    # Files are read a row at a time. A YAML or JSON list is read once before anything is written,
-    # so that broken syntax refuses it whole (in JSON Lines and CSV it is one line's problem). A file
-    # that is not a regular file or is too large is refused before anything is read from it.
-    for name in args.files:
-        path = Path(name)
-        try:
-            papers = papers_file.PaperList(path)
-            if not papers.by_line:
-                claimed[path] = catalog.Claims(papers.quietly())
-            lists.append((path, papers))
-        except papers_file.UnreadableFile as e:
-            print(f"paperbot: {e}", file=sys.stderr)
-            unreadable += 1
-
-    def every_claim() -> catalog.Claims:
-        return catalog.Claims.union(claimed.get(path) or catalog.Claims(papers.quietly()) for path, papers in lists)
-
-    # The files of one import are one list: an id named in any of them is claimed in all (catalog.Claims).
-    claims = catalog.LaterClaims(every_claim)
-    for path, report in lists:
-        try:
-            counts = catalog.upsert(store, report, claims=claims)
-        except catalog.DiskFullDuringImport as stopped:  # each batch commits: what came before is in
-            done = stopped.counts
-            raise Failure(
-                f"{path}: the disk holding the database is full: the import stopped after {done.added} papers"
-                f" added and {done.updated} updated, which are kept; free some space and import again"
-                " (papers already in stay as they are)"
-            ) from None
-        except papers_file.UnreadableFile as e:  # the rows before the bad spot are in
-            why = "the rows before it are imported" if report.by_line else "it changed while it was imported"
-            print(f"paperbot: {e} ({why}; fix it and import it again)", file=sys.stderr)
-            unreadable += 1
-            continue
-        problems = report.problems + counts.problems  # the file's, then the catalog's (an unknown id, no title)
-        for note in report.notes:
-            print(f"note: {note}", file=sys.stderr)
-        for problem in problems[:SKIPPED_SHOWN]:
-            print(f"skipped: {problem}", file=sys.stderr)
-        if len(problems) > SKIPPED_SHOWN:  # a file of 200,000 bad rows is not 200,000 lines to read
-            print(f"skipped: {len(problems) - SKIPPED_SHOWN} more rows, not named here", file=sys.stderr)
-        print(
-            f"{path}: {counts.added} added, {counts.updated} updated, {counts.unchanged} unchanged, "
-            f"{len(problems)} skipped"
-        )
+    _, store = _place(args, settings)
+    try:
+        unreadable = import_files.read_in(store, args.files)
+    except import_files.Stopped as e:
+        raise Failure(str(e)) from None
     return EXIT_FAILED if unreadable else 0
 
 
@@ -507,19 +479,48 @@ def cmd_export(args, settings: PlatformSettings) -> int:
     from bot.catalog import files as papers_file
     from bot.catalog import queries as catalog
 
-    store = _store(settings, writes=False)  # a read-only backup exports too
+    _, store = _place(args, settings, writes=False)  # a read-only backup exports too
     papers_file.write(catalog.all_papers(store), args.format, sys.stdout)
     return 0
 
 
 def cmd_copy(args, settings: PlatformSettings) -> int:
-    from bot.store import copying
+    from bot.places import operators, registry
 
     try:
-        copied = copying.copy(args.source, args.target, show=shown)
-    except copying.CannotCopy as e:
+        lines, note = operators.copy(args.source, args.target, args.place, show=shown)
+    except registry.UnknownPlace as e:
         raise Failure(f"copy: {e}") from None
-    print("\n".join(copied.lines(shown(args.source), shown(args.target))))
+    print("\n".join(lines))
+    if note:  # a hosted install's own tables list its places, whose tables are elsewhere
+        print(f"paperbot: note: {note}", file=sys.stderr)
+    return 0
+
+
+def cmd_places(args, settings: PlatformSettings) -> int:
+    from bot.places import operators, registry
+
+    own = ",".join(platforms.of(s).name.lower() for s in _served(settings))
+    try:
+        places = operators.opened(settings.db_path, writes=False)
+        print("\n".join(operators.table(operators.rows(places, settings.channel, own))))
+    except registry.UnknownPlace as e:
+        raise Failure(str(e)) from None
+    return 0
+
+
+def cmd_forget(args, settings: PlatformSettings) -> int:
+    from bot.places import operators, registry
+
+    try:
+        places = operators.opened(settings.db_path, operators.not_home(args.place), said="forget")
+        place = operators.named(places, args.place, said="forget")
+        if not args.yes and not operators.confirmed(places, place):
+            raise Failure(f"forget: {place.id} is kept: nothing was deleted")
+        held = operators.forget(places, place)
+    except registry.UnknownPlace as e:
+        raise Failure(str(e)) from None
+    print(f"Forgot {place.id}: deleted {held}, and everything else of its own.")
     return 0
 
 
@@ -585,6 +586,10 @@ def parser() -> argparse.ArgumentParser:
     # -v after the verb too (paperbot run -v); SUPPRESS keeps a -v given before it.
     verbose = argparse.ArgumentParser(add_help=False)
     verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    # --place on the verbs that read or write one place; without it, the install's own (home), as before places.
+    placed = argparse.ArgumentParser(add_help=False)
+    placed.add_argument("--place", metavar="ID", help="a hosted install's place (default: home, the install's own)")
+    one = [verbose, placed]
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
 
     run = verbs.add_parser(
@@ -594,29 +599,27 @@ def parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(fn=cmd_run)
 
-    con = verbs.add_parser(
-        "console", parents=[verbose], help="the /paper commands in a terminal, one a line from stdin"
-    )
+    con = verbs.add_parser("console", parents=one, help="the /paper commands in a terminal, one a line from stdin")
     con.add_argument("--user", metavar="USER_ID", help="act as this member, by their user ID (default: the operator)")
     con.add_argument("--channel", metavar="ID", help="type commands as in this channel (its group's)")
     con.set_defaults(fn=cmd_console)
 
     post = verbs.add_parser(
-        "post-week", parents=[verbose], help="post the paper for the next meeting, unless it has its post"
+        "post-week", parents=one, help="post the paper for the next meeting, unless it has its post"
     )
     post.add_argument("--at", metavar="ISO8601", help="the moment to post at, as the scheduler would (default: now)")
     post.add_argument("--dry-run", action="store_true", help="print the post instead of posting it")
     post.add_argument("--channel", metavar="ID", help="the group of this channel (default: every group that is due)")
     post.set_defaults(fn=cmd_post_week)
 
-    remind = verbs.add_parser("remind", parents=[verbose], help="send the presenter reminders that are due")
+    remind = verbs.add_parser("remind", parents=one, help="send the presenter reminders that are due")
     remind.add_argument("--at", metavar="ISO8601", help="the moment to check (default: now)")
     remind.add_argument("--channel", metavar="ID", help="the group of this channel (default: every group)")
     remind.add_argument("--dry-run", action="store_true", help="print the reminders that are due; send nothing")
     remind.set_defaults(fn=cmd_remind)
 
     imp = verbs.add_parser(
-        "import", parents=[verbose], help="add or update papers from .yaml/.yml, .json, .jsonl, .csv or .bib files"
+        "import", parents=one, help="add or update papers from .yaml/.yml, .json, .jsonl, .csv or .bib files"
     )
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.set_defaults(fn=cmd_import)
@@ -625,12 +628,12 @@ def parser() -> argparse.ArgumentParser:
     init.add_argument("--empty", action="store_true", help="no papers: also empties an untouched starter list")
     init.set_defaults(fn=cmd_init)
 
-    exp = verbs.add_parser("export", parents=[verbose], help="write the whole catalog to stdout")
+    exp = verbs.add_parser("export", parents=one, help="write the whole catalog to stdout")
     exp.add_argument("--format", choices=["json", "csv", "yaml", "bibtex"], default="json")
     exp.set_defaults(fn=cmd_export)
 
     cp = verbs.add_parser(
-        "copy", parents=[verbose], help="copy an install's whole history into a new database (SQLite or PostgreSQL)"
+        "copy", parents=one, help="copy an install's whole history into a new database (SQLite or PostgreSQL)"
     )
     cp.add_argument("source", metavar="FROM", help="a SQLite file's path or a postgresql:// URL, only read")
     cp.add_argument("target", metavar="TO", help="a new SQLite file, or an empty PostgreSQL database")
@@ -647,6 +650,16 @@ def parser() -> argparse.ArgumentParser:
     page.add_argument("dir", metavar="DIR")
     page.add_argument("--channel", metavar="ID", help="the group of this channel (default: the install's group)")
     page.set_defaults(fn=cmd_site)
+
+    where = verbs.add_parser(
+        "places", parents=[verbose], help="list the places (workspaces, servers) this install serves, one a line"
+    )
+    where.set_defaults(fn=cmd_places)
+
+    forget = verbs.add_parser("forget", parents=[verbose], help="delete a place's data (not home's) for good")
+    forget.add_argument("place", metavar="ID", help="the place's id, as `places` lists it")
+    forget.add_argument("--yes", action="store_true", help="do not ask first")
+    forget.set_defaults(fn=cmd_forget)
     return p
 
 

@@ -30,6 +30,7 @@ from bot.settings import PlatformSettings, SettingError, Settings
 
 if TYPE_CHECKING:  # the verbs load a platform's delivery only when they use it
     from bot.delivery.sending import Transport
+    from bot.places.registry import Place, Places
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,11 @@ class Adapter:
     #: The setting that makes `run` serve the platform's install flow without a token of the install's
     #: own (a hosted install: bot/places/); None when the platform has none.
     installs: str | None = None
+    #: The settings that reach one place of a hosted install (bot/places/), made from the install's:
+    #: `place_settings(settings, places, place_id, sending=...)`, with the place's token when `sending`
+    #: (raising SettingError or bot.places.registry.UnknownPlace, one line, when there is none: `for_place`);
+    #: None when the platform serves no places.
+    place_settings: Callable[..., Any] | None = None
 
 
 def adapters() -> list[Adapter]:
@@ -193,6 +199,31 @@ def served(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> li
         settings = adapter.settings.load(own, dotenv)
         found.append(settings if adapter is home else replace(settings, channel=channel))
     return found
+
+
+def for_place(
+    place: Place, served: list[PlatformSettings], places: Places, environ: Mapping[str, str], *, sending: bool
+) -> PlatformSettings:
+    """The settings a verb uses for a hosted install's `place` (not HOME): its platform's, as `run`
+    makes them for it (Adapter.place_settings); `sending` (post-week, remind): with the token that
+    reaches it. `served`: the install's settings of each platform. Raises UnknownPlace (one line)."""
+    from bot.places.registry import UnknownPlace  # noqa: PLC0415 - the store, for the verbs that ask alone
+
+    adapter = next((a for a in adapters() if a.name.lower() == place.platform), None)
+    if adapter is None or adapter.place_settings is None:
+        raise UnknownPlace(
+            f"place {place.id} is on {place.platform or 'no platform'}, whose places paperbot serves not"
+        )
+    if sending and not place.active:
+        raise UnknownPlace(
+            f"place {place.id} is gone (the app was uninstalled or the bot removed): nothing is sent there; "
+            f"`paperbot forget {place.id}` deletes its data"
+        )
+    own = next((s for s in served if of(s) is adapter), None)
+    if own is None:  # the install's own place is on another platform: the environment's, but for its group
+        own = adapter.settings.load({**environ, "PAPERBOT_CHANNEL": "", "PAPERBOT_ADMINS": ""})
+    made: PlatformSettings = adapter.place_settings(own, places, place.id, sending=sending)
+    return made
 
 
 def home(environ: Mapping[str, str], dotenv: str | Path | None = ".env") -> PlatformSettings:

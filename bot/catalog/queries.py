@@ -342,6 +342,11 @@ def count(store: Store) -> int:
     return store.db.execute("SELECT count(*) FROM papers").fetchone()[0]
 
 
+def empty(store: Store) -> bool:
+    """No paper at all, archived ones included: a new place's catalog, or one begun with `init --empty`."""
+    return store.db.execute("SELECT 1 FROM papers LIMIT 1").fetchone() is None
+
+
 def all_papers(store: Store, batch: int = 2000) -> Iterator[Paper]:
     """Every paper with its tags, by number, read in batches (for export)."""
     last = 0

@@ -6,11 +6,12 @@ from bot.catalog import queries as catalog
 from bot.catalog import related as closeness
 from bot.catalog import search_terms, votes
 from bot.chat.context import Answer, Context, calendars, notice
-from bot.chat.lists import LIST_FOOTER, pager, shown_range, votes_of
+from bot.chat.lists import LIST_FOOTER, if_empty, pager, shown_range, votes_of
 from bot.chat.registry import PAPER, TAG, TEXT, Arg, Verb, verb
 from bot.chat.replies import PaperCard, PaperList, TagCounts
 from bot.rich_text import Bold, Button, Code, command_code, text
 from bot.schedule import questions, signups, slots, talks
+from bot.schedule.signups import Refusal
 
 VERBS: dict[str, Verb] = {}
 
@@ -26,6 +27,8 @@ VERBS: dict[str, Verb] = {}
 )
 def tags(ctx: Context, page: int) -> Answer:
     counts = catalog.tag_counts(ctx.store)
+    if not counts and (hint := if_empty(ctx)):
+        return hint
     size = ctx.platform.tags_page
     pages = max(1, -(-len(counts) // size))
     if page > pages:
@@ -49,6 +52,8 @@ def tag(ctx: Context, tag: str, page: int) -> Answer:
     name, found = catalog.tagged(ctx.store, tag, page, size)
     total = found.total or 0  # a tag's papers are always counted
     if total == 0:
+        if begin := if_empty(ctx):
+            return begin
         close = catalog.closest_tags(ctx.store, name)
         hint: list = []
         if close:
@@ -81,6 +86,8 @@ def tag(ctx: Context, tag: str, page: int) -> Answer:
 def search(ctx: Context, words: str, page: int) -> Answer:
     size = ctx.platform.papers_page
     found = catalog.search(ctx.store, words, page, size)
+    if (found is None or not found.papers) and (hint := if_empty(ctx)):
+        return hint
     shown = words.strip()[:100]
     if found is None:
         example = (command_code("search diloco"), " or ", command_code("search 数据并行"), ".")
@@ -118,7 +125,9 @@ def search(ctx: Context, words: str, page: int) -> Answer:
     reference="up to 5 papers of the catalog closest to one (title, summary, tags), best first",
 )
 def related(ctx: Context, paper: str) -> Answer:
-    found = signups.find_paper(ctx.store, paper, with_tags=True)
+    found = _paper(ctx, paper)
+    if isinstance(found, Answer):
+        return found
     close = closeness.closest(ctx.store, found, RELATED)
     if not close:
         return notice(
@@ -126,6 +135,18 @@ def related(ctx: Context, paper: str) -> Answer:
         )
     heading = text(f"Papers closest to #{found.number} ", Bold(found.title[:200]), ", best first")
     return Answer(PaperList(heading, close, LIST_FOOTER, [], votes_of(ctx, close)))
+
+
+def _paper(ctx: Context, ref: str) -> catalog.Paper | Answer:
+    """The paper `ref` names, with its tags; the hint on adding papers when the catalog has none at
+    all; else Refusal, saying there is no such paper."""
+    try:
+        return signups.find_paper(ctx.store, ref, with_tags=True)
+    except Refusal:
+        hint = if_empty(ctx)
+        if hint is None:
+            raise
+        return hint
 
 
 #: How many papers `related` lists, and `show` under a paper.
@@ -141,7 +162,9 @@ RELATED, RELATED_ON_CARD = 5, 3
     reference="one paper in full, who presented it or will",
 )
 def show(ctx: Context, paper: str) -> Answer:
-    found = signups.find_paper(ctx.store, paper, with_tags=True)
+    found = _paper(ctx, paper)
+    if isinstance(found, Answer):
+        return found
     history = slots.history_in(ctx.store, calendars(ctx), found)
     presented = [s for s in history if s.meeting <= ctx.now]
     coming = [s for s in history if s.meeting > ctx.now]

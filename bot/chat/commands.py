@@ -15,6 +15,7 @@ import re
 import unicodedata
 
 from bot.calendar import BadDate
+from bot.catalog import queries as catalog
 from bot.catalog import refs as paper_refs
 from bot.chat import (
     attendance_commands,
@@ -28,7 +29,7 @@ from bot.chat import (
     swap_commands,
 )
 from bot.chat.context import NOT_HERE, Answer, Context, calendars, in_group, notice
-from bot.chat.lists import mark_archived
+from bot.chat.lists import EMPTY_CATALOG, mark_archived
 from bot.chat.registry import Verb, verb
 from bot.chat.replies import Help, HelpLine, Home, Notice, PaperEntry
 from bot.rich_text import COMMAND, Button, Code, Mention, Text, When, command_code, text
@@ -244,4 +245,6 @@ def home(ctx: Context, notice: Notice | None = None) -> Home:
     ]
     given, _ = talks.past(ctx.store, ctx.group, ctx.now, 1, HOME_TALKS)
     recent = [t for t in given if t.links]
+    if not waiting and notice is None and catalog.empty(ctx.store):
+        notice = Notice(EMPTY_CATALOG)  # a new place: how its catalog begins, where papers would be listed
     return Home(ctx.member.id, mark_archived(ctx, coming), upcoming, waiting, notice, recent)

@@ -7,7 +7,7 @@ from typing import TypeVar
 
 from bot.catalog import queries as catalog
 from bot.catalog import votes
-from bot.chat.context import Context
+from bot.chat.context import Answer, Context, notice
 from bot.rich_text import Button, command_code, text
 from bot.schedule.rows import SlotLine, TalkWeek
 
@@ -15,6 +15,21 @@ from bot.schedule.rows import SlotLine, TalkWeek
 LIST_FOOTER = text(
     "Sign up: ", command_code("signup <number> [<date>]"), "  ·  a paper in full: ", command_code("show <number>")
 )
+
+
+#: What a command that lists papers says of a catalog with none at all, rather than nothing: how to begin.
+EMPTY_CATALOG = text(
+    "The catalog is empty: add a paper with ",
+    command_code("add <link>"),
+    " (admins), or suggest one with ",
+    command_code("suggest <link>"),
+    ".",
+)
+
+
+def if_empty(ctx: Context) -> Answer | None:
+    """The hint on adding papers when the catalog has none at all, else None."""
+    return notice(*EMPTY_CATALOG) if catalog.empty(ctx.store) else None
 
 
 def pager(command: str, page: int, has_more: bool, size: int) -> list[Button]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bot.catalog import queries as catalog
 from bot.chat.context import Answer, Context, calendars, notice
-from bot.chat.lists import mark_archived, pager
+from bot.chat.lists import EMPTY_CATALOG, if_empty, mark_archived, pager
 from bot.chat.registry import CHOICE, DATE, MEMBER, PAPER, SLOT, WORD, Arg, Scope, Verb, group_admins, verb
 from bot.chat.replies import Mine, Notice, PastTalks, Schedule, WeekCard
 from bot.rich_text import Code, Mention, Text, When, command_code, text
@@ -37,9 +38,11 @@ def week(ctx: Context) -> Answer:
         return Answer(WeekCard(line, featured=False, posted=posted))
     post = weekly.plan(ctx.store, ctx.group, this, ctx.focus_tag, ctx.channel, ctx.now, ctx.rotation)
     if post is None:
+        if hint := if_empty(ctx):
+            return hint
         if ctx.focus_tag:  # PAPERBOT_FOCUS_TAG names a tag that no paper has any more
             return notice("No paper is tagged ", Code(ctx.focus_tag), ": there is no paper of the week yet.", ok=False)
-        return notice("The catalog is empty: there is no paper of the week yet.", ok=False)
+        return notice("Every paper of the catalog is archived: there is no paper of the week yet.", ok=False)
     button = post.signup_button  # the post's own
     note: Text = text(post.nobody) if button else post.elsewhere_note()
     # Posted before it was archived: the week's paper still, and says so.
@@ -58,7 +61,9 @@ def week(ctx: Context) -> Answer:
 )
 def schedule(ctx: Context) -> Answer:
     lines = mark_archived(ctx, slots.schedule(ctx.store, ctx.group, ctx.now))
-    return Answer(Schedule(text("Coming weeks"), lines, text("Sign up: ", command_code("signup <paper> [<date>]"))))
+    # With no paper at all to sign up for, the footer says how the catalog begins.
+    footer = EMPTY_CATALOG if catalog.empty(ctx.store) else text("Sign up: ", command_code("signup <paper> [<date>]"))
+    return Answer(Schedule(text("Coming weeks"), lines, footer))
 
 
 @verb(

@@ -8,10 +8,15 @@ built here, from a row per message in `deliveries` and the message's own metadat
 1. Claim the row (INSERT ... ON CONFLICT DO NOTHING, or take over a claim
    whose owner is dead or whose lease lapsed). Only the claimant goes on; any
    other process sees the claim and stops.
-2. Before each attempt, mark the row 'sending' (committed). A row found in
-   'sending' means an earlier attempt may have reached the platform, so the
-   channel's history is searched for a message carrying this delivery's
-   metadata first; if it is there, it is recorded and nothing is sent.
+2. Before each attempt, mark the row 'sending' with the time it began
+   (committed). A row found in 'sending' means that attempt may have reached
+   the platform, so the channel's history since it began (less a margin for
+   the platforms' clocks) is searched for a message carrying this delivery's
+   metadata first; if it is there, it is recorded and nothing is sent. A look
+   that finds nothing settles the attempt, so each look reads only the
+   messages since the latest one began, a few pages (Slack lets apps outside
+   its Marketplace read 15 messages a minute). A look answered with a rate
+   limit waits as asked: that is no failure of the message.
 3. Send; on success record 'sent' with the platform's message reference. A
    definite refusal (not in the channel, rate limited past our patience, the
    platform unreachable) puts the row back to 'claimed': nothing was posted, it
@@ -45,6 +50,11 @@ RETRY_AFTER_OUTAGE = 60
 MAX_ATTEMPTS = 5
 BACKOFF = (1, 2, 4, 8, 16)
 MAX_RATE_LIMIT_WAIT = 120
+#: The look before a re-send reads from the attempt's start less this: the platform stamps the message
+#: by its own clock, which may be behind ours.
+CLOCK_MARGIN = 60
+#: Waits for a rate-limited look (one a page, at Slack's once a minute) before letting go until later.
+MAX_LOOK_WAITS = 10
 
 
 class Rejected(Exception):
@@ -117,7 +127,9 @@ class Transport(Protocol):
         ...
 
     def find(self, delivery: Delivery, since: float) -> Sent | None:
-        """The message of an earlier attempt, sent no earlier than unix time `since`."""
+        """The message of an earlier attempt, sent no earlier than unix time `since`: reading only the
+        messages since then, a bounded number of pages (Rejected when they do not reach back to it).
+        A RateLimited look asked again resumes where it stopped."""
         ...
 
 
@@ -144,7 +156,8 @@ def _stamp() -> str:
 @dataclass
 class _Claim:
     state: RowState
-    claimed_at: float
+    #: When the latest attempt began (the first claim for a row from before this was kept).
+    attempt_began: float
     last_error: str | None
 
 
@@ -153,8 +166,8 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
     wall = _wall()
     with store.write() as db:
         row = db.execute(
-            "SELECT state, owner, lease_until, retry_at, claimed_at, channel, message_ref, last_error FROM deliveries "
-            "WHERE kind = ? AND dest = ? AND key = ?",
+            "SELECT state, owner, lease_until, retry_at, claimed_at, attempt_at, channel, message_ref, last_error "
+            "FROM deliveries WHERE kind = ? AND dest = ? AND key = ?",
             [d.kind, d.dest, d.key],
         ).fetchone()
         if row is None:
@@ -164,7 +177,7 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
                 [d.kind, d.dest, d.key, OWNER, wall + LEASE_SECONDS, wall, _stamp()],
             )
             return _Claim("claimed", wall, None)
-        state, owner, lease_until, retry_at, claimed_at, channel, ref, last_error = row
+        state, owner, lease_until, retry_at, claimed_at, attempt_at, channel, ref, last_error = row
         if state == "sent":
             return Result("done", "already sent", Sent(channel, ref))
         if owner != OWNER and lease_until > wall and not owner_is_dead(store, owner, lease_until - LEASE_SECONDS):
@@ -175,7 +188,7 @@ def _claim(store: Store, d: Delivery, *, force: bool) -> _Claim | Result:
             "UPDATE deliveries SET owner = ?, lease_until = ?, updated_at = ? WHERE kind = ? AND dest = ? AND key = ?",
             [OWNER, wall + LEASE_SECONDS, _stamp(), d.kind, d.dest, d.key],
         )
-        return _Claim(state, claimed_at, last_error)
+        return _Claim(state, max(attempt_at, claimed_at), last_error)
 
 
 def _update(store: Store, d: Delivery, sets: str, params: list, *, owned: bool = True) -> bool:
@@ -224,6 +237,7 @@ def deliver(  # noqa: C901 (exactly-once sending: every outcome read in one plac
         return claim
     previous_error = claim.last_error
     state = claim.state
+    began = claim.attempt_began
     reason = ""
     outage = False  # the last try found the platform out of reach or failing (not rate-limiting)
     for attempt in range(MAX_ATTEMPTS):
@@ -231,14 +245,16 @@ def deliver(  # noqa: C901 (exactly-once sending: every outcome read in one plac
         if state == "sending":
             try:
                 # The platform's clock, not a simulated one, stamps the message: search from
-                # the real time of the first claim, with a margin for clock skew.
-                found = transport.find(d, since=claim.claimed_at - 600)
+                # the real time the attempt began, with a margin for clock skew.
+                found = _look(d, transport, began - CLOCK_MARGIN, sleep)
+            except _Stopping as e:
+                return _stopped(store, d, str(e))
+            except RateLimited as e:
+                return _wait(store, d, f"could not check whether an earlier attempt arrived yet ({e})", e.retry_after)
             except (Rejected, Uncertain) as e:
-                # Looking is safe to repeat: wait out a rate limit or a hiccup, as for sending.
+                # Looking is safe to repeat: wait out a hiccup, as for sending.
                 reason = f"could not check whether an earlier attempt arrived ({e})"
-                if isinstance(e, RateLimited) and e.retry_after <= MAX_RATE_LIMIT_WAIT and not last:
-                    wait = max(e.retry_after, 0.5)
-                elif isinstance(e, Uncertain | Unreachable) and not last:
+                if isinstance(e, Uncertain | Unreachable) and not last:
                     wait = BACKOFF[attempt]
                 else:
                     outage = isinstance(e, Uncertain | Unreachable)  # the platform out of reach or failing
@@ -255,11 +271,12 @@ def deliver(  # noqa: C901 (exactly-once sending: every outcome read in one plac
             # meanwhile sees this paper as under way (weekly.next_in_rotation), not free.
             with store.write() as db:
                 message, paper = build()
+                began = _wall()
                 marked = _update_in(
                     db,
                     d,
-                    "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?",
-                    [paper, _wall() + LEASE_SECONDS],
+                    "state = 'sending', attempts = attempts + 1, paper = ?, lease_until = ?, attempt_at = ?",
+                    [paper, began + LEASE_SECONDS, began],
                 )
         except NoLongerWanted as e:
             # Made moot by a change while it waited: let go, with no paper planned and no wait, so
@@ -308,6 +325,33 @@ def deliver(  # noqa: C901 (exactly-once sending: every outcome read in one plac
         return Result("sent", "", sent)
     # The platform out of reach, or failing, at the last try: the scheduler tries again within a minute or so.
     return _give_up(store, d, reason or "gave up", previous_error, state, RETRY_AFTER_OUTAGE if outage else None)
+
+
+class _Stopping(Exception):
+    """The process stopped while a look waited out a rate limit."""
+
+
+def _look(d: Delivery, transport: Transport, since: float, sleep: Callable[[float], bool | None]) -> Sent | None:
+    """`transport.find`, waiting out its rate limits (Slack reads history once a minute for apps
+    outside its Marketplace: one page a minute) as long as they are short and few; else RateLimited."""
+    waited = 0
+    while True:
+        try:
+            return transport.find(d, since=since)
+        except RateLimited as e:
+            if e.retry_after > MAX_RATE_LIMIT_WAIT or waited == MAX_LOOK_WAITS:
+                raise
+            waited += 1
+            if sleep(max(e.retry_after, 0.5)):
+                raise _Stopping(f"waiting to read the channel's history ({e})") from None
+
+
+def _wait(store: Store, d: Delivery, reason: str, retry_after: float) -> Result:
+    """Rate limited for longer than we wait here: let go until the platform's time is up, as it stands.
+    Not a failure: nothing was refused, so no one is told."""
+    _update(store, d, "owner = NULL, lease_until = 0, retry_at = ?, last_error = ?", [_wall() + retry_after, reason])
+    log.info("%s %s for %s: %s", d.kind, d.key, d.dest, reason)
+    return Result("waiting", reason)
 
 
 def _stopped(store: Store, d: Delivery, reason: str) -> Result:

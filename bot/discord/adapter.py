@@ -43,6 +43,15 @@ def _member_names(settings: DiscordSettings):
     return ask
 
 
+def _place_settings(settings: DiscordSettings, places, place: str, *, sending: bool) -> DiscordSettings:
+    """A hosted place's settings (hosted.place_settings): the application (DISCORD_TOKEN) in the place's server."""
+    from bot.discord.hosted import place_settings  # noqa: PLC0415 (start-up time, above)
+
+    if sending:
+        settings.require("DISCORD_TOKEN")
+    return place_settings(settings, place.removeprefix("discord-"))
+
+
 ADAPTER = Adapter(
     name="Discord",
     token="DISCORD_TOKEN",
@@ -51,4 +60,5 @@ ADAPTER = Adapter(
     transport=_transport,
     serve=lambda: importlib.import_module("bot.discord.serve"),
     member_names=_member_names,
+    place_settings=_place_settings,
 )

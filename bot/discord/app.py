@@ -96,15 +96,29 @@ def _saved(save: Callable[[], catalog.Paper], done: str, again: str) -> Notice:
 
 
 class DiscordBot:
-    def __init__(self, settings: DiscordSettings, store: Store, *, clock: Callable[[], datetime] | None = None):
+    def __init__(
+        self,
+        settings: DiscordSettings,
+        store: Store,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        rest: Rest | None = None,
+        answers: Rest | None = None,
+        background: Background | None = None,
+    ):
+        """`rest`, `answers`: the REST clients, when a hosted install's servers share them (Discord's
+        rate limits are the bot's, whichever server a call is for); else the bot's own. `background`:
+        the threads that answer, shared with other servers' bots (threads, and the database connections
+        each holds, do not grow with the servers); its owner closes it."""
         self.settings = settings
         self.store = store
         self.group = settings.group
         self.env = groups.from_settings(settings)
         self.clock = clock or settings.now
-        self.rest = Rest(settings.api_url, settings.token)
-        self.answers = Rest(settings.api_url, settings.token, timeout=5)
-        self.transport = DiscordTransport(self.rest, settings.admins)
+        self.rest = rest or Rest(settings.api_url, settings.token)
+        self.answers = answers or Rest(settings.api_url, settings.token, timeout=5)
+        # A hosted install's server is named in the buttons of direct messages: a click there carries no server.
+        self.transport = DiscordTransport(self.rest, settings.admins, settings.guild if settings.hosted else None)
         self.app_id: str | None = None
         self._home: str | None = None  # the server of PAPERBOT_CHANNEL, once Discord said it
         self._home_again = 0.0  # when to ask Discord for it again, while it is not known
@@ -114,7 +128,11 @@ class DiscordBot:
         self._stopping = threading.Event()
         # "work" answers an interaction, "answer" sends what comes after it; Gateway interactions each
         # wait for their worker's answer in "gateway"; "channel" sends the outbox.
-        self.background = Background({"work": 8, "answer": 4, "gateway": 8, "channel": 2})
+        self._own_background = background is None
+        self.background = background or Background({"work": 8, "answer": 4, "gateway": 8, "channel": 2})
+        # The channel's lane is the bot's own even when answers share threads: the outbox waits out its
+        # channel's quiet moments and Retry-After there, which must hold up no other server's.
+        self._channel = self.background if background is None else Background({"channel": 2})
         self.outbox = OutboxSender(
             store, DiscordPoster(self), lambda fn, *a: self.later(fn, *a, lane="channel"), self.replies, self._stopping
         )
@@ -382,9 +400,10 @@ class DiscordBot:
         except Refused as refusal:  # the Gateway is Discord's own, but nothing here trusts a shape
             log.warning("ignored an interaction from the Gateway of a shape Discord does not send (%s)", refusal)
             return
-        self.later(self._answer_callback, checked, arrived, lane="gateway")
+        self.later(self.answer_callback, checked, arrived, lane="gateway")
 
-    def _answer_callback(self, interaction: dict, arrived: float) -> None:
+    def answer_callback(self, interaction: dict, arrived: float) -> None:
+        """Answer a checked interaction through the callback route (the Gateway's way), in this thread."""
         response = self.handle(interaction, arrived)
         path = f"/interactions/{interaction['id']}/{interaction['token']}/callback"
         try:
@@ -475,7 +494,7 @@ class DiscordBot:
 
     def later(self, fn: Callable, *args, lane: str = "answer") -> Future:
         """Run `fn` in `lane` after the answer; failures are logged, never shown as tracebacks."""
-        return self.background.later(fn, *args, lane=lane)
+        return (self._channel if lane == "channel" else self.background).later(fn, *args, lane=lane)
 
     def wake_outbox(self) -> None:
         self.outbox.wake()
@@ -514,4 +533,6 @@ class DiscordBot:
     def close(self, timeout: float = 5) -> bool:
         """Stop: what is under way gets `timeout` seconds; True when nothing is left running."""
         self._stopping.set()
+        if not self._own_background:  # its owner closes the answers' threads
+            return self._channel.close(timeout)
         return self.background.close(timeout)

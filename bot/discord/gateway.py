@@ -11,6 +11,11 @@ the heartbeats, resumes a dropped session or identifies again, and backs off whi
 of reach. paperbot takes no entities from it: each INTERACTION_CREATE's raw payload (hikari's
 ShardPayloadEvent) goes to `on_interaction`, as the HTTP door's bodies do. A token Discord refuses
 (401, or close code 4004) ends it: `fatal` says why.
+
+A hosted install (`on_guild` given) also asks for the GUILDS intent, and hands each GUILD_CREATE
+(the bot is in a server: at each start, and when it is added) and GUILD_DELETE (removed, or out of
+reach in an outage: `unavailable`) to `on_guild`. hikari starts as many shards as `GET /gateway/bot`
+recommends (one below 2,500 servers), all in this process, and caches nothing.
 """
 
 from __future__ import annotations
@@ -41,9 +46,21 @@ FATAL = {
 LONGEST_WAIT = 60.0
 
 
+#: The Gateway events a hosted install reads besides interactions: the bot added to or removed from a server.
+GUILD_EVENTS = ("GUILD_CREATE", "GUILD_DELETE")
+
+
 class Gateway:
-    def __init__(self, rest, token: str, on_interaction: Callable[[dict, float], None], stop: threading.Event):
+    def __init__(
+        self,
+        rest,
+        token: str,
+        on_interaction: Callable[[dict, float], None],
+        stop: threading.Event,
+        on_guild: Callable[[str, dict], None] | None = None,
+    ):
         self.rest, self.token, self.on_interaction, self.stop = rest, token, on_interaction, stop
+        self.on_guild = on_guild
         self.ready = threading.Event()
         self.fatal: str | None = None
         self.bot_user: dict | None = None
@@ -79,7 +96,9 @@ class Gateway:
         bot = hikari.GatewayBot(
             self.token,
             rest_url=self.rest.api_url,
-            intents=hikari.Intents.NONE,
+            # Interactions need no intent; a hosted install's servers come and go with GUILDS (not privileged).
+            intents=hikari.Intents.GUILDS if self.on_guild is not None else hikari.Intents.NONE,
+            cache_settings=hikari.impl.CacheSettings(components=hikari.api.CacheComponents.NONE),
             banner=None,
             suppress_optimization_warning=True,
         )
@@ -100,6 +119,8 @@ class Gateway:
     async def _payload(self, event: hikari.ShardPayloadEvent) -> None:
         if event.name == "INTERACTION_CREATE":
             self.on_interaction(dict(event.payload), time.monotonic())
+        elif event.name in GUILD_EVENTS and self.on_guild is not None:
+            self.on_guild(event.name, dict(event.payload))
 
     async def _ready(self, event: hikari.ShardReadyEvent) -> None:
         self.bot_user = {"id": str(event.my_user.id), "username": event.my_user.username}

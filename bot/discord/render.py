@@ -181,8 +181,11 @@ _LONG_LOCK = threading.Lock()
 LONG_KEPT = 10_000
 
 
-def custom_id(kind: str, index: int, command: str) -> str:
-    cid = f"{kind}{index}:{command}"
+def custom_id(kind: str, index: int, command: str, place: str | None = None) -> str:
+    """A button's custom_id: its kind, index and command; with `place` (a hosted install's server, on a
+    button sent in a direct message, which carries no server) that server's id too."""
+    head = f"{kind}{index}" + (f"@{place}" if place else "")
+    cid = f"{head}:{command}"
     if len(cid) <= MAX_CUSTOM_ID:
         return cid
     key = hashlib.sha256(command.encode()).hexdigest()[:24]
@@ -191,7 +194,7 @@ def custom_id(kind: str, index: int, command: str) -> str:
         _LONG.move_to_end(key)
         while len(_LONG) > LONG_KEPT:
             _LONG.popitem(last=False)
-    return f"{kind}{index}:#{key}"
+    return f"{head}:#{key}"
 
 
 def command_of(cid: str) -> tuple[str, str | None]:
@@ -204,18 +207,25 @@ def command_of(cid: str) -> tuple[str, str | None]:
     return kind, command or None
 
 
-def button(b: Button, kind: str, index: int) -> dict:
+def place_of(cid: str) -> str | None:
+    """The server a custom_id names (`custom_id`'s `place`), or None."""
+    head = cid.partition(":")[0]
+    place = head.partition("@")[2]
+    return place if place.isdigit() else None
+
+
+def button(b: Button, kind: str, index: int, place: str | None = None) -> dict:
     return {
         "type": 2,
         "style": 1 if b.primary else 2,
         "label": b.label[:MAX_LABEL],
-        "custom_id": custom_id(kind, index, b.command),
+        "custom_id": custom_id(kind, index, b.command, place),
     }
 
 
-def rows(buttons: list[Button], kind: str = RUN) -> list[dict]:
+def rows(buttons: list[Button], kind: str = RUN, place: str | None = None) -> list[dict]:
     buttons = buttons[: MAX_ROWS * MAX_BUTTONS]
-    made = [button(b, kind, i) for i, b in enumerate(buttons)]
+    made = [button(b, kind, i, place) for i, b in enumerate(buttons)]
     return [{"type": 1, "components": made[i : i + MAX_BUTTONS]} for i in range(0, len(made), MAX_BUTTONS)]
 
 

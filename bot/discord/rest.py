@@ -411,11 +411,23 @@ class Rest:
 
         return self._run(work, timeout)
 
-    def history(self, channel: str, limit: int = 100, before: str | None = None, timeout: float | None = None):
-        """Up to `limit` messages of `channel`, newest first (before the message `before`)."""
+    def history(
+        self,
+        channel: str,
+        limit: int = 100,
+        before: str | None = None,
+        timeout: float | None = None,
+        *,
+        after: str | None = None,
+    ):
+        """Up to `limit` messages of `channel`: newest first (before the message `before`), or with
+        `after` (a message's id, or a time's: transport.snowflake) the ones just after it, oldest first."""
 
         async def work(c):
-            found = c.fetch_messages(int(channel), before=int(before) if before else hikari.UNDEFINED)
+            if after is not None:
+                found = c.fetch_messages(int(channel), after=int(after))
+            else:
+                found = c.fetch_messages(int(channel), before=int(before) if before else hikari.UNDEFINED)
             return [message_json(m, c.entity_factory) for m in await found.limit(limit)]
 
         return self._run(work, timeout)
@@ -490,10 +502,19 @@ class Rest:
     def delete_event(self, guild: str, event: str, timeout: float | None = None) -> None:
         self._run(lambda c: c.delete_scheduled_event(int(guild), int(event)), timeout)
 
+    def guilds(self, timeout: float | None = None) -> list[dict]:
+        """Every server the bot is in, `{id, name}` (Discord pages them 200 at a time)."""
+
+        async def every(c: hikari.api.RESTClient) -> list[dict]:
+            return [{"id": str(g.id), "name": g.name} async for g in c.fetch_my_guilds()]
+
+        return self._run(every, timeout)
+
     # -- by route, for callers that name Discord's paths ------------------------------------
 
     _ROUTES = [
         ("GET", r"/users/@me", lambda r, m, b, q, t: r.me(t)),
+        ("GET", r"/users/@me/guilds", lambda r, m, b, q, t: r.guilds(t)),
         ("GET", r"/applications/@me", lambda r, m, b, q, t: r.application(t)),
         ("GET", r"/gateway/bot", lambda r, m, b, q, t: {"url": r.gateway_url(t)}),
         ("POST", r"/users/@me/channels", lambda r, m, b, q, t: r.dm_channel(b["recipient_id"], t)),
@@ -521,7 +542,9 @@ class Rest:
         (
             "GET",
             r"/channels/(?P<c>\d+)/messages",
-            lambda r, m, b, q, t: r.history(m["c"], int((q or {}).get("limit", 50)), (q or {}).get("before"), t),
+            lambda r, m, b, q, t: r.history(
+                m["c"], int((q or {}).get("limit", 50)), (q or {}).get("before"), t, after=(q or {}).get("after")
+            ),
         ),
         ("PATCH", r"/channels/(?P<c>\d+)/messages/(?P<m>\d+)", lambda r, m, b, q, t: r.edit(m["c"], m["m"], b, t)),
         (

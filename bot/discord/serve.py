@@ -13,6 +13,7 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 
 from apscheduler.triggers.interval import IntervalTrigger
 
@@ -23,8 +24,11 @@ from bot.discord.app import DiscordBot
 from bot.discord.door import DiscordDoor
 from bot.discord.events import MeetingEvents, discord_groups
 from bot.discord.gateway import Gateway
+from bot.discord.hosted import SERVERS_SECONDS, HostedDiscord
+from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
 from bot.runtime import scheduler
+from bot.runtime.hosting import EveryPlace
 from bot.store import liveness
 from bot.store.connection import Store
 from bot.store.engine import shown
@@ -38,10 +42,13 @@ STOP_SECONDS = 5.0
 
 
 def require_settings(settings: DiscordSettings) -> None:
+    if settings.hosted:  # every server that adds the bot: each starts its groups in chat
+        settings.require("DISCORD_TOKEN")
+        return
     settings.require("DISCORD_TOKEN", "PAPERBOT_CHANNEL")
 
 
-def wsgi(bot: DiscordBot, public_key: str):
+def wsgi(bot: DiscordBot | HostedDiscord, public_key: str):
     door = DiscordDoor(public_key, ReplayWindow(store=bot.store))
 
     def application(environ, start_response):
@@ -88,17 +95,30 @@ def add_events_check(
 def register(bot: DiscordBot, settings: DiscordSettings) -> None:
     """Who the application is, then `/paper` by bulk overwrite (in DISCORD_GUILD, else globally);
     StartError, in one line, when Discord refuses or does not answer."""
+    bot.app_id = registered(bot.rest, settings)
+
+
+def registered(rest: Rest, settings: DiscordSettings) -> str:
+    """The application's id, once `/paper` is registered: in DISCORD_GUILD, else globally; a hosted install's
+    globally, and none in DISCORD_GUILD (where a one-server install had it: it would show twice there)."""
     try:
-        bot.app_id = bot.rest.application(timeout=10)["id"]
-        bot.rest.register(bot.app_id, definition.definition(), settings.guild or None, timeout=10)
+        app_id = rest.application(timeout=10)["id"]
+        if settings.hosted:
+            rest.register(app_id, definition.definition(), None, timeout=10)
+            if settings.guild:
+                rest.register(app_id, [], settings.guild, timeout=10)
+        else:
+            rest.register(app_id, definition.definition(), settings.guild or None, timeout=10)
     except Rejected as e:
         if e.code in ("0", "401"):
             raise StartError(f"DISCORD_TOKEN: Discord refused it ({e})") from None
         raise StartError(f"cannot start: Discord refused registering /paper at {settings.api_url} ({e})") from None
     except Uncertain as e:
         raise StartError(f"cannot start: Discord did not answer at {settings.api_url} ({e})") from None
-    where = f"in server {settings.guild}" if settings.guild else "globally (it may take up to an hour to show)"
-    log.info("registered /paper %s; invite the bot with %s", where, definition.invite_url(bot.app_id))
+    one_server = settings.guild and not settings.hosted
+    where = f"in server {settings.guild}" if one_server else "globally (it may take up to an hour to show)"
+    log.info("registered /paper %s; invite the bot with %s", where, definition.invite_url(app_id))
+    return app_id
 
 
 #: How long `run` waits for the Gateway's READY before it says it cannot connect.
@@ -112,14 +132,14 @@ GATEWAY_CHECK_SECONDS = 5.0
 GATEWAY_WORK = "discord gateway"
 
 
-def _gateway_turn(bot: DiscordBot, jobs, stop: threading.Event) -> liveness.Held | None:
+def _gateway_turn(store: Store, jobs, stop: threading.Event) -> liveness.Held | None:
     """The Gateway for this process, once no other holds it (replicas: Discord would send each
     interaction to one of their sessions, and a session too many counts against the bot's limits);
     meanwhile the scheduler runs. None when `stop` came first."""
     waiting = False
     while True:
         try:
-            held = liveness.take(bot.store, GATEWAY_WORK)
+            held = liveness.take(store, GATEWAY_WORK)
         except sqlite3.Error as e:  # the database away: asked again in a moment
             log.warning("cannot ask whether another process holds Discord's Gateway: %s", e)
             held = None
@@ -138,11 +158,22 @@ def _gateway_turn(bot: DiscordBot, jobs, stop: threading.Event) -> liveness.Held
 def serve_gateway(bot: DiscordBot, settings: DiscordSettings, stop: threading.Event, jobs) -> None:
     """Interactions over the Gateway until `stop`, held by one process at a time; the scheduler starts
     once the session is ready (or while another process holds it)."""
+    gateway = Gateway(bot.rest, settings.token or "", bot.from_gateway, stop)
+    _serve_gateway(gateway, bot.store, settings, stop, jobs, lambda: bot.later(bot.check_channel))
+
+
+def _serve_gateway(  # noqa: PLR0913 - the session, where it is held, and what starts with it
+    gateway: Gateway,
+    store: Store,
+    settings: DiscordSettings,
+    stop: threading.Event,
+    jobs,
+    started: Callable[[], object],
+) -> None:
     assert settings.token is not None  # require_settings checked it
-    held = _gateway_turn(bot, jobs, stop)
+    held = _gateway_turn(store, jobs, stop)
     if held is None:
         return
-    gateway = Gateway(bot.rest, settings.token, bot.from_gateway, stop)
     thread = threading.Thread(target=gateway.run, name="paperbot-gateway-reader", daemon=True)
     thread.start()
     try:
@@ -154,13 +185,11 @@ def serve_gateway(bot: DiscordBot, settings: DiscordSettings, stop: threading.Ev
             return
         if not jobs.running:
             jobs.start()
-        bot.later(bot.check_channel)
+        started()
         log.info(
-            "serving Discord interactions over the Gateway; database %s, weekly post to %s at %r in %s",
+            "serving Discord interactions over the Gateway; database %s, %s",
             shown(settings.db_path),
-            settings.channel,
-            settings.schedule.expr,
-            settings.timezone.key,
+            _what_is_posted(settings),
         )
         checked = time.monotonic()
         while not stop.wait(0.5):
@@ -170,7 +199,7 @@ def serve_gateway(bot: DiscordBot, settings: DiscordSettings, stop: threading.Ev
             if time.monotonic() - checked > GATEWAY_CHECK_SECONDS:
                 checked = time.monotonic()
                 if not held.still_held():
-                    held = _taken_again(bot, held)
+                    held = _taken_again(store, held)
                     if held is None:
                         break
     finally:
@@ -181,12 +210,12 @@ def serve_gateway(bot: DiscordBot, settings: DiscordSettings, stop: threading.Ev
             held.release()
 
 
-def _taken_again(bot: DiscordBot, lost: liveness.Held) -> liveness.Held | None:
+def _taken_again(store: Store, lost: liveness.Held) -> liveness.Held | None:
     """The Gateway's lock taken again after it was lost (the database restarted); None, and said,
     when another process took it meanwhile: this one stops, for its supervisor to start it again."""
     lost.release()
     try:
-        held = liveness.take(bot.store, GATEWAY_WORK)
+        held = liveness.take(store, GATEWAY_WORK)
     except sqlite3.Error:
         return lost  # the database still away: nobody else can take it either; asked again soon
     if held is None:
@@ -194,8 +223,18 @@ def _taken_again(bot: DiscordBot, lost: liveness.Held) -> liveness.Held | None:
     return held
 
 
+def _what_is_posted(settings: DiscordSettings) -> str:
+    said = f"weekly post to {settings.channel} at {settings.schedule.expr!r} in {settings.timezone.key}"
+    if not settings.hosted:
+        return said
+    own = f"; in the install's own server {settings.guild}, {said}" if settings.guild and settings.channel else ""
+    return f"every server that adds the bot a place of its own{own}"
+
+
 def run(settings: DiscordSettings, store: Store, stop: threading.Event) -> int:
     http_door.warn_of_schedule(settings, store, log)
+    if settings.hosted:
+        return run_hosted(settings, store, stop)
     bot = DiscordBot(settings, store)
     jobs = checks = stop_feeds = None
     try:
@@ -219,13 +258,11 @@ def run(settings: DiscordSettings, store: Store, stop: threading.Event) -> int:
         jobs.start()
         bot.later(bot.check_channel)
         log.info(
-            "serving Discord interactions on http://0.0.0.0:%s%s; database %s, weekly post to %s at %r in %s",
+            "serving Discord interactions on http://0.0.0.0:%s%s; database %s, %s",
             settings.port,
             INTERACTIONS_PATH,
             shown(settings.db_path),
-            settings.channel,
-            settings.schedule.expr,
-            settings.timezone.key,
+            _what_is_posted(settings),
         )
         try:
             server.run()
@@ -248,6 +285,77 @@ def run(settings: DiscordSettings, store: Store, stop: threading.Event) -> int:
     return 0
 
 
+def run_hosted(settings: DiscordSettings, house: Store, stop: threading.Event) -> int:
+    """`run` for every server that adds the bot, each a place (bot/discord/hosted.py); DISCORD_GUILD's the
+    install's own, on `house`. One scheduler looks at every place's groups on a pool (EveryPlace) and
+    lists the bot's servers every SERVERS_SECONDS."""
+
+    def checks_of(bot: DiscordBot) -> scheduler.ScheduledChecks:
+        return scheduler.ScheduledChecks(
+            bot.store, bot.settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
+        )
+
+    hosted = HostedDiscord(settings, house, checks_of)
+    jobs = checks = stop_pages = None
+    try:
+        hosted.app_id = registered(hosted.rest, settings)
+        if settings.guild:  # the install's own server: its group and tables as a one-server install's
+            home = DiscordBot(settings, house, rest=hosted.rest, answers=hosted.answers, background=hosted.background)
+            home.app_id = hosted.app_id
+            outbox.due_now(house)
+            hosted.start_home(home)
+        checks = EveryPlace(hosted.checks)
+        jobs = scheduler.create(checks, settings)
+        if settings.events and hosted.home is not None:
+            add_events_check(jobs, house, hosted.home.bot, settings)
+        every = IntervalTrigger(seconds=SERVERS_SECONDS, timezone=settings.timezone)
+        jobs.add_job(
+            hosted.check_servers, every, id="discord-servers", name="Discord servers", next_run_time=settings.now()
+        )
+
+        def started() -> None:
+            if hosted.home is not None:
+                hosted.home.bot.later(hosted.home.bot.check_channel)
+
+        if not settings.public_key:
+            if settings.public_url:  # the places' pages beside the Gateway's connection
+                stop_pages = http_door.serve_beside(http_door.listen(hosted.around(None), settings.port))
+            gateway = Gateway(hosted.rest, settings.token or "", hosted.from_gateway, stop, hosted.guild_event)
+            _serve_gateway(gateway, house, settings, stop, jobs, started)
+            return 0
+        server = http_door.listen(hosted.around(wsgi(hosted, settings.public_key)), settings.port)
+        jobs.start()
+        started()
+        log.info(
+            "serving Discord interactions on http://0.0.0.0:%s%s; database %s, %s",
+            settings.port,
+            INTERACTIONS_PATH,
+            shown(settings.db_path),
+            _what_is_posted(settings),
+        )
+        try:
+            server.run()
+        finally:
+            server.close()
+    finally:
+        stop.set()
+        if stop_pages is not None:
+            stop_pages()
+        if jobs is not None and jobs.running:
+            log.info("stopping")
+            jobs.shutdown(wait=False)
+        if checks is not None:
+            checks.shutdown()
+        deadline = time.monotonic() + STOP_SECONDS
+        idle = hosted.close(STOP_SECONDS)
+        idle = (checks is None or checks.wait_idle(deadline - time.monotonic())) and idle
+        if idle:
+            house.close()
+            rest.shutdown()
+    log.info("stopped")
+    return 0
+
+
 class Part:
     """Discord's part in a process that serves several platforms (bot/runtime/both_platforms.py): its bot, its
     route (HTTP interactions) or its Gateway session; the process runs one scheduler and one server."""
@@ -266,6 +374,8 @@ class Part:
     def start(self) -> bool:
         """Register `/paper`; StartError when Discord refuses."""
         settings = self.settings
+        if settings.hosted:
+            raise StartError("PAPERBOT_HOSTED: a hosted install serves Discord in a process of its own, not with Slack")
         register(self.bot, settings)
         if settings.public_key:
             self.routes = {INTERACTIONS_PATH: wsgi(self.bot, settings.public_key)}

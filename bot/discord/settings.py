@@ -27,7 +27,7 @@ DISCORD_SETTINGS: dict[str, tuple[str | None, str]] = {
     "DISCORD_TOKEN": (None, "bot token: run, post-week and remind serve Discord"),
     "DISCORD_PUBLIC_KEY": (None, "the application's public key (hex): HTTP interactions; unset, the Gateway"),
     "DISCORD_API_URL": (API_URL, "REST base URL, for a proxy or a local test server"),
-    "DISCORD_GUILD": (None, "register /paper in this server only (at once) instead of globally"),
+    "DISCORD_GUILD": (None, "register /paper in this server only (at once), not globally; hosted: the install's own"),
     "DISCORD_EVENTS": ("0", "1: each coming meeting with a presenter is a scheduled event in the server"),
 }
 SETTINGS: dict[str, tuple[str | None, str]] = {
@@ -109,6 +109,12 @@ class DiscordSettings(core.PlatformSettings):
         channel = group["channel"]
         if channel is not None and not SNOWFLAKE.match(channel):
             raise SettingError("PAPERBOT_CHANNEL", f"{channel!r} is not a Discord channel ID (digits)")
+        if group["hosted"] and channel is not None and guild is None:
+            raise SettingError(
+                "DISCORD_GUILD",
+                "is not set: a hosted install (PAPERBOT_HOSTED) serves PAPERBOT_CHANNEL's group in the server "
+                "DISCORD_GUILD names (the server → Copy Server ID)",
+            )
         return {
             **group,
             "token": token,

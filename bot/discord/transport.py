@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import datetime
 from typing import Any
 
 from bot.announcing import changes as announce
@@ -23,7 +22,7 @@ from bot.announcing.sender import FOREIGN_CHANNEL
 from bot.calendar import Week
 from bot.chat import commands
 from bot.chat.replies import Notice
-from bot.delivery.sending import Delivery, Rejected, Sent
+from bot.delivery.sending import CLOCK_MARGIN, Delivery, Rejected, Sent
 from bot.discord import discussion, render
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
@@ -40,8 +39,10 @@ NO_DMS = "50007"
 THREAD_EXISTS = "160004"
 #: Discord's answer for a channel (a thread) that does not exist.
 UNKNOWN_CHANNEL = "10003"
-#: Pages of 100 messages read back in the channel's history before giving up.
-HISTORY_PAGES = 20
+#: Pages of 100 messages read in the channel's history since an attempt began, at most.
+HISTORY_PAGES = 10
+#: Discord's epoch (2015-01-01 UTC) in unix milliseconds: a snowflake's top bits count from it.
+DISCORD_EPOCH_MS = 1_420_070_400_000
 
 
 def nonce(*parts: str) -> str:
@@ -56,19 +57,19 @@ def discord_channel(channel: str) -> str:
     return channel
 
 
-def _stamp(message: dict) -> float:
-    try:
-        return datetime.fromisoformat(str(message.get("timestamp", "")).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+def snowflake(at: float) -> str:
+    """The smallest snowflake of unix time `at`: `after` it, Discord gives the messages sent since."""
+    return str(max(int(at * 1000) - DISCORD_EPOCH_MS, 0) << 22)
 
 
 class DiscordTransport:
     """delivery.Transport for Discord."""
 
-    def __init__(self, rest: Rest, admins=frozenset()):
+    def __init__(self, rest: Rest, admins=frozenset(), place: str | None = None):
+        """`place`: a hosted install's server, named in the buttons of direct messages (which carry none)."""
         self.rest = rest
         self.admins = frozenset(admins)
+        self.place = place
         self._bot_id: str | None = None
         self._dms: dict[str, str] = {}
         self._threads: set[str] = set()  # posts whose thread is there (made here, or found made)
@@ -103,8 +104,9 @@ class DiscordTransport:
             return discussion.in_thread(message)
         if isinstance(message, Digest):
             return discussion.digest(message)
-        if isinstance(message, Note):
-            return render.message(Notice(message.said, buttons=list(message.buttons)))
+        if isinstance(message, Note):  # sent directly: its buttons say whose server they are of
+            body = render.message(Notice(message.said))
+            return {**body, "components": render.rows(list(message.buttons), place=self.place)}
         raise TypeError(f"cannot send {type(message).__name__}")
 
     def open_thread(self, channel: str, post: str, name: str) -> str:
@@ -195,20 +197,20 @@ class DiscordTransport:
         return Sent(channel, str(found["id"])) if found else None
 
     def find_message(self, channel: str, since: float, matches) -> dict | None:
-        """The bot's own message in `channel` since unix time `since` that `matches`; Rejected when
-        the history since then is too long to read."""
+        """The bot's own message in `channel` since unix time `since` that `matches`, reading only the
+        messages since then, oldest first; Rejected when HISTORY_PAGES do not hold them all."""
         discord_channel(channel)
         ours = self.bot_id()
-        before = None
+        after = snowflake(since)
         for _ in range(HISTORY_PAGES):
-            page = self.rest.history(channel, 100, before)
+            page = self.rest.history(channel, 100, after=after)
             for m in page:
                 if str((m.get("author") or {}).get("id")) == ours and matches(m):
                     return m
-            if len(page) < 100 or _stamp(page[-1]) < since:
+            if len(page) < 100:
                 return None
-            before = page[-1]["id"]
-        raise Rejected(f"{channel} has over {HISTORY_PAGES * 100} messages since the first attempt, not all read")
+            after = page[-1]["id"]
+        raise Rejected(f"{channel} has over {HISTORY_PAGES * 100} messages since the attempt began, not all read")
 
 
 class DiscordPoster:
@@ -236,7 +238,7 @@ class DiscordPoster:
     def announced(self, announcement: Announcement) -> bool:
         body, _ = self._body(announcement)
         found = self.bot.transport.find_message(
-            announcement.channel, announcement.queued - 600, lambda m: m.get("content") == body["content"]
+            announcement.channel, announcement.queued - CLOCK_MARGIN, lambda m: m.get("content") == body["content"]
         )
         return found is not None
 

@@ -21,8 +21,9 @@ from bot.runtime.scheduler import Checks
 
 log = logging.getLogger(__name__)
 
-#: Threads for the places' checks: a place waiting out a Retry-After holds one.
-WORKERS = 8
+#: Threads for the places' checks: a place waiting out a Retry-After holds one (threads hold no database
+#: connection: bot/store/postgres.py lends them per statement), so a Monday of many places waits in parallel.
+WORKERS = 64
 
 
 class EveryPlace:

@@ -13,7 +13,7 @@ from bot.announcing import changes as announce
 from bot.announcing.changes import Announcement
 from bot.calendar import Week
 from bot.chat import commands
-from bot.delivery.sending import Rejected
+from bot.delivery.sending import CLOCK_MARGIN, Rejected
 from bot.schedule import groups, weekly
 from bot.slack import blocks
 from bot.slack.client import call, slack_channel
@@ -69,8 +69,9 @@ class SlackPoster:
 
     def announced(self, announcement: Announcement) -> bool:
         key = announcement_key(announcement)
+        since = announcement.queued - CLOCK_MARGIN  # posted after it was queued, by the platform's clock
         found = self.bot.transport.find_message(
-            announcement.channel, announcement.queued - 600, blocks.ANNOUNCE_EVENT, lambda payload: payload == key
+            announcement.channel, since, blocks.ANNOUNCE_EVENT, lambda payload: payload == key
         )
         return found is not None
 

@@ -48,6 +48,9 @@ ANSWER_TIMEOUT = 5
 #: Errors after which Slack may still have done what was asked.
 _UNCERTAIN_ERRORS = {"internal_error", "fatal_error", "service_unavailable", "request_timeout"}
 
+#: Messages a page of history or replies: Slack's most for apps outside its Marketplace (which may read
+#: one page a minute), and few enough that the look before a re-send reads little more than it needs.
+HISTORY_PAGE = 15
 #: What an operator should do about Slack's refusals, in words.
 ADVICE = {
     "not_in_channel": "the bot is not in the channel: invite it with /invite @paperbot",
@@ -156,11 +159,14 @@ def call(fn, /, **kwargs) -> Any:
 class SlackTransport:
     """Sends weekly posts and reminders, and finds them again by their metadata."""
 
-    HISTORY_PAGES = 50  # pages of 200 messages since the first attempt
+    #: Pages of HISTORY_PAGE messages read back to an attempt's start, at most.
+    HISTORY_PAGES = 10
 
     def __init__(self, client: WebClient):
         self.client = client
         self._bot_id: str | None = None
+        #: Looks stopped by a rate limit: (method, channel[, thread], since) -> (next cursor, pages read).
+        self._looks: dict[tuple, tuple[str | None, int]] = {}
 
     def reaches(self, user: str) -> bool:
         """Can `user` get a direct message? Not the console's operator (`console`), signed up from a terminal."""
@@ -222,47 +228,48 @@ class SlackTransport:
     def find_reply(self, delivery: Delivery, since: float) -> Sent | None:
         """Our reply in the delivery's thread since unix time `since` that carries its key."""
         channel = slack_channel(delivery.dest)
-        ours = self.bot_id()
-        cursor = None
-        for _ in range(self.HISTORY_PAGES):
-            kwargs = {"channel": channel, "ts": delivery.thread, "oldest": f"{max(since, 0):.6f}", "limit": 200}
-            kwargs["include_all_metadata"] = True
-            page = call(self.client.conversations_replies, **kwargs, **({"cursor": cursor} if cursor else {}))
-            for m in page.get("messages", []):
-                meta = m.get("metadata") or {}
-                if (
-                    meta.get("event_type") == discussion.QUESTION_EVENT
-                    and (meta.get("event_payload") or {}).get("key") == delivery.key
-                    and (ours is None or m.get("bot_id") in (None, ours))
-                ):
-                    return Sent(channel, m["ts"])
-            cursor = (page.get("response_metadata") or {}).get("next_cursor")
-            if not cursor:
-                return None
-        raise Rejected(f"the thread of {delivery.thread} has over {self.HISTORY_PAGES * 200} replies, not all read")
+
+        def matches(meta: dict) -> bool:
+            payload = meta.get("event_payload") or {}
+            return meta.get("event_type") == discussion.QUESTION_EVENT and payload.get("key") == delivery.key
+
+        where = {"channel": channel, "ts": delivery.thread}
+        too_long = f"the thread of {delivery.thread} has over {self.HISTORY_PAGES * HISTORY_PAGE} replies since then"
+        return self._look(self.client.conversations_replies, where, since, matches, too_long)
 
     def find_message(self, channel: str, since: float, event: str, matches) -> Sent | None:
         """Our message in `channel` since unix time `since` whose metadata is `event` with a
         payload that `matches`; raises Rejected when the history is too long to read to then."""
         slack_channel(channel)
+
+        def ours(meta: dict) -> bool:
+            return meta.get("event_type") == event and matches(meta.get("event_payload") or {})
+
+        too_long = f"{channel} has over {self.HISTORY_PAGES * HISTORY_PAGE} messages since then, not all read"
+        return self._look(self.client.conversations_history, {"channel": channel}, since, ours, too_long)
+
+    def _look(self, method, where: dict, since: float, matches, too_long: str) -> Sent | None:
+        """Our message among `method`'s pages since unix time `since` (history: newest first; a thread's
+        replies: oldest first) whose metadata `matches`, or None. Rejected (`too_long`) when
+        HISTORY_PAGES do not read back to `since`: saying "not there" could post a second time, and
+        asking again at once would read the same pages; it is tried again later, the admins told.
+        A rate limit (RateLimited) keeps the place reached: the same look asked again reads on from
+        there, so that a look of several pages, one a minute, gets to its end."""
         ours = self.bot_id()
-        cursor = None
-        for _ in range(self.HISTORY_PAGES):
-            kwargs = {"channel": channel, "oldest": f"{max(since, 0):.6f}", "limit": 200, "include_all_metadata": True}
-            if cursor:
-                kwargs["cursor"] = cursor
-            page = call(self.client.conversations_history, **kwargs)
+        key = (method.__name__, *where.values(), since)
+        cursor, pages = self._looks.pop(key, (None, 0))
+        while pages < self.HISTORY_PAGES:
+            asked = {**where, "oldest": f"{max(since, 0):.6f}", "inclusive": True, "limit": HISTORY_PAGE}
+            try:
+                page = call(method, **asked, include_all_metadata=True, **({"cursor": cursor} if cursor else {}))
+            except (RateLimited, Uncertain):
+                self._looks[key] = (cursor, pages)
+                raise
+            pages += 1
             for m in page.get("messages", []):
-                meta = m.get("metadata") or {}
-                if (
-                    meta.get("event_type") == event
-                    and matches(meta.get("event_payload") or {})
-                    and (ours is None or m.get("bot_id") in (None, ours))
-                ):
-                    return Sent(channel, m["ts"])
+                if matches(m.get("metadata") or {}) and (ours is None or m.get("bot_id") in (None, ours)):
+                    return Sent(where["channel"], m["ts"])
             cursor = (page.get("response_metadata") or {}).get("next_cursor")
             if not cursor:
                 return None
-        # Not read to the attempt's time: saying "not there" could post a second time. Asking again
-        # at once would read the same pages: a refusal, tried again later and told to the admins.
-        raise Rejected(f"{channel} has over {self.HISTORY_PAGES * 200} messages since the first attempt, not all read")
+        raise Rejected(too_long)

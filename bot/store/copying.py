@@ -15,6 +15,12 @@ FROM is opened read-only and read in one snapshot, so a bot may go on serving it
 new: a missing SQLite file (made beside its path, moved into place whole), or a database holding no
 more than a fresh schema does. The copy is one transaction on TO (on PostgreSQL, making the schema
 too): a failure leaves TO as it was. PostgreSQL is written with COPY.
+
+A hosted install keeps each place's tables apart (bot/places/registry.py): its own SQLite file beside
+FROM's, or its own schema in FROM's database. `copy(..., within=Within(place, file, schema))` copies
+one place's tables, which must be in FROM's list of places, and they alone become TO: a one-place
+install of their own. Without `within`, the install's own tables are copied (its list of places too,
+not the places' tables: `Copied.places` names those left behind).
 """
 
 from __future__ import annotations
@@ -51,10 +57,22 @@ class CannotCopy(Exception):
 
 
 @dataclass(frozen=True)
+class Within:
+    """One place of a hosted install at FROM: its id, as FROM's `places` table lists it, and where its
+    tables are: its SQLite file (FROM a file) or its schema (FROM a PostgreSQL database)."""
+
+    place: str
+    file: Path | None = None
+    schema: str | None = None
+
+
+@dataclass(frozen=True)
 class Copied:
     #: Each table and its rows, in the order copied (every count checked the same on both sides).
     tables: list[tuple[str, int]]
     seconds: float
+    #: The places FROM lists whose tables stayed behind (a copy of the install's own tables).
+    places: tuple[str, ...] = ()
 
     def lines(self, source: str, target: str) -> list[str]:
         """What `paperbot copy` says: a line a table, then one in all (`source`, `target` as shown)."""
@@ -66,22 +84,35 @@ class Copied:
         ]
 
 
-def copy(source: str | Path, target: str | Path, *, show: Callable[[str | Path], str]) -> Copied:
+def copy(
+    source: str | Path, target: str | Path, *, show: Callable[[str | Path], str], within: Within | None = None
+) -> Copied:
     """Copy the install at `source` into `target` (each a path or a postgresql:// URL); `show` names a
-    database in a message (without its password)."""
+    database in a message (without its password). `within`: that place's tables alone."""
     started = time.monotonic()
     if str(source) == str(target) or (
         not is_url(source) and not is_url(target) and Path(source).resolve() == Path(target).resolve()
     ):
         raise CannotCopy(f"FROM and TO are the same database ({show(target)})")
-    src = _PgSource(str(source), show) if is_url(source) else _SqliteSource(Path(source), show)
+    house = _PgSource(str(source), show) if is_url(source) else _SqliteSource(Path(source), show)
+    src: Source = house
     try:
+        places = house.places()
+        if within is not None:
+            if within.place not in places:
+                raise CannotCopy(f"FROM {show(source)} has no place {within.place}: `paperbot places` lists them")
+            house.close()
+            if is_url(source):
+                src = _PgSource(str(source), show, schema=within.schema)
+            else:
+                assert within.file is not None  # a SQLite FROM's place is a file
+                src = _SqliteSource(within.file, show)
         tables = _into_postgres(src, str(target), show) if is_url(target) else _into_sqlite(src, Path(target), show)
     except (sqlite3.Error, psycopg.Error) as e:
         raise CannotCopy(f"the copy failed and {show(target)} was left as it was: {_one_line(e)}") from e
     finally:
         src.close()
-    return Copied(tables, time.monotonic() - started)
+    return Copied(tables, time.monotonic() - started, () if within is not None else tuple(sorted(places)))
 
 
 def _one_line(error: BaseException) -> str:
@@ -213,17 +244,23 @@ class _SqliteSource:
         """The highest number each AUTOINCREMENT table handed out (a deleted paper's included)."""
         return {name: int(seq) for name, seq in self.conn.execute("SELECT name, seq FROM sqlite_sequence")}
 
+    def places(self) -> set[str]:
+        """The places a hosted install at FROM lists (bot/places/registry.py)."""
+        return {r[0] for r in self.conn.execute("SELECT id FROM places")}
+
     def close(self) -> None:
         self.conn.close()
 
 
 class _PgSource:
-    def __init__(self, url: str, show: Callable[[str | Path], str]):
+    def __init__(self, url: str, show: Callable[[str | Path], str], *, schema: str | None = None):
         try:
             self.raw = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
         except psycopg.Error as e:
             raise CannotCopy(f"FROM {show(url)}: cannot use the PostgreSQL database ({_one_line(e)})") from None
         try:
+            if schema is not None:  # a place's tables: every name below is read in its schema
+                self.raw.execute(f'SET search_path TO "{schema}"')
             # One snapshot for every table, and no write can happen through this connection.
             self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             if self.raw.execute("SELECT to_regclass('paperbot_migrations')").fetchone() == (None,):
@@ -266,6 +303,10 @@ class _PgSource:
             row = self.raw.execute(f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {sequence}").fetchone()
             given[table] = int(row[0]) if row else 0
         return given
+
+    def places(self) -> set[str]:
+        """The places a hosted install at FROM lists (bot/places/registry.py)."""
+        return {r[0] for r in self.raw.execute("SELECT id FROM places")}
 
     def close(self) -> None:
         self.raw.close()

@@ -255,15 +255,14 @@ def _session_gone(store: Any, owner: str, since: float | None) -> bool:
     taken theirs again by then)."""
     if owner == OWNER:
         return False
-    db = store.db
-    taken, started, up = db.execute(
-        "SELECT pg_try_advisory_lock(?, ?), extract(epoch FROM pg_postmaster_start_time()), "
-        "extract(epoch FROM now() - pg_postmaster_start_time())",
-        [_OWNERS_SPACE, _key(owner)],
+    # One statement, so one connection of the pool: a lock taken on one and let go on another would stay held.
+    taken, started, up = store.db.execute(
+        "SELECT CASE WHEN pg_try_advisory_lock(:space, :key) THEN pg_advisory_unlock(:space, :key) ELSE false END, "
+        "extract(epoch FROM pg_postmaster_start_time()), extract(epoch FROM now() - pg_postmaster_start_time())",
+        {"space": _OWNERS_SPACE, "key": _key(owner)},
     ).fetchone()
     if not taken:
         return False
-    db.execute("SELECT pg_advisory_unlock(?, ?)", [_OWNERS_SPACE, _key(owner)])
     return float(up) > RESTART_GRACE_SECONDS or (since is not None and since > float(started))
 
 
@@ -271,6 +270,12 @@ def _session_gone(store: Any, owner: str, since: float | None) -> bool:
 
 #: The first key of `exclusive`'s advisory locks.
 _WORK_SPACE = zlib.crc32(b"paperbot work") - (1 << 31)
+
+
+def _work_key(store: Store, name: str) -> int:
+    """The second key of the work `name`'s lock: each place's work apart (a place's schema in it)."""
+    schema = getattr(store, "schema", None)
+    return zlib.crc32((f"{schema}/{name}" if schema else name).encode()) - (1 << 31)
 
 
 @contextlib.contextmanager
@@ -281,15 +286,15 @@ def exclusive(store: Store, name: str) -> Iterator[bool]:
     SQLite file, or a session advisory lock on this thread's PostgreSQL connection, let go of by the
     system whenever the process ends."""
     if engine.is_postgres(store):
-        db = store.db
-        key = zlib.crc32(name.encode()) - (1 << 31)
-        got = bool(db.execute("SELECT pg_try_advisory_lock(?, ?)", [_WORK_SPACE, key]).fetchone()[0])
+        pg: Any = store  # a PgStore: connect() is its own
+        # A connection of its own for the block: a session lock is let go of on the connection that took it.
+        raw = pg.connect(apart=True)
         try:
-            yield got
+            key = _work_key(store, name)
+            yield bool(raw.execute("SELECT pg_try_advisory_lock(%s, %s)", [_WORK_SPACE, key]).fetchone()[0])
         finally:
-            if got:
-                with contextlib.suppress(Exception):  # a lost connection has let go of it already
-                    db.execute("SELECT pg_advisory_unlock(?, ?)", [_WORK_SPACE, key])
+            with contextlib.suppress(Exception):  # closing lets go of the lock
+                raw.close()
         return
     folder = _owners(store)
     fd = -1
@@ -335,7 +340,7 @@ def take(store: Store, name: str) -> Held | None:
     if engine.is_postgres(store):
         pg: Any = store  # a PgStore: connect() is its own
         raw = pg.connect(apart=True)
-        key = zlib.crc32(name.encode()) - (1 << 31)
+        key = _work_key(store, name)
         if not raw.execute("SELECT pg_try_advisory_lock(%s, %s)", [_WORK_SPACE, key]).fetchone()[0]:
             raw.close()
             return None

@@ -591,3 +591,11 @@ def m025_places(db: sqlite_utils.Database) -> None:
         );
         """
     )
+
+
+@migrations()
+def m026_attempt_began(db: sqlite_utils.Database) -> None:
+    # When the delivery's latest attempt began (unix time; 0: none since this column, then its first
+    # claim stands for it): the look in the channel before a re-send reads only the messages since
+    # then, as Slack lets apps outside its Marketplace read history once a minute, 15 messages at a time.
+    db.execute("ALTER TABLE deliveries ADD COLUMN attempt_at REAL NOT NULL DEFAULT 0")

@@ -109,26 +109,40 @@ _SAFE_AGAIN = re.compile(r"\s*(BEGIN|SELECT)\b", re.I)
 
 
 class _Session:
-    """One thread's connection to one server, shared by every Store of the process on that database (the
-    house and each place): `schema` is the search_path it was last set to (see PgStore.schema)."""
+    """One connection of the pool, shared by every Store of the process on that database (the house and
+    each place): `schema` is the search_path it was last set to (see PgStore.schema)."""
 
     def __init__(self, raw: psycopg.Connection):
         self.raw = raw
         self.schema: str | None = _UNSET
 
+    @property
+    def idle(self) -> bool:
+        return self.raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
 
 #: A session's schema before any was set (a new connection's search_path is the server's default).
 _UNSET = "\x00"
+#: Connections a process keeps to one database, whatever its threads and places: a statement borrows
+#: one and gives it back, a transaction holds one from BEGIN to its end.
+POOL_SIZE = 16
 
 
 class _Sessions:
-    """The connections of every Store of this process on one database URL, one a thread."""
+    """The pool of connections of every Store of this process on one database URL.
 
-    def __init__(self, url: str):
+    Threads do not own connections: a statement outside a transaction borrows one (preferring one
+    already in its schema) and gives it back; a transaction keeps its own, pinned to its thread,
+    until COMMIT or ROLLBACK. So a hosted install's hundreds of places and the threads that serve
+    them hold at most POOL_SIZE connections, far under the server's max_connections."""
+
+    def __init__(self, url: str, size: int = POOL_SIZE):
         self.url = url
+        self.size = size
         self.local = threading.local()
-        self.raw: list[psycopg.Connection] = []
-        self.lock = threading.Lock()
+        self.raw: list[psycopg.Connection] = []  # every connection of the pool, lent or idle
+        self._idle: list[_Session] = []
+        self._free = threading.Condition()
         self.stores = 0
 
     def connect(self, *, apart: bool = False) -> psycopg.Connection:
@@ -138,40 +152,84 @@ class _Sessions:
             _raise_as_sqlite(e)
             raise  # not reached
         if not apart:
-            with self.lock:
+            with self._free:
                 self.raw.append(raw)
         return raw
 
-    def current(self) -> _Session:
-        """This thread's session; a broken one is replaced."""
-        session: _Session | None = getattr(self.local, "session", None)
-        if session is not None and (session.raw.closed or session.raw.broken):
+    def pinned(self) -> _Session | None:
+        """The session of this thread's open transaction, if any."""
+        return getattr(self.local, "pinned", None)
+
+    def borrow(self, schema: str | None) -> _Session:
+        """This thread's transaction's session, else an idle one (one already in `schema` first), else a
+        new one while the pool has room; waits for one to come back when it has none (Busy after LOCK_WAIT_MS)."""
+        session = self.pinned()
+        if session is not None:
+            return session
+        deadline = time.monotonic() + LOCK_WAIT_MS / 1000
+        with self._free:
+            while True:
+                for i in range(len(self._idle) - 1, -1, -1):
+                    if self._idle[i].schema == schema:
+                        return self._idle.pop(i)
+                if self._idle:
+                    return self._idle.pop()
+                if len(self.raw) < self.size:
+                    self.raw.append(None)  # type: ignore[arg-type]  # a place held while connecting, outside the lock
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise Busy(f"all {self.size} connections to the database stayed in use")
+                self._free.wait(left)
+        try:
+            raw = self.connect(apart=True)
+        except BaseException:
+            with self._free:
+                self.raw.remove(None)  # type: ignore[arg-type]
+                self._free.notify()
+            raise
+        with self._free:
+            self.raw[self.raw.index(None)] = raw  # type: ignore[arg-type]
+        return _Session(raw)
+
+    def give_back(self, session: _Session) -> None:
+        """After a statement: a session in a transaction stays pinned to this thread; any other goes back
+        to the pool (a broken or closed one is dropped)."""
+        if not session.raw.closed and not session.raw.broken and not session.idle:
+            self.local.pinned = session
+            return
+        self.local.pinned = None
+        if session.raw.closed or session.raw.broken:
             self.drop(session.raw)
-            session = None
-        if session is None:
-            session = _Session(self.connect())
-            self.local.session = session
-        return session
+            return
+        with self._free:
+            if session.raw in self.raw:
+                self._idle.append(session)
+                self._free.notify()
 
     def renew(self, session: _Session) -> None:
         """A new connection in place of the session's dead one (Unavailable when the server does not answer)."""
         self.drop(session.raw)
-        session.raw = self.connect()
-        session.schema = _UNSET
+        raw = self.connect()
+        session.raw, session.schema = raw, _UNSET
 
     def drop(self, raw: psycopg.Connection) -> None:
-        with self.lock:
+        with self._free:
             if raw in self.raw:
                 self.raw.remove(raw)
+            self._idle = [s for s in self._idle if s.raw is not raw]
+            self._free.notify()
         with suppress(psycopg.Error):
             raw.close()
 
     def close(self) -> None:
-        with self.lock:
+        with self._free:
             for raw in self.raw:
-                with suppress(psycopg.Error):
-                    raw.close()
+                if raw is not None:
+                    with suppress(psycopg.Error):
+                        raw.close()
             self.raw.clear()
+            self._idle.clear()
         self.local = threading.local()
 
 
@@ -182,28 +240,27 @@ _sessions_lock = threading.Lock()
 class Connection:
     """A psycopg connection in SQLite's shape (execute, executemany, in_transaction), in one schema.
 
-    Each statement runs on this thread's session after setting its search_path to the store's schema
-    when another store of the process used it last: so every statement of a place's store sees that
-    place's tables and no other's, whichever store the thread used before. A session found dead by a
+    Each statement runs on a session of the pool (its transaction's, when one is open in this thread)
+    after setting its search_path to the store's schema when another store used it last: so every
+    statement of a place's store sees that place's tables and no other's. A session found dead by a
     statement outside a transaction that is safe to repeat is replaced and the statement sent again:
-    after a restart of the server, the first use of each thread's connection answers, rather than
-    saying the database is away."""
+    after a restart of the server, the first statement answers, rather than saying the database is away."""
 
     def __init__(self, sessions: _Sessions, schema: str | None):
         self._sessions = sessions
         self._schema = schema
 
-    @property
-    def raw(self) -> psycopg.Connection:
-        return self._ready().raw
-
     def _ready(self) -> _Session:
-        session = self._sessions.current()
+        session = self._sessions.borrow(self._schema)
         if session.schema != self._schema:
-            if session.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            if not session.idle:
                 # A statement of one store inside another's transaction: a programming error, said loudly.
                 raise RuntimeError(f"a statement in schema {self._schema!r} within a transaction of {session.schema!r}")
-            self._set_path(session)
+            try:
+                self._set_path(session)
+            except BaseException:
+                self._sessions.give_back(session)
+                raise
         return session
 
     def _set_path(self, session: _Session) -> None:
@@ -219,41 +276,65 @@ class Connection:
 
     @property
     def in_transaction(self) -> bool:
-        session = self._sessions.current()
-        return session.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+        return self._sessions.pinned() is not None
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor:
         session = self._ready()
-        idle = session.raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         try:
-            return session.raw.execute(translate(sql), params if params else None, prepare=False)
-        except psycopg.Error as e:
-            if not (idle and session.raw.broken and _SAFE_AGAIN.match(sql)):
+            idle = session.idle
+            try:
+                return session.raw.execute(translate(sql), params if params else None, prepare=False)
+            except psycopg.Error as e:
+                if not (idle and session.raw.broken and _SAFE_AGAIN.match(sql)):
+                    _raise_as_sqlite(e)
+            try:
+                self._sessions.renew(session)
+                self._set_path(session)
+                return session.raw.execute(translate(sql), params if params else None, prepare=False)
+            except psycopg.Error as e:
                 _raise_as_sqlite(e)
-        try:
-            self._sessions.renew(session)
-            self._set_path(session)
-            return session.raw.execute(translate(sql), params if params else None, prepare=False)
-        except psycopg.Error as e:
-            _raise_as_sqlite(e)
-            raise  # not reached
+                raise  # not reached
+        finally:
+            self._sessions.give_back(session)
 
     def executemany(self, sql: str, rows: Any) -> None:
         rows = list(rows)
         if not rows:
             return
+        session = self._ready()
         try:
-            with self._ready().raw.cursor() as cur:
+            with session.raw.cursor() as cur:
                 cur.executemany(translate(sql), rows)
         except psycopg.Error as e:
             _raise_as_sqlite(e)
+        finally:
+            self._sessions.give_back(session)
 
-    def forget(self) -> None:
-        """Drop this thread's session (broken, or its transaction's end unknown)."""
-        session: _Session | None = getattr(self._sessions.local, "session", None)
-        if session is not None:
-            self._sessions.drop(session.raw)
-            self._sessions.local.session = None
+    def executescript(self, sql: str) -> None:
+        session = self._ready()
+        try:
+            session.raw.execute(sql.encode(), prepare=False)
+        except psycopg.Error as e:
+            _raise_as_sqlite(e)
+        finally:
+            self._sessions.give_back(session)
+
+    def end(self, rollback: bool) -> None:
+        """After a failure inside a transaction: roll it back, or drop its session when that cannot be."""
+        session = self._sessions.pinned()
+        if session is None:
+            return
+        if rollback and not session.raw.closed and not session.raw.broken:
+            try:
+                session.raw.execute("ROLLBACK")
+            except psycopg.Error:
+                self._sessions.local.pinned = None
+                self._sessions.drop(session.raw)
+                return
+            self._sessions.give_back(session)
+            return
+        self._sessions.local.pinned = None
+        self._sessions.drop(session.raw)
 
 
 class Database:
@@ -267,10 +348,11 @@ class Database:
     @classmethod
     def on(cls, raw: psycopg.Connection, schema: str | None = None) -> Database:
         """A database over one connection of the caller's (`copy`'s transaction), whose search_path is `schema`'s."""
-        sessions = _Sessions("")
+        sessions = _Sessions("", size=1)
         session = _Session(raw)
         session.schema = schema
-        sessions.local.session = session
+        sessions.raw.append(raw)
+        sessions.give_back(session)  # pinned when in a transaction, else the pool's one idle session
         return cls(sessions, schema)
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> psycopg.Cursor:
@@ -284,10 +366,7 @@ class Database:
 
     def executescript(self, sql: str) -> None:
         # PostgreSQL runs several statements in one simple query (no parameters).
-        try:
-            self.conn.raw.execute(sql.encode(), prepare=False)
-        except psycopg.Error as e:
-            _raise_as_sqlite(e)
+        self.conn.executescript(sql)
 
 
 # -- the store --------------------------------------------------------------------
@@ -299,8 +378,8 @@ def schema_name(place: str) -> str:
 
 
 class PgStore(Store):
-    """One PostgreSQL database (or one place's schema in it), one connection per thread shared by
-    every store of the process on that database (the house's and each place's).
+    """One PostgreSQL database (or one place's schema in it), on a pool of connections shared by every
+    store of the process on that database (the house's and each place's).
 
     A Store, so that domain code typed for one takes either: its `db` has the shape of
     sqlite_utils.Database that domain code uses (execute, query, conn.executemany)."""
@@ -367,16 +446,7 @@ class PgStore(Store):
             yield db
             conn.execute("COMMIT")
         except BaseException:
-            session: _Session | None = getattr(self._sessions.local, "session", None)
-            raw = session.raw if session is not None else None
-            if raw is not None and not raw.closed and not raw.broken:
-                if raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                    try:
-                        raw.execute("ROLLBACK")
-                    except psycopg.Error:
-                        conn.forget()
-            elif raw is not None:
-                conn.forget()
+            conn.end(rollback=True)
             raise
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ import io
 import pytest
 
 from bot import cli
+from bot.catalog import import_files
 from bot.console.session import read_member
 
 
@@ -61,7 +62,7 @@ def test_import_names_a_hundred_skipped_rows_and_counts_the_rest(tmp_path, monke
     (tmp_path / "bad.jsonl").write_text(rows + "\n", encoding="utf-8")
     code, out, err = _main(monkeypatch, tmp_path, capsys, "", "import", "bad.jsonl")
     lines = err.splitlines()
-    assert sum(line.startswith("skipped: bad.jsonl line ") for line in lines) == cli.SKIPPED_SHOWN
+    assert sum(line.startswith("skipped: bad.jsonl line ") for line in lines) == import_files.SKIPPED_SHOWN
     assert "skipped: 150 more rows, not named here" in lines
     assert "bad.jsonl: 0 added, 0 updated, 0 unchanged, 250 skipped" in out + err
 

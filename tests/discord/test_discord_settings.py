@@ -60,3 +60,18 @@ def test_discord_is_chosen_by_its_token_in_the_environment_or_dotenv(tmp_path):
 def test_the_public_key_chooses_http_and_its_absence_the_gateway():
     assert not load().socket_mode
     assert load(DISCORD_PUBLIC_KEY=None).socket_mode
+
+
+def test_a_hosted_install_needs_only_the_token_and_names_its_own_server_beside_its_channel():
+    from bot.discord import serve
+
+    hosted = load(PAPERBOT_HOSTED="true", PAPERBOT_CHANNEL=None)
+    assert hosted.hosted and not load().hosted  # a one-server install unless PAPERBOT_HOSTED says so
+    serve.require_settings(hosted)  # no PAPERBOT_CHANNEL: each server starts its groups in chat
+    with pytest.raises(SettingError) as e:
+        serve.require_settings(load(PAPERBOT_CHANNEL=None))
+    assert str(e.value).startswith("PAPERBOT_CHANNEL")
+    with pytest.raises(SettingError) as e:  # whose server PAPERBOT_CHANNEL's group is in must be said
+        load(PAPERBOT_HOSTED="true")
+    assert str(e.value).startswith("DISCORD_GUILD: ") and "\n" not in str(e.value)
+    assert load(PAPERBOT_HOSTED="true", DISCORD_GUILD="1200000000000000001").guild == "1200000000000000001"

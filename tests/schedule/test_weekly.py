@@ -305,7 +305,7 @@ def test_crash_after_slack_accepted_before_recording(store, group, transport, sl
 
 
 def test_a_history_too_long_to_read_is_never_taken_for_a_missing_post(store, group, transport, slack, monkeypatch):
-    monkeypatch.setattr(transport, "HISTORY_PAGES", 1)  # 200 messages: as 10,000 are at the real size
+    monkeypatch.setattr(transport, "HISTORY_PAGES", 1)  # 15 messages: as 150 are at the real size
     paper = catalog.find(store, "chopper")
     earlier = WeeklyPost(Week(2026, 50), paper, group.meeting_of(Week(2026, 50)), None)
     client = WebClient(base_url=slack.api_url, token="xoxb-test")

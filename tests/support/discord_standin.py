@@ -10,7 +10,9 @@
 Public API of DiscordStandin (thread-safe):
   api_url                       the REST base URL (…/api/v10)
   calls, calls_to(route)        recorded Call(route, method, path, body, status, response)
-  messages(channel)             stored messages, oldest first, edits applied
+  messages(channel)             stored messages, oldest first, edits applied; ids are snowflakes of
+                                when they were sent, as Discord's
+  history_asked                 each read of a channel's history: {"channel", "limit", "before"/"after"}
   dm_channel(user)              the DM channel id the stand-in gave `user` (or None)
   registered                    {scope: [command definitions]} from bulk overwrites ("global" or a guild id)
   callbacks(), original(token)  interaction responses, and the @original message after edits
@@ -29,7 +31,13 @@ Public API of DiscordStandin (thread-safe):
   events                        {server: {id: scheduled event}} (GET/POST/PATCH/DELETE scheduled-events)
   interest                      {event id: users Interested} (GET …/users, user_count; `interested`)
   users={id: {...}}             who Discord knows (GET users/{id}, guilds/{g}/members/{id}): "name" their
-                                global name, "nick" theirs in the server, "member": False not in it
+                                global name, "nick" theirs in the server, "member": False not in it,
+                                "guilds": the servers they are in (unset: every one)
+  guilds={id: {...}}            the servers the bot is in besides GUILD (`channels` are GUILD's): "name",
+                                "channels" (GET users/@me/guilds lists them; a channel's guild_id is its
+                                server's; with the GUILDS intent the Gateway sends each GUILD_CREATE)
+  add_guild, remove_guild       the bot added to a server (GUILD_CREATE) or removed from it (GUILD_DELETE;
+                                its channels then refuse the bot: 50001 Missing Access)
   close()                       (or use it as a context manager)
 
 It refuses what Discord refuses (message limits, a second answer to an interaction, DMs to a member
@@ -196,6 +204,12 @@ def slash(sub: str, who: str, *, permissions: int = 0, focused: str | None = Non
     if "user" in options:  # Discord sends the user an option names, resolved
         data["resolved"] = {"users": {options["user"]: {"id": options["user"], "username": "someone", "bot": False}}}
     return _interaction(4 if focused else 2, data, who, permissions)
+
+
+def in_server(interaction: dict, guild: str, channel: str) -> dict:
+    """`interaction` as sent from server `guild`, in its channel `channel`."""
+    partial = {**interaction.get("channel", {}), "id": channel}
+    return {**interaction, "guild_id": guild, "channel_id": channel, "channel": partial}
 
 
 def click(custom_id: str, who: str, message: dict | None = None, *, permissions: int = 0) -> dict:
@@ -392,10 +406,25 @@ def check_commands(commands: Any) -> None:
 
 
 class DiscordStandin:
-    def __init__(self, channels=(), users: dict[str, dict] | None = None, token: str = TOKEN):
+    def __init__(
+        self,
+        channels=(),
+        users: dict[str, dict] | None = None,
+        token: str = TOKEN,
+        guilds: dict[str, dict] | None = None,
+    ):
         self.token = token
         self._lock = threading.RLock()
         self._channels: dict[str, list[dict]] = {c: [] for c in channels}
+        #: The servers the bot is in, by id: {"name"}; and the server of each channel.
+        self.guilds: dict[str, dict] = {GUILD: {"name": "Reading club"}}
+        self._guild_of: dict[str, str] = dict.fromkeys(channels, GUILD)
+        self._removed: set[str] = set()
+        for guild, about in (guilds or {}).items():
+            self.guilds[guild] = {"name": about.get("name") or f"Server {guild[-3:]}"}
+            for channel in about.get("channels") or ():
+                self._channels[channel] = []
+                self._guild_of[channel] = guild
         # id -> {"dms": False to refuse DMs (50007), "name": global name, "nick": in the server,
         #        "member": False when not in the server (10007)}
         self._users = dict(users or {})
@@ -416,6 +445,9 @@ class DiscordStandin:
         self.interest: dict[str, set[str]] = {}
         self._opened = _now()  # when the users joined the server
         self._ids = itertools.count(1)
+        self._last_message = 0
+        #: What each read of a channel's history asked: its channel, limit, before or after.
+        self.history_asked: list[dict] = []
         self.on_accept: Callable[[Call], None] | None = None
         # The Gateway: a websocket server whose URL `GET /gateway/bot` hands out.
         self.heartbeat_ms = 41_250
@@ -423,6 +455,8 @@ class DiscordStandin:
         self.gateway_sessions: list[dict] = []  # {"identify": ..., "heartbeats": n}
         self._sockets: list[_Link] = []
         self._session_ids: set[str] = set()
+        self._guild_sessions: set[str] = set()  # sessions that asked for the GUILDS intent
+        self._guild_links: set[_Link] = set()
         self._seq = itertools.count(2)
         self._ws_server = serve(self._gateway, "127.0.0.1", 0)
         self.gateway_url = f"ws://127.0.0.1:{self._ws_server.socket.getsockname()[1]}"
@@ -574,6 +608,8 @@ class DiscordStandin:
                     if known:
                         self.gateway_sessions.append(session)
                         self._sockets.append(link)
+                        if first["d"].get("session_id") in self._guild_sessions:
+                            self._guild_links.add(link)
                 if not known:
                     link.send({"op": 9, "d": False, "s": None, "t": None})
                     ws.close(4000, "Invalid session.")
@@ -586,16 +622,24 @@ class DiscordStandin:
                     self._sockets.append(link)
                     session_id = f"session-{len(self.gateway_sessions)}"
                     self._session_ids.add(session_id)
+                    if _guilds_intent(first["d"]):
+                        self._guild_sessions.add(session_id)
+                        self._guild_links.add(link)
                 ready = {
                     "v": 10,
                     "user": {**BOT_USER, "mfa_enabled": False, "verified": True, "flags": 0},
-                    "guilds": [{"id": GUILD, "unavailable": True}],
+                    "guilds": [{"id": g, "unavailable": True} for g in sorted(self.guilds)],
                     "session_id": session_id,
                     "resume_gateway_url": self.gateway_url,
                     "shard": [0, 1],
                     "application": {"id": APP_ID, "flags": 0},
                 }
                 link.send({"op": 0, "t": "READY", "s": 1, "d": ready})
+                if _guilds_intent(first["d"]):
+                    with self._lock:
+                        there = sorted(self.guilds)
+                    for guild in there:
+                        link.send({"op": 0, "t": "GUILD_CREATE", "s": next(self._seq), "d": self._guild_object(guild)})
             for raw in ws:
                 message = json.loads(raw)
                 if message.get("op") == 1:
@@ -607,11 +651,86 @@ class DiscordStandin:
             with self._lock:
                 if link in self._sockets:
                     self._sockets.remove(link)
+                self._guild_links.discard(link)
 
     @property
     def gateway_connected(self) -> int:
         with self._lock:
             return len(self._sockets)
+
+    def _guild_object(self, guild: str) -> dict:
+        """A guild as GUILD_CREATE carries it (events/gateway-events.md: a guild object and its extra fields)."""
+        with self._lock:
+            name = self.guilds[guild]["name"]
+            channels = [c for c, g in self._guild_of.items() if g == guild]
+        return {
+            "id": guild,
+            "name": name,
+            "icon": None,
+            "splash": None,
+            "discovery_splash": None,
+            "owner_id": "1000000000000000009",
+            "afk_channel_id": None,
+            "afk_timeout": 300,
+            "verification_level": 0,
+            "default_message_notifications": 0,
+            "explicit_content_filter": 0,
+            "roles": [],
+            "emojis": [],
+            "features": [],
+            "mfa_level": 0,
+            "application_id": None,
+            "system_channel_id": None,
+            "system_channel_flags": 0,
+            "rules_channel_id": None,
+            "vanity_url_code": None,
+            "description": None,
+            "banner": None,
+            "premium_tier": 0,
+            "preferred_locale": "en-US",
+            "public_updates_channel_id": None,
+            "nsfw_level": 0,
+            "premium_progress_bar_enabled": False,
+            "safety_alerts_channel_id": None,
+            "stickers": [],
+            "joined_at": self._opened,
+            "large": False,
+            "unavailable": False,
+            "member_count": 2,
+            "voice_states": [],
+            "members": [],
+            "channels": [{"id": c, "type": 0, "name": "reading-group", "position": 0} for c in channels],
+            "threads": [],
+            "presences": [],
+            "stage_instances": [],
+            "guild_scheduled_events": [],
+            "soundboard_sounds": [],
+        }
+
+    def add_guild(self, guild: str, name: str, channels=()) -> None:
+        """The bot is added to a server: Discord lists it, and the Gateway sends its GUILD_CREATE."""
+        with self._lock:
+            self.guilds[guild] = {"name": name}
+            self._removed.discard(guild)
+            for channel in channels:
+                self._channels.setdefault(channel, [])
+                self._guild_of[channel] = guild
+        self._to_guild_sessions("GUILD_CREATE", self._guild_object(guild))
+
+    def remove_guild(self, guild: str) -> None:
+        """The bot is removed from a server (kicked, or the server deleted): Discord lists it no more, its
+        channels refuse the bot, and the Gateway sends GUILD_DELETE without `unavailable`."""
+        with self._lock:
+            self.guilds.pop(guild, None)
+            self._removed.add(guild)
+        self._to_guild_sessions("GUILD_DELETE", {"id": guild})
+
+    def _to_guild_sessions(self, event: str, data: dict) -> None:
+        """Send a guild event to the Gateway sessions that asked for the GUILDS intent."""
+        with self._lock:
+            links = [link for link in self._sockets if link in self._guild_links]
+        for link in links:
+            link.send({"op": 0, "t": event, "s": next(self._seq), "d": data})
 
     def dispatch(self, interaction: dict) -> None:
         """Send INTERACTION_CREATE to the bot over its Gateway connection(s)."""
@@ -641,6 +760,7 @@ class DiscordStandin:
     ROUTES = [
         ("GET", r"/gateway/bot", "gateway"),
         ("GET", r"/users/@me", "me"),
+        ("GET", r"/users/@me/guilds", "my_guilds"),
         ("GET", r"/applications/@me", "application"),
         ("GET", r"/oauth2/applications/@me", "application"),  # the same application, as hikari asks
         ("PUT", r"/applications/(?P<app>\d+)/commands", "register"),
@@ -667,6 +787,13 @@ class DiscordStandin:
 
     def _id(self) -> str:
         return str(1_100_000_000_000_000_000 + next(self._ids))
+
+    def _message_id(self) -> str:
+        """A message's id as Discord makes it: a snowflake of when it was sent (`after` a time's
+        snowflake gives the messages since), one more than the last when two share a millisecond."""
+        made = max((int(time.time() * 1000) - 1_420_070_400_000) << 22, self._last_message + 1)
+        self._last_message = made
+        return str(made)
 
     def handle(self, method: str, path: str, query: dict, body: Any, auth: str | None):
         """(status, response, headers, hang seconds)."""
@@ -725,6 +852,26 @@ class DiscordStandin:
         limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
         return 200, {"url": self.gateway_url, "shards": 1, "session_start_limit": limit}
 
+    def _my_guilds(self, params, query, body):
+        """The servers the bot is in (resources/user.md: partial guilds), by id, `limit` (200) after `after`."""
+        limit = min(int(query.get("limit") or 200), 200)
+        after = int(query.get("after") or 0)
+        there = sorted((g for g in self.guilds if int(g) > after), key=int)[:limit]
+        return 200, [
+            {
+                "id": g,
+                "name": self.guilds[g]["name"],
+                "icon": None,
+                "banner": None,
+                "owner": False,
+                "permissions": "0",
+                "features": [],
+                "approximate_member_count": 2,
+                "approximate_presence_count": 1,
+            }
+            for g in there
+        ]
+
     def _me(self, params, query, body):
         return 200, {**BOT_USER, "mfa_enabled": False, "verified": True, "flags": 0, "banner": None, "locale": "en-US"}
 
@@ -772,6 +919,8 @@ class DiscordStandin:
     def _channel(self, channel: str) -> list[dict]:
         if channel not in self._channels:
             raise Refused(404, 10003, "Unknown Channel")
+        if self._guild_of.get(channel) in self._removed:  # the bot is no longer in its server
+            raise Refused(403, 50001, "Missing Access")
         return self._channels[channel]
 
     def _create_message(self, params, query, body):
@@ -788,7 +937,8 @@ class DiscordStandin:
             seen = self._nonces.get((channel, str(nonce)))
             if seen is not None and time.time() - seen[0] < NONCE_SECONDS:
                 return 200, self._public(seen[1])
-        message = {**message_object(self._id(), channel, body), "allowed_mentions": body.get("allowed_mentions")}
+        mentions = body.get("allowed_mentions")
+        message = {**message_object(self._message_id(), channel, body), "allowed_mentions": mentions}
         stored.append(message)
         if nonce is not None and body.get("enforce_nonce"):
             self._nonces[(channel, str(nonce))] = (time.time(), message)
@@ -808,7 +958,7 @@ class DiscordStandin:
         metadata = {"archived": False, "auto_archive_duration": 1440, "archive_timestamp": _now(), "locked": False}
         self.threads[params["message"]] = thread = {
             "id": params["message"],
-            "guild_id": GUILD,
+            "guild_id": self._guild_of.get(params["channel"], GUILD),
             "parent_id": params["channel"],
             "owner_id": APP_ID,
             "type": 11,
@@ -829,6 +979,7 @@ class DiscordStandin:
 
     def _history(self, params, query, body):
         stored = self._channel(params["channel"])
+        self.history_asked.append({"channel": params["channel"], **query})
         try:
             limit = int(query.get("limit", 50))
         except ValueError:
@@ -879,7 +1030,7 @@ class DiscordStandin:
         return 200, {
             "id": params["channel"],
             "type": 0,
-            "guild_id": GUILD,
+            "guild_id": self._guild_of.get(params["channel"], GUILD),
             "name": "reading-group",
             "position": 0,
             "permission_overwrites": [],
@@ -892,8 +1043,10 @@ class DiscordStandin:
 
     def _member(self, params, query, body):
         """A guild member object (resources/guild.md: the fields always there)."""
+        if params["guild"] in self._removed or params["guild"] not in self.guilds:
+            raise Refused(403, 50001, "Missing Access")
         user = self._users.get(params["user"])
-        if user is None or user.get("member") is False:
+        if user is None or user.get("member") is False or params["guild"] not in user.get("guilds", self.guilds):
             raise Refused(404, 10007, "Unknown Member")
         return 200, {
             "user": self._user(params, query, body)[1],
@@ -1026,6 +1179,11 @@ class DiscordStandin:
         check_message(body)
         self._followups.append({"token": params["token"], **copy.deepcopy(body)})
         return 200, message_object(self._id(), "1000000000000000003", body)
+
+
+def _guilds_intent(identify: dict) -> bool:
+    """Did an IDENTIFY ask for the GUILDS intent (1 << 0): servers' GUILD_CREATE and GUILD_DELETE?"""
+    return bool(int(identify.get("intents") or 0) & 1)
 
 
 class _Link:

@@ -15,6 +15,9 @@ Public API of SlackStandin (everything thread-safe):
   SlackStandin(limits=PostLimits(...))   rate-limit chat.postMessage as Slack does: per
                                channel and workspace-wide, 429 with Retry-After (off by default)
   rate_limited                 how many posts were answered 429 by those limits
+  SlackStandin(history=HistoryLimits())  conversations.history and .replies as Slack gives them
+                               to apps outside its Marketplace: each once a minute (429 with
+                               Retry-After), at most 15 messages a page (off by default)
   on_accept                    callback(Call) after a write is accepted, before the response
   wait_for(predicate, timeout) poll predicate(slack); True/False
   response_url()               a fresh response_url; POSTs are validated and recorded
@@ -162,6 +165,20 @@ class PostLimits:
         if self.workspace_burst is not None:
             return self.workspace_burst
         return max(1, math.ceil(self.workspace_rate or 1))
+
+
+@dataclass(frozen=True)
+class HistoryLimits:
+    """conversations.history's and conversations.replies' limits for apps outside Slack's Marketplace:
+    each method once every `interval` seconds (by `clock`, which a test may move), and `most`
+    messages a page (a larger `limit` is cut to it, as is the default)."""
+
+    interval: float = 60.0
+    most: int = 15
+    clock: Callable[[], float] = time.monotonic
+
+
+_HISTORY_METHODS = ("conversations.history", "conversations.replies")
 
 
 class _Bucket:
@@ -351,9 +368,17 @@ def _ts_key(ts: Any, error: str = "invalid_arguments") -> Decimal:
 class SlackStandin:
     """Slack Web API + Socket Mode on 127.0.0.1.  All public methods are thread-safe."""
 
-    def __init__(self, channels=(), members=None, users=None, limits: PostLimits | None = None):
+    def __init__(
+        self,
+        channels=(),
+        members=None,
+        users=None,
+        limits: PostLimits | None = None,
+        history: HistoryLimits | None = None,
+    ):
         self.channels = set(channels)
         self.limits = limits
+        self.history = history
         #: The workspace auth.test names (None: it names none, as a bare proxy might).
         self.auth_team: str | None = TEAM_ID
         self.members = set(self.channels if members is None else members)
@@ -427,6 +452,7 @@ class SlackStandin:
             self._home_views: dict = {}
             self._buckets: dict = {}  # channel, or None for the workspace -> _Bucket
             self.rate_limited = 0
+            self._history_read: dict[str, float] = {}  # method -> when it was last answered (history.clock)
             self.on_accept = None
 
     # ----- inspection ------------------------------------------------------
@@ -687,12 +713,24 @@ class SlackStandin:
         """Retry-After in whole seconds (as Slack sends it) when a post is over a limit, else None."""
         now = time.monotonic()
         wait = max((bucket.wait(now) for bucket in self._limited_buckets(method, params)), default=0.0)
+        if self.history is not None and method in _HISTORY_METHODS and method in self._history_read:
+            wait = max(wait, self._history_read[method] + self.history.interval - self.history.clock())
         return max(1, math.ceil(wait)) if wait > 0 else None
 
     def _limit_take(self, method: str, params: dict) -> None:
         """An accepted post spends a token of each limit (a refused one spends none)."""
         for bucket in self._limited_buckets(method, params):
             bucket.take()
+        if self.history is not None and method in _HISTORY_METHODS:
+            self._history_read[method] = self.history.clock()
+
+    def _page_size(self, params: dict) -> int:
+        """A page's `limit`: as asked (default 100, at most 999), or at most `history.most`."""
+        try:
+            limit = min(max(int(params.get("limit") or 100), 1), 999)
+        except ValueError:
+            raise Rejected("invalid_limit") from None
+        return min(limit, self.history.most) if self.history is not None else limit
 
     def _check_token(self, method: str, token: str | None) -> Workspace:
         """The workspace the call is answered as: its token's (the first's for a token not issued here)."""
@@ -851,10 +889,7 @@ class SlackStandin:
 
     def _api_conversations_history(self, params):
         channel = self._resolve_channel(params.get("channel"))
-        try:
-            limit = min(max(int(params.get("limit") or 100), 1), 999)
-        except ValueError:
-            raise Rejected("invalid_limit") from None
+        limit = self._page_size(params)
         inclusive = _truthy(params.get("inclusive"))
         oldest = _ts_key(params.get("oldest") or "0", "invalid_ts_oldest")
         latest = _ts_key(params["latest"], "invalid_ts_latest") if params.get("latest") else None
@@ -888,19 +923,22 @@ class SlackStandin:
         return body
 
     def _api_conversations_replies(self, params):
-        """A thread: its parent, then its replies, oldest first (Slack's order), from `oldest` on."""
+        """A thread: its parent, then its replies, oldest first (Slack's order), after `oldest` (from it,
+        `inclusive`)."""
         channel = self._resolve_channel(params.get("channel"))
         parent = self._find_message(channel, params.get("ts"))
         oldest = _ts_key(params.get("oldest") or "0", "invalid_ts_oldest")
-        try:
-            limit = min(max(int(params.get("limit") or 100), 1), 999)
-        except ValueError:
-            raise Rejected("invalid_limit") from None
+        inclusive = _truthy(params.get("inclusive"))
+        limit = self._page_size(params)
         with_metadata = _truthy(params.get("include_all_metadata"))
+
+        def since(m: dict) -> bool:
+            return _ts_key(m["ts"]) >= oldest if inclusive else _ts_key(m["ts"]) > oldest
+
         thread = [parent] + [
             m
             for m in self._messages.get(channel, [])
-            if m.get("thread_ts") == parent["ts"] and m["ts"] != parent["ts"] and _ts_key(m["ts"]) >= oldest
+            if m.get("thread_ts") == parent["ts"] and m["ts"] != parent["ts"] and since(m)
         ]
         start = int(params.get("cursor") or 0)
         page = thread[start : start + limit]

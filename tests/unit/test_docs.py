@@ -29,8 +29,6 @@ DOCS = {p.relative_to(ROOT).as_posix(): p.read_text() for p in sorted((ROOT / "d
 SETTINGS_DOC = (ROOT / "docs" / "settings.md").read_text()
 #: Files that README or docs/ link to and that other branches add (the lead empties this after merging).
 PENDING = {"LICENSE"}
-#: Verbs that docs/ describe and that other branches add (the lead empties this after merging).
-PENDING_VERBS = {"places", "forget"}
 
 
 @pytest.mark.parametrize("manifest", [MANIFEST, HOSTED_MANIFEST], ids=["manifest.json", "manifest.hosted.json"])
@@ -175,7 +173,7 @@ def test_every_verb_and_command_named_in_readme_and_docs_exists():
         code = _code(text)
         for verb, option in INVOKED.findall(code):
             if verb:
-                assert verb in verbs or verb in PENDING_VERBS, f"{doc}: `paperbot {verb}` is no verb"
+                assert verb in verbs, f"{doc}: `paperbot {verb}` is no verb"
             else:
                 assert option in _options(), f"{doc}: `paperbot {option}` is no option"
         for command in re.findall(r"/paper ([a-z]+)", code):
