@@ -38,7 +38,6 @@ from bot.delivery import outbox
 from bot.delivery.background import Background
 from bot.places.registry import HOME, PLACE_ID, Places
 from bot.places.sealing import Seal
-from bot.slack.adapter import ADAPTER
 from bot.slack.app import SlackBot, build_app, not_here
 from bot.slack.door import SlackDoor
 from bot.slack.installs import ROTATE_MINUTES, SlackInstalls
@@ -330,11 +329,9 @@ class HostedSlack:
 
 def _names(bot: SlackBot) -> Callable[[str], str | None]:
     """Members' names for a place's pages (users.info), asked with the place's token as it is then."""
-    names = ADAPTER.member_names
-    assert names is not None
 
     def ask(member: str) -> str | None:
-        return names(replace(bot.settings, bot_token=bot.client.token))(member)
+        return feeds.names_of(replace(bot.settings, bot_token=bot.client.token))(member)
 
     return ask
 

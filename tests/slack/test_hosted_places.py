@@ -160,15 +160,20 @@ def test_app_home_shows_its_own_workspaces_papers(hosted, slack):
         assert mine in home and theirs not in home
 
 
-def test_pages_and_feeds_are_each_workspaces_own(hosted):
+def test_pages_and_feeds_are_each_workspaces_own(hosted, slack):
     h = hosted
     pages = {}
     for team in (A, B):
         reply = ask(h, team, "calendar")
         pages[team] = re.search(r"(https://paperbot\.example/club/p/[^/\s`]+/g/[^/\s`]+/)", reply)[1]
         assert f"/p/{place_of(team)}/" in pages[team]
+    assert "signed up" in ask(h, A, "signup 1").lower()
+    slack.reset()
     page = h.visit.page(pages[A])
     assert page.status == 200 and "Attention in Alpha" in page.body and "Bagging" not in page.body
+    # The presenter by the name Slack gives (the stand-in's real_name is the id), asked with A's token.
+    assert MEMBERS[A] in page.body
+    assert [slack.team_of(c.token) for c in slack.calls_to("users.info")] == [A]
     found = h.visit.page(pages[A], "bagging")
     assert found.status == 200 and "Bagging" not in found.body
     page = h.visit.page(pages[B])
