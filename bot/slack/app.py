@@ -12,8 +12,10 @@ waits for a second Slack call. The outbox is sent by the core's OutboxSender
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +24,7 @@ from contextlib import contextmanager
 from datetime import datetime
 
 from slack_bolt import App, BoltResponse
+from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
 from bot.announcing import changes as announce
@@ -99,6 +102,7 @@ class SlackBot:
         self.background = background or Background({"answer": 8, "channel": 2})
         self._admins: dict[str, tuple[bool, float]] = {}
         self._home: tuple[str | None, bool] | None = None  # the install's workspace (or org), and is it an org
+        self._bot_user: tuple[str | None, str | None] = (None, None)  # the bot's user id and bot id (auth.test)
         self.outbox = OutboxSender(
             store,
             SlackPoster(self),
@@ -112,6 +116,7 @@ class SlackBot:
     def learn_home(self) -> tuple[str | None, bool]:
         """Ask Slack (auth.test) whose workspace the bot token is: the install's own. Raises as call does."""
         said = call(self.client.auth_test)
+        self._bot_user = said.get("user_id"), said.get("bot_id")
         grid = bool(said.get("is_enterprise_install"))
         # An app installed on an Enterprise Grid organisation serves every workspace in it: its place is the org.
         self._home = (said.get("enterprise_id") if grid else said.get("team_id")) or None, grid
@@ -133,6 +138,18 @@ class SlackBot:
         if home is None:  # Slack named no workspace for the token (a proxy's answer): none to compare with
             return Place()
         return Place(enterprise if grid else team, home)
+
+    def authorized(self, enterprise_id: str | None, team_id: str | None) -> AuthorizeResult:
+        """Bolt's authorize in a hosted install: the token this bot sends with now (rotated, or a new
+        install's) and who the bot is; auth.test asked here the first time (when Slack does not answer,
+        whose_workspace asks again and refuses the request until it does)."""
+        if self._home is None:
+            with contextlib.suppress(Rejected, Uncertain):
+                self.learn_home()
+        user, bot_id = self._bot_user
+        return AuthorizeResult(
+            enterprise_id=enterprise_id, team_id=team_id, bot_token=self.client.token, bot_id=bot_id, bot_user_id=user
+        )
 
     def use_token(self, token: str) -> None:
         """Send with `token` from now on (a hosted place's, rotated by Slack)."""
@@ -345,31 +362,42 @@ class SlackBot:
 CHANNEL_REFUSALS = ("channel_not_found", "not_in_channel")
 
 
-def build_app(bot: SlackBot, *, verify_token: bool = True) -> App:
-    """The Bolt app with every listener registered (`verify_token`: Bolt's auth.test at once, as
-    `run` wants; a hosted place's app is made while its first request waits, and asks at that request)."""
+def build_app(bot: SlackBot) -> App:
+    """The Bolt app with every listener registered."""
 
     settings = bot.settings
     bolt_log = logging.getLogger("bot.slack.bolt")
     if not bolt_log.filters:
         # Bolt reads SLACK_BOT_TOKEN from the environment even when handed a client, then warns; and it
-        # quotes a whole unsigned body in the log (serve.wsgi logs one line of its own instead).
+        # quotes a whole unsigned body in the log (serve.wsgi logs one line of its own instead). In a
+        # hosted install it says of every place's app that it found SLACK_CLIENT_ID (see below).
         bolt_log.addFilter(
             lambda record: (
                 not record.getMessage().startswith("Invalid request signature detected")
                 and "will be unused" not in record.getMessage()
+                and "Bolt has enabled the file-based" not in record.getMessage()
             )
         )
+    if settings.installs or _bolt_installs():
+        # With SLACK_CLIENT_ID in the environment (a hosted install's, or one PAPERBOT_HOSTED=false turned
+        # down) Bolt would make any app an install flow's, authorised from files of its own: each app is
+        # authorised by its bot instead, with the token it holds at each request (a hosted place's is
+        # rotated, or a new install's). Its auth.test waits for the first request, which asks it anyway.
+        def authorize(enterprise_id, team_id):  # Bolt passes what a function's parameters name (not `self`)
+            return bot.authorized(enterprise_id, team_id)
+
+        how: dict = {"client": WebClient(base_url=bot.client.base_url), "authorize": authorize}
+    else:
+        how = {"client": bot.client}
     app = App(
-        client=bot.client,
         signing_secret=settings.signing_secret or "",
         # The listener runs in the request's thread and the reply leaves when it
         # returns; Bolt's default would poll for ack() every 10 ms instead.
         # Anything slow after the reply goes to SlackBot.later().
         process_before_response=True,
         request_verification_enabled=not settings.socket_mode,
-        token_verification_enabled=verify_token,
         logger=bolt_log,
+        **how,
     )
 
     @app.use
@@ -393,6 +421,11 @@ def build_app(bot: SlackBot, *, verify_token: bool = True) -> App:
         )
 
     return app
+
+
+def _bolt_installs() -> bool:
+    """Would Bolt make an App an install flow's of its own (as it does when the environment holds both)?"""
+    return os.environ.get("SLACK_CLIENT_ID") is not None and os.environ.get("SLACK_CLIENT_SECRET") is not None
 
 
 def not_here(later: Callable, body: dict, line: str = NOT_HERE) -> BoltResponse:

@@ -1,8 +1,8 @@
 """A hosted install on Slack: every workspace that installs the app through Slack's install flow is a
 place of its own (bot/places/), answered with its own token from its own tables.
 
-    hosted = HostedSlack(settings, house, stop)    # SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, PAPERBOT_SECRET_KEY
-    server = http_door.listen(hosted, settings.port)
+    hosted = serve.hosted_install(settings, house, stop)   # SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, PAPERBOT_SECRET_KEY
+    server = http_door.listen(http_door.Lanes(hosted, hosted.takes_apart), settings.port)
 
 One HTTP server: `/slack/install` and `/slack/oauth_redirect` (Bolt's OAuth flow, its stores in
 paperbot's database: bot/slack/installs.py), `/slack/events` (the door, then the request goes to the
@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -32,13 +33,14 @@ from slack_bolt.request.internals import extract_enterprise_id, extract_team_id
 from slack_sdk import WebClient
 from slack_sdk.oauth.token_rotation import TokenRotator
 
+from bot.chat.commands import AWAY
 from bot.delivery import outbox
 from bot.delivery.background import Background
-from bot.places.registry import HOME, Places
+from bot.places.registry import HOME, PLACE_ID, Places
 from bot.places.sealing import Seal
 from bot.slack.app import SlackBot, build_app, not_here
 from bot.slack.door import SlackDoor
-from bot.slack.installs import ROTATE_MINUTES, SlackInstalls, due
+from bot.slack.installs import ROTATE_MINUTES, SlackInstalls
 from bot.slack.settings import SlackSettings
 from bot.store.connection import Store
 from bot.web import feeds, http_door
@@ -105,14 +107,18 @@ class HostedSlack:
         stop: threading.Event,
         checks_of: Callable[[SlackBot], Checks],
         answer_of: Callable[[App], Callable],
+        *,
+        clock: Callable[[], datetime] | None = None,
     ):
         """`checks_of(bot)`: the scheduler's checks of a place's bot (run's: runtime is above this module);
-        `answer_of(app)`: a Bolt app's answer to a request the door let in (serve.bolt_answer)."""
+        `answer_of(app)`: a Bolt app's answer to a request the door let in (serve.bolt_answer);
+        `clock`: every place's time (a test's; default the settings' zone's now)."""
         assert settings.client_id and settings.client_secret and settings.secret_key  # settings checked it
         self.settings = settings
         self.house = house
         self.stop = stop
         self.checks_of, self.answer_of = checks_of, answer_of
+        self.clock = clock
         self.places = Places(house, settings.db_path)
         api = WebClient(base_url=settings.api_url, timeout=10)
         self.installs = SlackInstalls(
@@ -146,43 +152,41 @@ class HostedSlack:
             logger=logging.getLogger("bot.slack.bolt"),
         )
         self.oauth = SlackRequestHandler(self.front)
+        #: PAPERBOT_PUBLIC_URL's path: a proxy in front may hand requests on with it or without it.
+        self.prefix = urlsplit(settings.public_url).path.rstrip("/") if settings.public_url else ""
+        self.home_pages: feeds.Feeds | None = None
 
     # -- places ------------------------------------------------------------------------
 
     def start_home(self, bot: SlackBot, answer: Callable) -> None:
-        """The workspace of SLACK_BOT_TOKEN (its auth.test already done): the install's own place."""
-        self.home = _Part(HOME, bot, answer, self.checks_of(bot), None, bot.client.token or "")
+        """The workspace of SLACK_BOT_TOKEN (its auth.test already done): the install's own place (HOME:
+        the house store), its pages where they were before the install was hosted (PUBLIC/g/...)."""
+        self.home_pages = feeds.serve(bot.settings, bot.store)
+        self.home = _Part(HOME, bot, answer, self.checks_of(bot), self.home_pages, bot.client.token or "")
+        bot.later(bot.check_channel)
 
     def part(self, place: str) -> _Part | None:
-        """`place`'s bot and app, made at its first need; None when it is not installed (any more)."""
+        """`place`'s bot and app, made at its first need, with the token the database holds now (rotated
+        first when due; another process's rotation or a new install's); None when it is not installed."""
+        held = self.installs.held(place)
+        if held is None:  # uninstalled (here or by another process), or sealed with another key
+            self.drop(place)
+            return None
+        token, expires_at = held
         with self._lock:
             part = self._parts.get(place)
-        if part is not None and due(part.expires_at):
-            held = self.installs.held(place)  # rotated
-            if held is None:
-                self.drop(place)
-                return None
-            if held[0] != part.token:
-                part.bot.use_token(held[0])
-            part.token, part.expires_at = held
-        if part is not None:
-            return part
-        held = self.installs.held(place)
-        if held is None:
-            return None
-        token = held[0]
+            if part is not None and part.token != token:
+                part.bot.use_token(token)  # which Bolt's app asks for at each request (SlackBot.authorized)
+                part.token, part.expires_at = token, expires_at
+        return part if part is not None else self._made(place, token, expires_at)
+
+    def _made(self, place: str, token: str, expires_at: int | None) -> _Part:
         settings = place_settings(self.settings, place, token)
         store = self.places.store(place)
-        bot = SlackBot(settings, store)
+        bot = SlackBot(settings, store, clock=self.clock)
         outbox.due_now(store)  # a restart tries at once what the platform refused before, as `run` does
-        made = _Part(
-            place,
-            bot,
-            self.answer_of(build_app(bot, verify_token=False)),
-            self.checks_of(bot),
-            feeds.serve(settings, store),
-            *held,
-        )
+        pages = feeds.serve(settings, store, ask=_names(bot))
+        made = _Part(place, bot, self.answer_of(build_app(bot)), self.checks_of(bot), pages, token, expires_at)
         with self._lock:
             part = self._parts.setdefault(place, made)
         if part is not made:  # another thread made it first
@@ -212,45 +216,73 @@ class HostedSlack:
         return found
 
     def close(self, timeout: float) -> bool:
+        """Stop every place's bot (the home's too), all by one deadline: True when none has work left
+        running, so that the stores can be closed under nobody (`places.close()`, then the house)."""
+        deadline = time.monotonic() + timeout
         with self._lock:
             parts = list(self._parts.values())
-        idle = all([part.bot.close(timeout) for part in parts])
-        self.background.close(timeout)
-        if idle:
-            self.places.close()
-        return idle
+        if self.home is not None:
+            parts.append(self.home)
+        idle = True
+        for part in parts:
+            idle = part.bot.close(max(deadline - time.monotonic(), 0.0)) and idle
+        return self.background.close(max(deadline - time.monotonic(), 0.0)) and idle
 
     # -- requests ------------------------------------------------------------------------
 
     def __call__(self, environ, start_response):
-        path = environ.get("PATH_INFO") or ""
+        path = self._local(environ.get("PATH_INFO") or "")
         if path == "/healthz":
             return http_door.healthz(start_response, self.house)
         if path in (INSTALL_PATH, REDIRECT_PATH):
-            return self.oauth(environ, start_response)
+            return self._install_flow({**environ, "PATH_INFO": path}, start_response)
         if path == EVENTS_PATH:
             return self._event(environ, start_response)
-        pages = self._pages(path)
-        if pages is not None:
-            return pages(environ, start_response)
+        if path.startswith(PAGES_PREFIX):
+            place, _, rest = path[len(PAGES_PREFIX) :].partition("/")
+            pages = self._pages(place)
+            if pages is not None:  # the place's own Feeds, which read the path after its prefix
+                return pages({**environ, "PATH_INFO": "/" + rest}, start_response)
+        elif self.home_pages is not None and self.home_pages.takes(path):
+            return self.home_pages(environ, start_response)
         return refuse(environ, start_response, Refused(404, "no such route"))
 
     def takes_apart(self, path: str) -> bool:
-        """Pages and feeds are served by threads of their own (http_door.Lanes): readers never hold chat."""
-        return self._pages(path) is not None
+        """Pages and feeds are served by threads of their own (http_door.Lanes): readers never hold chat.
+        Asked by the server's loop before a thread has the request: a look at the path, nothing more."""
+        path = self._local(path)
+        return path.startswith(PAGES_PREFIX) or (self.home_pages is not None and self.home_pages.takes(path))
 
-    def _pages(self, path: str) -> feeds.Feeds | None:
-        if not self.settings.public_url:
+    def _local(self, path: str) -> str:
+        """`path` without PAPERBOT_PUBLIC_URL's path in front, if it has it."""
+        if self.prefix and (path == self.prefix or path.startswith(self.prefix + "/")):
+            return path[len(self.prefix) :] or "/"
+        return path
+
+    def _pages(self, place: str) -> feeds.Feeds | None:
+        """An installed place's pages and feeds (None: no such place, or it is not installed now)."""
+        if not self.settings.public_url or not PLACE_ID.match(place) or place == HOME:
             return None
-        prefix = urlsplit(self.settings.public_url).path.rstrip("/") + PAGES_PREFIX
-        if not path.startswith(prefix):
-            return None
-        place = path[len(prefix) :].split("/", 1)[0]
-        found = self.places.get(place) if place and place != HOME else None
+        found = self.places.get(place)
         if found is None or not found.active or found.platform != "slack":
             return None
         part = self.part(place)
         return part.pages if part is not None else None
+
+    def _install_flow(self, environ, start_response):
+        """Bolt's install page or its end; a page that says so when Slack did not answer or the install
+        could not be saved (Bolt lets those through: a 500 and a traceback)."""
+        try:
+            return self.oauth(environ, start_response)
+        except Exception as e:  # noqa: BLE001 - whatever it was, the admin gets a page and the log one line
+            log.warning("an install did not complete: %s", " ".join(f"{type(e).__name__}: {e}".split())[:200])
+        said = _page(
+            503,
+            "paperbot was not installed",
+            "paperbot was not installed: Slack did not answer, or the install could not be saved. "
+            f'<a href="{html.escape(INSTALL_PATH)}">Start the install again</a>.',
+        )
+        return _respond(start_response, "503 Service Unavailable", str(said.body), "text/html; charset=utf-8")
 
     def _event(self, environ, start_response):
         try:
@@ -265,10 +297,13 @@ class HostedSlack:
             if event.get("type") == "app_uninstalled" or (event.get("tokens") or {}).get("bot"):
                 self._uninstalled(enterprise, team)
             return _respond(start_response, "200 OK", "", "text/plain")
-        part = self._part_of(team, enterprise)
+        try:
+            part = self._part_of(team, enterprise)
+        except Exception as e:  # noqa: BLE001 - the database away, Slack silent on a rotation: one line, no 500
+            log.warning("could not answer workspace %s now: %s", team or enterprise, " ".join(str(e).split())[:200])
+            return self._one_line(start_response, body, AWAY)
         if part is None:
-            said = not_here(self._later, body, NOT_INSTALLED)
-            return _respond(start_response, "200 OK", said.body, said.headers.get("content-type", ["text/plain"])[0])
+            return self._one_line(start_response, body, NOT_INSTALLED)
         if part.place != HOME:
             self.places.seen(part.place)
         return part.answer(environ, start_response)
@@ -284,8 +319,21 @@ class HostedSlack:
         if place is not None:
             self.drop(place)
 
+    def _one_line(self, start_response, body: dict, line: str) -> list[bytes]:
+        said = not_here(self._later, body, line)
+        return _respond(start_response, "200 OK", said.body, said.headers.get("content-type", ["text/plain"])[0])
+
     def _later(self, fn: Callable, *args) -> None:
         self.background.later(fn, *args, lane="answer")
+
+
+def _names(bot: SlackBot) -> Callable[[str], str | None]:
+    """Members' names for a place's pages (users.info), asked with the place's token as it is then."""
+
+    def ask(member: str) -> str | None:
+        return feeds.names_of(replace(bot.settings, bot_token=bot.client.token))(member)
+
+    return ask
 
 
 def _whose(body: dict[str, Any]) -> tuple[str | None, str | None]:

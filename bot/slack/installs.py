@@ -55,7 +55,9 @@ class SlackInstalls(InstallationStore, OAuthStateStore):
     # -- installs ------------------------------------------------------------------
 
     def save(self, installation: Installation) -> None:
-        self.save_bot(installation.to_bot())
+        bot = installation.to_bot()
+        bot.set_custom_value("installer", installation.user_id)  # who added the app: `paperbot places` may say
+        self.save_bot(bot)
 
     def save_bot(self, bot: Bot) -> None:
         place = slack_place(bot.team_id, bot.enterprise_id, grid=bool(bot.is_enterprise_install))

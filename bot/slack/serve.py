@@ -13,7 +13,8 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from datetime import datetime
+from typing import TYPE_CHECKING, TypeVar
 
 from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
@@ -30,6 +31,9 @@ from bot.store.connection import Store
 from bot.store.engine import shown
 from bot.web import feeds, http_door
 from bot.web.http_door import Refused, ReplayWindow, StartError, arrival, refuse
+
+if TYPE_CHECKING:
+    from bot.slack.hosted import HostedSlack  # cryptography: imported when a hosted install runs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -91,24 +95,45 @@ def bolt_answer(app: App) -> Callable:
     return answer
 
 
-def run_hosted(settings: SlackSettings, house: Store, stop: threading.Event) -> int:
-    """Serve a hosted install on Slack (bot/slack/hosted.py) until `stop`, or SystemExit unwinds waitress."""
-    from bot.runtime.hosting import EveryPlace  # noqa: PLC0415 - a hosted install's alone
-    from bot.slack.hosted import INSTALL_PATH, REDIRECT_PATH, HostedSlack  # noqa: PLC0415 - cryptography: hosted only
+def hosted_install(
+    settings: SlackSettings, house: Store, stop: threading.Event, clock: Callable[[], datetime] | None = None
+) -> HostedSlack | None:
+    """A hosted install on Slack (bot/slack/hosted.py) as `run` serves it, its own workspace's (SLACK_BOT_TOKEN)
+    started, StartError when Slack refuses that token; None when `stop` came first. `clock`: a test's."""
+    from bot.slack.hosted import HostedSlack  # noqa: PLC0415 - cryptography: a hosted install's alone
 
     def checks_of(bot: SlackBot) -> scheduler.ScheduledChecks:
         return scheduler.ScheduledChecks(
-            bot.store, bot.settings, bot.transport, tell_admins=bot.tell_admins, stop=stop, outbox=bot.wake_outbox
+            bot.store,
+            bot.settings,
+            bot.transport,
+            clock=bot.clock,
+            tell_admins=bot.tell_admins,
+            stop=stop,
+            outbox=bot.wake_outbox,
         )
 
-    hosted = HostedSlack(settings, house, stop, checks_of, bolt_answer)
+    hosted = HostedSlack(settings, house, stop, checks_of, bolt_answer, clock=clock)
     if settings.bot_token:  # the workspace of SLACK_BOT_TOKEN besides: the install's own place
-        bot = SlackBot(settings, house)
+        bot = SlackBot(settings, house, clock=clock)
         app = _started(bot, stop)
         if app is None:
-            return 0
+            bot.close(0)
+            return None
         outbox.due_now(house)
         hosted.start_home(bot, bolt_answer(app))
+    return hosted
+
+
+def run_hosted(settings: SlackSettings, house: Store, stop: threading.Event) -> int:
+    """Serve a hosted install on Slack (bot/slack/hosted.py) until `stop`, or SystemExit unwinds waitress."""
+    from bot.runtime.hosting import EveryPlace  # noqa: PLC0415 - a hosted install's alone
+    from bot.slack.hosted import INSTALL_PATH, REDIRECT_PATH  # noqa: PLC0415 - cryptography: hosted only
+
+    hosted = hosted_install(settings, house, stop)
+    if hosted is None:
+        log.info("stopped before Slack answered auth.test")
+        return 0
     checks = EveryPlace(hosted.checks)
     jobs = scheduler.create(checks, settings)
     try:
@@ -131,10 +156,11 @@ def run_hosted(settings: SlackSettings, house: Store, stop: threading.Event) -> 
         if jobs.running:
             jobs.shutdown(wait=False)
         checks.shutdown()
-        idle = hosted.close(STOP_SECONDS)
-        idle = (hosted.home is None or hosted.home.bot.close(STOP_SECONDS)) and idle
-        if idle and checks.wait_idle(STOP_SECONDS):
+        idle = hosted.close(STOP_SECONDS)  # every place's bot, the install's own workspace's too
+        if checks.wait_idle(STOP_SECONDS) and idle:
+            hosted.places.close()
             house.close()
+        # else a Slack call hangs: its thread still holds a store (see run)
     log.info("stopped")
     return 0
 

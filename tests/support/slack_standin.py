@@ -25,6 +25,21 @@ Public API of SlackStandin (everything thread-safe):
   socket_connected, socket_connection_count, socket_disconnect()
   reset(), close()             (or use it as a context manager)
 
+Several workspaces, for a hosted install (bot/slack/hosted.py); the constructor's channels and users are
+the first one's, T0TEST, which answers any token it did not issue, as Slack's single workspace did:
+  add_workspace(team, name, channels=, admins=, users=)   another workspace, its own people and channels
+  authorize(team, user=None) -> code   what Slack's consent page hands back to the app's redirect URL
+  oauth.v2.access              (client_id/client_secret as HTTP Basic auth or form fields) a code, once,
+                               for a bot token of its own (`xoxb-<team>-<n>`); with `rotating` on, with a
+                               refresh token and `expires_in` (`expires_in` seconds), and grant_type=
+                               refresh_token renews it (a refresh token is good once)
+  every Web API call is answered as the workspace of its token: auth.test names it, users.info knows
+  its members, another workspace's channel is channel_not_found
+  uninstall(team), revoke(team) the tokens are revoked (`token_revoked`); each returns the event
+                               (app_uninstalled, tokens_revoked) Slack would send the app
+  expire_tokens(team)          its bot tokens expire now (`token_expired`)
+  team_of(token), tokens(team) whose token it is; a workspace's bot tokens, oldest first
+
 It rejects what Slack would reject, plus project rules (see check_message).
 Standard library + slack_sdk (Block Kit models) + websockets only.  Import it as
 ``slack_standin`` or ``tests.slack_standin``.
@@ -54,6 +69,10 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import serve
 
 TEAM_ID, BOT_USER_ID, BOT_ID, APP_ID = "T0TEST", "UBOT", "BBOT", "A0TEST"
+#: The app's credentials that oauth.v2.access checks (SLACK_CLIENT_ID, SLACK_CLIENT_SECRET).
+CLIENT_ID, CLIENT_SECRET = "1111.2222", "standin-client-secret"
+#: A rotating bot token's life, as Slack gives it (12 hours).
+TOKEN_SECONDS = 12 * 3600
 MAX_MESSAGE_BLOCKS, MAX_VIEW_BLOCKS, MAX_TEXT = 50, 100, 40_000
 RESPONSE_URL_MAX_USES = 5  # Slack: a response_url works up to 5 times
 # Methods that change state; on_accept fires after one of them succeeds.
@@ -85,6 +104,31 @@ class Call:
     token: str | None
     status: int
     response: dict
+
+
+@dataclass
+class Workspace:
+    """One workspace: its channels (`members`: those the bot is in), its people (users.info's fields
+    each; an admin's carry is_admin), and its bot user."""
+
+    team_id: str
+    name: str
+    channels: set
+    members: set
+    users: dict
+    bot_user_id: str = BOT_USER_ID
+    bot_id: str = BOT_ID
+
+
+@dataclass
+class _Token:
+    """A token the stand-in issued: a bot token, or the refresh token that renews one."""
+
+    team: str
+    kind: str  # "bot" or "refresh"
+    expires_at: float | None = None
+    revoked: bool = False
+    used: bool = False  # a refresh token renews once
 
 
 @dataclass(frozen=True)
@@ -340,6 +384,16 @@ class SlackStandin:
         self.members = set(self.channels if members is None else members)
         users = users if isinstance(users, dict) else dict.fromkeys(users or (), {})
         self.users = {uid: dict(info) for uid, info in users.items()}
+        #: The workspaces added besides the first (add_workspace), by team id.
+        self.workspaces: dict[str, Workspace] = {}
+        #: oauth.v2.access gives refresh tokens and tokens that expire after `expires_in` seconds.
+        self.rotating = False
+        self.expires_in = TOKEN_SECONDS
+        self.client_id, self.client_secret = CLIENT_ID, CLIENT_SECRET
+        self._tokens: dict[str, _Token] = {}  # every token issued, by its text
+        self._codes: dict[str, tuple[str, str | None]] = {}  # an unused code -> (team, installer)
+        self._issued = itertools.count(1)
+        self._space = self._first()  # the workspace of the call being answered (under _lock)
         self.on_accept: Callable[[Call], None] | None = None
         self.socket_connected = threading.Event()
         self._lock = threading.RLock()
@@ -456,6 +510,104 @@ class SlackStandin:
                 return False
             time.sleep(interval)
 
+    # ----- workspaces ------------------------------------------------------
+
+    def add_workspace(
+        self, team_id: str, name: str, *, channels=(), admins=(), users=(), members=None, bot_user_id: str | None = None
+    ) -> Workspace:
+        """Another workspace: `admins` and `users` (ids, or id -> users.info fields) its people, the bot in
+        each of `channels` (or in `members` of them). Channel and user ids are Slack's, unique across them."""
+        people = {uid: {} for uid in users} if not isinstance(users, dict) else {u: dict(i) for u, i in users.items()}
+        people.update({uid: {**people.get(uid, {}), "is_admin": True} for uid in admins})
+        with self._lock:
+            taken = {s.team_id for s in self._spaces()}
+            assert team_id not in taken, f"{team_id} is a workspace already"
+            for other in self._spaces():
+                assert not set(channels) & other.channels, f"a channel of {team_id} is {other.team_id}'s too"
+                assert not set(people) & set(other.users), f"a user of {team_id} is {other.team_id}'s too"
+            space = Workspace(
+                team_id,
+                name,
+                set(channels),
+                set(channels if members is None else members),
+                people,
+                bot_user_id or f"UB{team_id}",
+                f"BB{team_id}",
+            )
+            self.workspaces[team_id] = space
+        return space
+
+    def authorize(self, team_id: str, user: str | None = None) -> str:
+        """What Slack's consent page hands back to the app's redirect URL when `user` (default: the
+        workspace's first admin) allows the app in `team_id`: a code that oauth.v2.access takes once."""
+        with self._lock:
+            space = self._space_of(team_id)
+            installer = user or next((u for u, i in space.users.items() if i.get("is_admin")), None)
+            code = f"{team_id}.{uuid.uuid4().hex}"
+            self._codes[code] = (team_id, installer)
+        return code
+
+    def uninstall(self, team_id: str) -> dict:
+        """An admin removed the app from `team_id`: its tokens are revoked. The signed event Slack sends the app."""
+        self._revoke(team_id)
+        return self._event(team_id, {"type": "app_uninstalled"})
+
+    def revoke(self, team_id: str) -> dict:
+        """`team_id`'s bot token was revoked (an admin, or the API): the event Slack sends the app."""
+        bots = self._revoke(team_id)
+        return self._event(team_id, {"type": "tokens_revoked", "tokens": {"oauth": [], "bot": bots}})
+
+    def expire_tokens(self, team_id: str) -> None:
+        """`team_id`'s bot tokens expire now: calls with them get token_expired."""
+        with self._lock:
+            for held in self._tokens.values():
+                if held.team == team_id and held.kind == "bot":
+                    held.expires_at = time.time() - 1
+
+    def team_of(self, token: str | None) -> str | None:
+        """The workspace whose token `token` is (the first workspace's for any it did not issue)."""
+        with self._lock:
+            held = self._tokens.get(token or "")
+            return held.team if held is not None else self.auth_team or TEAM_ID
+
+    def tokens(self, team_id: str) -> list[str]:
+        """The bot tokens issued in `team_id`, oldest first."""
+        with self._lock:
+            return [t for t, held in self._tokens.items() if held.team == team_id and held.kind == "bot"]
+
+    def _revoke(self, team_id: str) -> list[str]:
+        with self._lock:
+            space = self._space_of(team_id)
+            for held in self._tokens.values():
+                if held.team == team_id:
+                    held.revoked = True
+            return [space.bot_user_id]
+
+    def _event(self, team_id: str, event: dict) -> dict:
+        return {
+            "token": "unused-verification-token",
+            "team_id": team_id,
+            "api_app_id": APP_ID,
+            "event": {**event, "event_ts": f"{time.time():.6f}"},
+            "type": "event_callback",
+            "event_id": f"Ev{uuid.uuid4().hex[:10].upper()}",
+            "event_time": int(time.time()),
+        }
+
+    def _first(self) -> Workspace:
+        """The first workspace (the constructor's channels and people), as it is now."""
+        return Workspace(self.auth_team or TEAM_ID, "Test", self.channels, self.members, self.users)
+
+    def _spaces(self) -> list[Workspace]:
+        return [self._first(), *self.workspaces.values()]
+
+    def _space_of(self, team_id: str) -> Workspace:
+        if team_id in self.workspaces:
+            return self.workspaces[team_id]
+        if team_id == (self.auth_team or TEAM_ID):
+            return self._first()
+        raise KeyError(f"no workspace {team_id}")
+
     # ----- fault injection -------------------------------------------------
 
     def fail_next(
@@ -509,7 +661,8 @@ class SlackStandin:
                     handler = getattr(self, "_api_" + method.replace(".", "_"), None)
                     if handler is None:
                         raise Rejected("unknown_method")
-                    self._check_token(method, token)
+                    # oauth.v2.access is the app's, by its client id and secret: no token (Slack's too).
+                    self._space = self._first() if method == "oauth.v2.access" else self._check_token(method, token)
                 fault = self._faults[method].popleft() if self._faults.get(method) else None
                 if fault and fault.status:
                     status = fault.status
@@ -579,7 +732,8 @@ class SlackStandin:
             raise Rejected("invalid_limit") from None
         return min(limit, self.history.most) if self.history is not None else limit
 
-    def _check_token(self, method: str, token: str | None) -> None:
+    def _check_token(self, method: str, token: str | None) -> Workspace:
+        """The workspace the call is answered as: its token's (the first's for a token not issued here)."""
         if not token:
             raise Rejected("not_authed")
         wanted = "xapp-" if method == "apps.connections.open" else "xoxb-"
@@ -587,6 +741,14 @@ class SlackStandin:
             raise Rejected("invalid_auth")
         if not token.startswith(wanted):
             raise Rejected("not_allowed_token_type", f"{method} needs a {wanted} token")
+        held = self._tokens.get(token)
+        if held is None:
+            return self._first()
+        if held.revoked:
+            raise Rejected("token_revoked")
+        if held.expires_at is not None and held.expires_at <= time.time():
+            raise Rejected("token_expired")
+        return self._space_of(held.team)
 
     def _next_ts(self) -> str:
         # Like Slack's: the wall clock when the message was stored, unique and increasing.
@@ -597,12 +759,13 @@ class SlackStandin:
     def _resolve_channel(self, channel: Any) -> str:
         """Channel ID to store under; users and D-channels map to "D"+user."""
         channel = channel if isinstance(channel, str) else ""
-        if channel in self.channels:
-            if channel not in self.members:
+        space = self._space
+        if channel in space.channels:
+            if channel not in space.members:
                 raise Rejected("not_in_channel", f"the bot is not a member of {channel}")
             return channel
         user = channel[1:] if channel.startswith("D") else channel
-        if user[:1] in ("U", "W") and user in self.users:
+        if user[:1] in ("U", "W") and user in space.users:
             return "D" + user
         raise Rejected("channel_not_found", f"unknown channel {channel!r}")
 
@@ -615,16 +778,63 @@ class SlackStandin:
     # ----- Web API methods: return the success body or raise Rejected ------
 
     def _api_auth_test(self, params):
+        space = self._space
+        named = space.team_id if space.team_id in self.workspaces else self.auth_team
         return {
-            "url": "https://test.slack.com/",
-            "team": "Test",
+            "url": f"https://{space.name.lower().replace(' ', '-')}.slack.com/",
+            "team": space.name,
             "user": "paperbot",
-            **({"team_id": self.auth_team} if self.auth_team else {}),
-            "user_id": BOT_USER_ID,
-            "bot_id": BOT_ID,
+            **({"team_id": named} if named else {}),
+            "user_id": space.bot_user_id,
+            "bot_id": space.bot_id,
             "app_id": APP_ID,
             "is_enterprise_install": False,
         }
+
+    def _api_oauth_v2_access(self, params):
+        """A code for a workspace's bot token, or (grant_type=refresh_token) a refresh token for a new one."""
+        secret = params.pop("client_secret", None)  # never recorded
+        if params.get("client_id") != self.client_id:
+            raise Rejected("invalid_client_id")
+        if secret != self.client_secret:
+            raise Rejected("bad_client_secret")
+        grant = params.get("grant_type") or "authorization_code"
+        if grant == "refresh_token":
+            held = self._tokens.get(params.get("refresh_token") or "")
+            if held is None or held.kind != "refresh" or held.used or held.revoked:
+                raise Rejected("invalid_refresh_token")
+            held.used = True
+            return self._issue(self._space_of(held.team), None, rotating=True)
+        if grant != "authorization_code":
+            raise Rejected("invalid_grant_type")
+        given = self._codes.pop(params.get("code") or "", None)  # a code is good once
+        if given is None:
+            raise Rejected("invalid_code")
+        team, installer = given
+        return self._issue(self._space_of(team), installer, rotating=self.rotating)
+
+    def _issue(self, space: Workspace, installer: str | None, *, rotating: bool) -> dict:
+        """A fresh bot token of `space` (with its refresh token when `rotating`), as oauth.v2.access gives it."""
+        token = f"xoxb-{space.team_id}-{next(self._issued)}"
+        body = {
+            "access_token": token,
+            "token_type": "bot",
+            "scope": "commands,chat:write,channels:history,groups:history,im:history,im:write,users:read",
+            "bot_user_id": space.bot_user_id,
+            "app_id": APP_ID,
+            "team": {"id": space.team_id, "name": space.name},
+            "enterprise": None,
+            "is_enterprise_install": False,
+            "authed_user": {"id": installer} if installer else {},
+        }
+        expires_at = None
+        if rotating:
+            refresh = f"xoxe-1-{space.team_id}-{next(self._issued)}"
+            self._tokens[refresh] = _Token(space.team_id, "refresh")
+            expires_at = time.time() + self.expires_in
+            body.update(refresh_token=refresh, expires_in=self.expires_in)
+        self._tokens[token] = _Token(space.team_id, "bot", expires_at)
+        return body
 
     def _api_apps_connections_open(self, params):
         return {"url": self.socket_url}
@@ -636,10 +846,10 @@ class SlackStandin:
             "type": "message",
             "ts": self._next_ts(),
             "text": str(params.get("text") or "")[:MAX_TEXT],
-            "user": BOT_USER_ID,
-            "bot_id": BOT_ID,
+            "user": self._space.bot_user_id,
+            "bot_id": self._space.bot_id,
             "app_id": APP_ID,
-            "team": TEAM_ID,
+            "team": self._space.team_id,
         }
         for key in ("blocks", "attachments", "metadata", "thread_ts"):
             if params.get(key) is not None:
@@ -657,12 +867,12 @@ class SlackStandin:
         for key in ("blocks", "attachments", "metadata"):
             if params.get(key) is not None:
                 message[key] = copy.deepcopy(params[key])
-        message["edited"] = {"user": BOT_USER_ID, "ts": self._next_ts()}
+        message["edited"] = {"user": self._space.bot_user_id, "ts": self._next_ts()}
         return {"channel": channel, "ts": message["ts"], "text": message["text"], "message": copy.deepcopy(message)}
 
     def _api_chat_postEphemeral(self, params):
         channel = self._resolve_channel(params.get("channel"))
-        if params.get("user") not in self.users:
+        if params.get("user") not in self._space.users:
             raise Rejected("user_not_found", f"unknown user {params.get('user')!r}")
         check_message(params)
         ts = self._next_ts()
@@ -751,18 +961,18 @@ class SlackStandin:
             return {"channel": {"id": self._resolve_channel(params["channel"])}}
         if len(users) != 1:
             raise Rejected("invalid_arguments", "the stand-in only opens 1:1 DMs")
-        if users[0] not in self.users:
+        if users[0] not in self._space.users:
             raise Rejected("user_not_found", f"unknown user {users[0]!r}")
         return {"channel": {"id": "D" + users[0]}}
 
     def _api_users_info(self, params):
         uid = params.get("user")
-        if uid not in self.users:
+        if uid not in self._space.users:
             raise Rejected("user_not_found", f"unknown user {uid!r}")
-        info = self.users[uid]
+        info = self._space.users[uid]
         user = {
             "id": uid,
-            "team_id": TEAM_ID,
+            "team_id": self._space.team_id,
             "name": uid.lower(),
             "real_name": uid,
             "deleted": False,
@@ -785,9 +995,9 @@ class SlackStandin:
             "state": {"values": {}},
             **copy.deepcopy(view),
             "id": view_id,
-            "team_id": TEAM_ID,
+            "team_id": self._space.team_id,
             "app_id": APP_ID,
-            "bot_id": BOT_ID,
+            "bot_id": self._space.bot_id,
             "hash": uuid.uuid4().hex[:16],
         }
         if stored["type"] == "modal":
@@ -819,7 +1029,7 @@ class SlackStandin:
 
     def _api_views_publish(self, params):
         user_id = params.get("user_id")
-        if user_id not in self.users:
+        if user_id not in self._space.users:
             raise Rejected("user_not_found", f"unknown user {user_id!r}")
         old = self._home_views.get(user_id)
         if params.get("hash") and old and params["hash"] != old["hash"]:
@@ -964,6 +1174,10 @@ class _HttpHandler(BaseHTTPRequestHandler):
             token = params.pop("token", None)
             if auth.startswith("Bearer "):
                 token = auth[len("Bearer ") :]
+            elif auth.startswith("Basic "):  # oauth.v2.access: the app's client id and secret
+                with contextlib.suppress(ValueError):
+                    client_id, _, secret = base64.b64decode(auth[len("Basic ") :]).decode().partition(":")
+                    params.update(client_id=client_id, client_secret=secret)
             url_id = None
         elif url.path.startswith("/response/"):
             method, token, url_id = "response_url", None, url.path[len("/response/") :]
