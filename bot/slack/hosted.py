@@ -36,6 +36,7 @@ from slack_sdk.oauth.token_rotation import TokenRotator
 from bot.chat.commands import AWAY
 from bot.delivery import outbox
 from bot.delivery.background import Background
+from bot.places.fairness import BUSY, InFlight
 from bot.places.registry import HOME, PLACE_ID, Places
 from bot.places.sealing import Seal
 from bot.slack.app import SlackBot, build_app, not_here
@@ -129,7 +130,10 @@ class HostedSlack:
         if resealed := self.installs.reseal():  # PAPERBOT_SECRET_KEY changed: the new first key seals all
             log.info("sealed %d workspaces' tokens again with PAPERBOT_SECRET_KEY's first key", resealed)
         self.door = SlackDoor(settings.signing_secret or "", ReplayWindow(store=house))
-        self.background = Background({"answer": 4})
+        # Every place's bot shares these threads (and so the database connections they may hold): a
+        # lane each, as a bot of its own has, sized for many places at once.
+        self.background = Background({"answer": 16, "channel": 8})
+        self.inflight = InFlight()
         self._parts: dict[str, _Part] = {}
         self._lock = threading.Lock()
         self.home: _Part | None = None
@@ -183,7 +187,7 @@ class HostedSlack:
     def _made(self, place: str, token: str, expires_at: int | None) -> _Part:
         settings = place_settings(self.settings, place, token)
         store = self.places.store(place)
-        bot = SlackBot(settings, store, clock=self.clock)
+        bot = SlackBot(settings, store, clock=self.clock, background=self.background)
         outbox.due_now(store)  # a restart tries at once what the platform refused before, as `run` does
         pages = feeds.serve(settings, store, ask=_names(bot))
         made = _Part(place, bot, self.answer_of(build_app(bot)), self.checks_of(bot), pages, token, expires_at)
@@ -306,7 +310,10 @@ class HostedSlack:
             return self._one_line(start_response, body, NOT_INSTALLED)
         if part.place != HOME:
             self.places.seen(part.place)
-        return part.answer(environ, start_response)
+        with self.inflight.one(part.place) as admitted:
+            if not admitted:  # this place's flood holds its share of the threads, and no more
+                return self._one_line(start_response, body, BUSY)
+            return part.answer(environ, start_response)
 
     def _part_of(self, team: str | None, enterprise: str | None) -> _Part | None:
         if self.home is not None and not self.home.bot.place(team, enterprise).foreign:

@@ -230,3 +230,16 @@ def test_announcements_and_reminders_go_with_their_own_workspaces_token(hosted, 
         where = call.params["channel"]
         team = A if where in (CHANNELS[A], f"D{MEMBERS[A]}", MEMBERS[A]) else B
         assert slack.team_of(call.token) == team, (where, call.token)
+
+
+def test_a_workspaces_flood_holds_its_share_of_the_threads_and_another_is_answered(hosted):
+    from contextlib import ExitStack
+
+    from bot.places.fairness import BUSY
+
+    with ExitStack() as held:  # workspace A's share of the answering threads, all in use
+        for _ in range(hosted.app.inflight.share):
+            assert held.enter_context(hosted.app.inflight.one(place_of(A)))
+        assert ask(hosted, A, "tags") == BUSY
+        assert "beta-only" in ask(hosted, B, "tags")  # B is answered meanwhile
+    assert "alpha-only" in ask(hosted, A, "tags")  # A's share back once its requests are answered

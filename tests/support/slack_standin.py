@@ -38,6 +38,8 @@ the first one's, T0TEST, which answers any token it did not issue, as Slack's si
   uninstall(team), revoke(team) the tokens are revoked (`token_revoked`); each returns the event
                                (app_uninstalled, tokens_revoked) Slack would send the app
   expire_tokens(team)          its bot tokens expire now (`token_expired`)
+  hammer(team, until)          its posts answered 429 until then (one place hammered, the others not)
+  limits                       chat.postMessage's, per channel and per workspace (the token's)
   team_of(token), tokens(team) whose token it is; a workspace's bot tokens, oldest first
 
 It rejects what Slack would reject, plus project rules (see check_message).
@@ -386,6 +388,7 @@ class SlackStandin:
         self.users = {uid: dict(info) for uid, info in users.items()}
         #: The workspaces added besides the first (add_workspace), by team id.
         self.workspaces: dict[str, Workspace] = {}
+        self._hammered: dict[str, float] = {}  # hammer(): a workspace's posts answered 429 until then
         #: oauth.v2.access gives refresh tokens and tokens that expire after `expires_in` seconds.
         self.rotating = False
         self.expires_in = TOKEN_SECONDS
@@ -557,6 +560,11 @@ class SlackStandin:
         bots = self._revoke(team_id)
         return self._event(team_id, {"type": "tokens_revoked", "tokens": {"oauth": [], "bot": bots}})
 
+    def hammer(self, team_id: str, until: float) -> None:
+        """Every chat.postMessage with `team_id`'s tokens answered 429 (Retry-After 1) until unix time `until`."""
+        with self._lock:
+            self._hammered[team_id] = until
+
     def expire_tokens(self, team_id: str) -> None:
         """`team_id`'s bot tokens expire now: calls with them get token_expired."""
         with self._lock:
@@ -700,7 +708,8 @@ class SlackStandin:
         now, found = time.monotonic(), []  # a new bucket starts full
         channel = params.get("channel") if isinstance(params.get("channel"), str) else ""
         for key, rate, burst in (
-            (None, self.limits.workspace_rate, self.limits._workspace_burst()),
+            # Each workspace its own limit, as Slack's are: the workspace of the call's token.
+            (("workspace", self._space.team_id), self.limits.workspace_rate, self.limits._workspace_burst()),
             (channel, self.limits.channel_rate, self.limits.channel_burst),
         ):
             if rate:
@@ -711,6 +720,9 @@ class SlackStandin:
 
     def _limit_wait(self, method: str, params: dict) -> int | None:
         """Retry-After in whole seconds (as Slack sends it) when a post is over a limit, else None."""
+        until = self._hammered.get(self._space.team_id)
+        if method == "chat.postMessage" and until is not None and time.time() < until:
+            return 1  # hammer(): every post of that workspace answered 429 for a while
         now = time.monotonic()
         wait = max((bucket.wait(now) for bucket in self._limited_buckets(method, params)), default=0.0)
         if self.history is not None and method in _HISTORY_METHODS and method in self._history_read:
