@@ -297,7 +297,8 @@ def deliver(  # noqa: C901 (exactly-once sending: every outcome read in one plac
             state = "claimed"
             reason, outage = str(e), False
             if e.retry_after > MAX_RATE_LIMIT_WAIT or last:
-                break
+                # Still limited: let go until the platform's time is up, as a refusal's ten minutes would not.
+                return _wait(store, d, reason, max(e.retry_after, 0.5))
             if sleep(max(e.retry_after, 0.5)):
                 return _stopped(store, d, reason)
             continue
