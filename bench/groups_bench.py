@@ -120,9 +120,10 @@ def weekly_cron(at: datetime) -> str:
 # -- the floor: the stand-in's own minimum ---------------------------------------------
 
 
-def floor_posts(api_url: str, channels: list[str], threads: int = 4) -> dict:
-    """Post one message to each channel as fast as the stand-in allows, honouring Retry-After.
-    Runs in a worker process. Returns seconds, 429s seen."""
+def floor_posts(api_url: str, channels: list[str], threads: int = 4, tokens: dict[str, str] | None = None) -> dict:
+    """Post one message to each channel as fast as the stand-in allows, honouring Retry-After (`tokens`:
+    each channel's bot token, a hosted install's workspaces'; default the one install's). Runs in a
+    worker process. Returns seconds, 429s seen."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(api_url)
@@ -145,7 +146,10 @@ def floor_posts(api_url: str, channels: list[str], threads: int = 4) -> dict:
                         "POST",
                         "/api/chat.postMessage",
                         body=body,
-                        headers={"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"},
+                        headers={
+                            "Content-Type": "application/json",
+                            "Authorization": f"Bearer {(tokens or {}).get(channel, TOKEN)}",
+                        },
                     )
                     response = conn.getresponse()
                     data = response.read()

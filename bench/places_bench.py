@@ -234,54 +234,6 @@ def command_lines(  # noqa: PLR0913 - the draw's parts
     return lines
 
 
-def floor_posts(api_url: str, posts: list[tuple[str, str]], threads: int = 4) -> dict:
-    """One message to each (channel, token) as fast as the stand-in allows, honouring Retry-After."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(api_url)
-    todo = list(reversed(posts))
-    lock = threading.Lock()
-    seen: dict = {"429": 0, "errors": []}
-
-    def worker() -> None:
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-        try:
-            while True:
-                with lock:
-                    if not todo:
-                        return
-                    ch, token = todo.pop()
-                body = json.dumps({"channel": ch, "text": "floor"}).encode()
-                while True:
-                    conn.request(
-                        "POST",
-                        "/api/chat.postMessage",
-                        body=body,
-                        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
-                    )
-                    response = conn.getresponse()
-                    data = response.read()
-                    if response.status == 429:
-                        with lock:
-                            seen["429"] += 1
-                        time.sleep(float(response.getheader("Retry-After") or 1))
-                        continue
-                    if response.status != 200 or not json.loads(data).get("ok"):
-                        with lock:
-                            seen["errors"].append(data[:200].decode())
-                    break
-        finally:
-            conn.close()
-
-    start = time.perf_counter()
-    pool = [threading.Thread(target=worker) for _ in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    return {"seconds": time.perf_counter() - start, "rate_limited": seen["429"], "errors": seen["errors"][:5]}
-
-
 def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0915 (one phase after another)
     p = argparse.ArgumentParser(description="a hosted install: many places, two replicas, one PostgreSQL database")
     p.add_argument("--places", type=int, default=200)
@@ -374,9 +326,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: C901, PLR0915 (one phas
         bench.log(f"{n} places: {json.dumps({c: round(x['p50'] or 0, 2) for c, x in result['latency_many'].items()})}")
 
         bench.log(f"floor: {n * g} posts, each with its workspace's token")
-        floor_list = [(floor_channel(i, k), slack.tokens(team(i))[-1]) for i in range(n) for k in range(g)]
+        tokens = {floor_channel(i, k): slack.tokens(team(i))[-1] for i in range(n) for k in range(g)}
         # A thread a workspace: the limits are each workspace's, so the bare client waits on each in parallel.
-        floor = floor_posts(slack.api_url, floor_list, threads=n)
+        floor = gb.floor_posts(slack.api_url, list(tokens), threads=n, tokens=tokens)
         floor["computed_seconds"] = limits.floor_seconds(g, g)
         result["floor"] = floor
         if floor["errors"]:
