@@ -63,8 +63,8 @@ def test_a_hosted_run_answers_each_server_from_its_own_place_and_its_own_server_
     assert discord.registered[GUILD] == []  # a one-server install's registration there taken back: /paper once
     # The install's own server: PAPERBOT_CHANNEL's group, and the starter list of the install's database.
     assert "#7" in content(bot, slash("show", MEMBER, paper="7"))
-    # Another server: a place of its own, empty.
-    assert "no paper `7`" in content(bot, from_a(slash("show", ALICE, paper="7")))
+    # Another server: a place of its own, empty, with the hint on adding papers.
+    assert "The catalog is empty" in content(bot, from_a(slash("show", ALICE, paper="7")))
     assert "in a server" in content(bot, direct(slash("show", ALICE, paper="7")))  # a direct message: no place
     assert "Only" in content(bot, from_b(slash("delete", BOB, paper="7")))
     assert "Started" in content(bot, from_b(_group_start(BOB)))
