@@ -44,7 +44,7 @@ from bot.discord.app import CHOICES, EPHEMERAL, MESSAGE, PONG, DiscordBot
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
 from bot.places.fairness import BUSY, InFlight
-from bot.places.registry import HOME, Places, discord_place
+from bot.places.registry import HOME, Places
 from bot.rich_text import Code, text
 from bot.store.connection import Store
 from bot.web import feeds, http_door
@@ -54,6 +54,13 @@ log = logging.getLogger(__name__)
 
 #: Each place's pages and feeds: under PAPERBOT_PUBLIC_URL's path, `/p/<place>/...` (as Slack's).
 PAGES_PREFIX = "/p/"
+
+
+def discord_place(guild: str) -> str:
+    """The place of a Discord server."""
+    return f"discord-{guild}"
+
+
 PLACE_PREFIX = discord_place("")
 #: How often the bot's servers are listed, to leave the places whose server removed it.
 SERVERS_SECONDS = 300

@@ -25,8 +25,9 @@ from bot.store.connection import Store
 
 #: The self-hosted place: the install's own database, from the bot token in `.env`.
 HOME = "home"
-#: A place's id: its platform and the platform's id of the workspace or server.
-PLACE_ID = re.compile(r"^(home|slack-[A-Z0-9]{2,20}|discord-[0-9]{5,20})$")
+#: A place's id: its platform's name and the platform's id of the workspace or server (`slack-T012AB`,
+#: `discord-81234567890`: each adapter makes its own).
+PLACE_ID = re.compile(r"^(home|[a-z]{2,10}-[A-Za-z0-9]{2,20})$")
 #: How often a place's last activity is written (a request a second must not be a write a second).
 SEEN_EVERY = timedelta(minutes=1)
 
@@ -43,15 +44,6 @@ class Place:
     @property
     def active(self) -> bool:
         return self.state == "active"
-
-
-def slack_place(team: str | None, enterprise: str | None = None, *, grid: bool = False) -> str:
-    """The place of a Slack workspace (an Enterprise Grid install's: its organisation)."""
-    return f"slack-{enterprise if grid else team}"
-
-
-def discord_place(guild: str) -> str:
-    return f"discord-{guild}"
 
 
 class UnknownPlace(LookupError):

@@ -24,7 +24,7 @@ from slack_sdk.oauth.installation_store import Bot, Installation, InstallationSt
 from slack_sdk.oauth.state_store import OAuthStateStore
 from slack_sdk.oauth.token_rotation import TokenRotator
 
-from bot.places.registry import Places, slack_place
+from bot.places.registry import Places
 from bot.places.sealing import Seal, Unreadable
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 STATE_SECONDS = 600
 #: A rotating token is renewed when it has less than this left (slack_sdk's own default).
 ROTATE_MINUTES = 120
+
+
+def slack_place(team: str | None, enterprise: str | None = None, *, grid: bool = False) -> str:
+    """The place of a Slack workspace (an Enterprise Grid install's: its organisation)."""
+    return f"slack-{enterprise if grid else team}"
 
 
 def due(expires_at: int | None) -> bool:
