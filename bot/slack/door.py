@@ -36,6 +36,7 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "item": DICT,
     "assistant_thread": DICT,
     "function_data": DICT,
+    "tokens": DICT,
     "authorizations": LIST,
     "actions": LIST,
     "user": (dict, str),

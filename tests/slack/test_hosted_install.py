@@ -29,7 +29,7 @@ from tests.support.slack_hosted import (
     place_of,
     two_workspaces,
 )
-from tests.support.slack_standin import CLIENT_ID, SlackStandin
+from tests.support.slack_standin import APP_ID, CLIENT_ID, SlackStandin
 
 
 @pytest.fixture
@@ -190,6 +190,15 @@ def test_revoked_tokens_stop_that_workspace_too(hosted, slack):
         h.visit.install(team)
     assert h.visit.event(slack.revoke(B)).status == 200
     assert said(h.visit.command(B, CHANNELS[B], "tags", MEMBERS[B])) == NOT_INSTALLED
+    assert said(h.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])).startswith(EMPTY)
+
+
+def test_a_revocation_of_a_shape_slack_does_not_send_is_refused_and_stops_nothing(hosted, slack):
+    h = hosted()
+    h.visit.install(A)
+    odd = {"type": "tokens_revoked", "tokens": "bot", "event_ts": "1.2"}  # Slack sends an object: a 400, not a 500
+    body = {"type": "event_callback", "team_id": A, "api_app_id": APP_ID, "event_id": "Ev0DD", "event": odd}
+    assert h.visit.event(body).status == 400
     assert said(h.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])).startswith(EMPTY)
 
 
