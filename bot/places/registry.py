@@ -80,6 +80,8 @@ class Places:
         """Add `place` (or bring it back, when it had left), named `name`; its store is made now."""
         if not PLACE_ID.match(place) or place == HOME:
             raise UnknownPlace(f"{place!r} is not a place id")
+        if self.get(place) is None:  # new, or forgotten by another process: a store kept open is of deleted tables
+            self.release(place)
         now = _now()
         with self.house.write() as db:
             db.execute(
@@ -120,16 +122,20 @@ class Places:
                 store = self._stores[place] = open_place(self.database, place)
             return store
 
+    def release(self, place: str) -> None:
+        """Close `place`'s store, if it is open: the next `store(place)` opens it afresh."""
+        with self._lock:
+            store = self._stores.pop(place, None)
+        if store is not None:
+            store.close()
+
     def forget(self, place: str) -> None:
         """Delete `place`'s data for good: its tables, its tokens, its row."""
         if place == HOME:
             raise UnknownPlace("the install's own place is its database: delete PAPERBOT_DB to forget it")
         if self.get(place) is None:
             raise UnknownPlace(f"no place {place!r}: `paperbot places` lists them")
-        with self._lock:
-            store = self._stores.pop(place, None)
-        if store is not None:
-            store.close()
+        self.release(place)
         drop_place(self.database, place)
         with self.house.write() as db:
             db.execute("DELETE FROM places WHERE id = ?", [place])

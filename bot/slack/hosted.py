@@ -198,11 +198,12 @@ class HostedSlack:
         return part
 
     def drop(self, place: str) -> None:
-        """Stop a place's bot (uninstalled): what it was sending stays in its outbox."""
+        """Stop a place's bot (uninstalled): what it was sending stays in its outbox; its store is closed
+        (`paperbot forget` may delete its tables before it is installed again)."""
         with self._lock:
             part = self._parts.pop(place, None)
-        if part is not None:
-            part.bot.close(1.0)
+        if part is not None and part.bot.close(1.0):  # a store still in use stays open
+            self.places.release(place)
 
     def checks(self) -> Sequence[Checks]:
         """Every installed place's checks (the home place's first), for the scheduler."""

@@ -10,7 +10,10 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from cryptography.fernet import Fernet
 
+from bot.catalog import queries as catalog
 from bot.chat.commands import AWAY
+from bot.places import operators
+from bot.places.registry import open_place
 from bot.runtime.hosting import EveryPlace
 from bot.slack.hosted import NOT_INSTALLED
 from tests.support.clock import Clock, at
@@ -302,3 +305,31 @@ def test_one_workspace_with_the_apps_credentials_in_the_environment_still_answer
     h = make_harness(PAPERBOT_HOSTED="false", SLACK_CLIENT_ID=CLIENT_ID, SLACK_CLIENT_SECRET="its-secret")
     assert not h.bot.settings.installs
     assert "parallelism-dp" in said(h.command("tags"))
+
+
+def test_a_workspace_forgotten_while_served_is_not_installed_and_comes_back_empty(hosted, slack):
+    h = hosted()
+    for team in (A, B):
+        h.visit.install(team)
+        start_group(h, team)
+    # The operator forgets A from another process (`paperbot forget`) while the install serves it.
+    places = operators.opened(h.settings.db_path, place_of(A), said="forget")
+    try:
+        operators.forget(places, operators.named(places, place_of(A)))
+    finally:
+        places.close()
+        places.house.close()
+    assert said(h.visit.command(A, CHANNELS[A], "show 1", MEMBERS[A])) == NOT_INSTALLED
+    assert "Bagging in Beta" in said(h.visit.command(B, CHANNELS[B], "show 1", MEMBERS[B]))
+
+    # Added again, it starts empty, and what it adds now is kept where a restart finds it.
+    h.visit.install(A)
+    assert said(h.visit.command(A, CHANNELS[A], "tags", MEMBERS[A])).startswith(EMPTY)
+    h.visit.command(A, CHANNELS[A], "group start", ADMINS[A])
+    added = h.visit.submit(A, ADMINS[A], "add_paper", {"title": "After the forgetting"}, CHANNELS[A])
+    assert added.status == 200 and not added.body, added.body
+    store = open_place(h.settings.db_path, place_of(A), writes=False)
+    try:
+        assert [p.title for p in catalog.all_papers(store)] == ["After the forgetting"]
+    finally:
+        store.close()
