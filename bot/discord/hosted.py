@@ -180,6 +180,8 @@ class HostedDiscord:
         found = self.places.get(place)
         if found is not None and found.active and (not name or name == found.name):
             return
+        if found is None:  # new, or forgotten by another process while its bot was kept here
+            self.drop(place)
         self.places.join(place, "discord", name)
         with self._lock:
             self._joined[place] = time.monotonic()

@@ -11,6 +11,8 @@ import re
 from bot.catalog import queries as catalog
 from bot.discord import render
 from bot.discord.app import ADMINISTRATOR
+from bot.places import operators
+from bot.places.registry import open_place
 from bot.runtime.hosting import EveryPlace
 from tests.support.clock import at
 from tests.support.discord_hosted import (
@@ -221,3 +223,24 @@ def test_a_server_past_its_share_of_the_answering_threads_holds_up_no_other(tmp_
             assert answer.startswith("⚠️") and "try again" in answer and "\n" not in answer, answer
             assert "Sparse experts" in str(post(hosted, discord, from_b(slash("show", BOB, paper="1")))["data"])
         assert "try again" not in str(post(hosted, discord, from_a(slash("show", ALICE, paper="1")))["data"])
+
+
+def test_a_server_forgotten_while_served_starts_again_empty_and_keeps_what_it_adds(tmp_path):
+    with hosted_install(tmp_path) as (hosted, discord, clock):
+        add(hosted, discord, from_a, ALICE, "Ring attention", "reading")
+        add(hosted, discord, from_b, BOB, "Sparse experts", "reading")
+        # The operator forgets A from another process (`paperbot forget`); the bot is still in its server.
+        places = operators.opened(hosted.settings.db_path, PLACE_A, said="forget")
+        try:
+            operators.forget(places, operators.named(places, PLACE_A))
+        finally:
+            places.close()
+            places.house.close()
+        hosted.check_servers()  # the scheduler's listing of the bot's servers: A is there, a place again
+        add(hosted, discord, from_a, ALICE, "After the forgetting", "reading")
+        store = open_place(hosted.settings.db_path, PLACE_A, writes=False)
+        try:
+            assert [p.title for p in catalog.all_papers(store)] == ["After the forgetting"]
+        finally:
+            store.close()
+        assert "Sparse experts" in str(post(hosted, discord, from_b(slash("show", BOB, paper="1"))))
