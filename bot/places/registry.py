@@ -27,7 +27,7 @@ from bot.store.connection import Store
 HOME = "home"
 #: A place's id: its platform's name and the platform's id of the workspace or server (`slack-T012AB`,
 #: `discord-81234567890`: each adapter makes its own).
-PLACE_ID = re.compile(r"^(home|[a-z]{2,10}-[A-Za-z0-9]{2,20})$")
+PLACE_ID = re.compile(r"^(home|[a-z]{2,10}-[A-Za-z0-9]{2,20})\Z")  # \Z: a newline at its end is no id
 #: How often a place's last activity is written (a request a second must not be a write a second).
 SEEN_EVERY = timedelta(minutes=1)
 

@@ -139,6 +139,7 @@ def test_an_unknown_place_is_one_line_and_makes_nothing(monkeypatch, capsys, tmp
     for place, said in [
         ("slack-T0NOPE", "paperbot: --place: there is no place slack-T0NOPE: `paperbot places` lists them\n"),
         ("../../etc", "paperbot: --place: '../../etc' is not a place id (home, slack-T…, slack-E… or discord-…): "),
+        ("slack-T0NOPE\n", "paperbot: --place: 'slack-T0NOPE\\n' is not a place id"),  # a pasted line's end
     ]:
         code, out, err = _main(monkeypatch, capsys, tmp_path, verb[0], "--place", place, *verb[1:], stdin="list\n")
         assert code == 1 and out == "" and err.startswith(said) and err.count("\n") == 1, (out, err)
