@@ -24,7 +24,7 @@ from pathlib import Path
 from bot.catalog import opening
 from bot.places.registry import HOME, PLACE_ID, Place, Places, UnknownPlace, is_url, open_place, place_file
 from bot.store import copying
-from bot.store.connection import Store
+from bot.store.connection import NotADatabase, Store
 from bot.store.postgres import schema_name
 
 #: Where a place's last activity can be read off its own tables (each column UTC, ISO 8601): what
@@ -210,14 +210,21 @@ class Held:
 
     papers: int
     groups: int
+    #: False: its tables cannot be read (a broken file), which `forget` deletes all the same.
+    readable: bool = True
 
     def __str__(self) -> str:
+        if not self.readable:
+            return "its tables, which could not be read"
         return f"{_count(self.papers, 'paper')} and {_count(self.groups, 'group')}"
 
 
 def held(places: Places, place: Place) -> Held:
     """The papers and groups (those with a channel) of `place`, not HOME."""
-    store = store_of(places, place, writes=False)
+    try:
+        store = store_of(places, place, writes=False)
+    except NotADatabase:
+        return Held(0, 0, readable=False)
     try:
         started = store.db.execute("SELECT count(*) FROM groups WHERE channel IS NOT NULL").fetchone()[0]
         return Held(_papers(store), int(started))
