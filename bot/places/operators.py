@@ -131,6 +131,8 @@ class Row:
     #: Its groups' channels, a stopped group's marked so.
     channels: list[str]
     last: datetime | None
+    #: False: its tables cannot be read (a broken file): its counts are "?".
+    readable: bool = True
 
     def cells(self) -> tuple[str, ...]:
         last = self.last.strftime("%Y-%m-%dT%H:%M:%SZ") if self.last else "-"
@@ -140,8 +142,8 @@ class Row:
             place.id,
             self.platform,
             place.state,
-            str(self.papers),
-            str(len(self.channels)),
+            str(self.papers) if self.readable else "?",
+            str(len(self.channels)) if self.readable else "?",
             last,
             channels,
             place.name,
@@ -153,7 +155,11 @@ def rows(places: Places, channel: str | None, platform: str) -> list[Row]:
     the platforms it serves."""
     found = [_row(places.house, places.every()[0], platform or "-", channel)]
     for place in places.every()[1:]:
-        store = open_place(places.database, place.id, writes=False)
+        try:
+            store = open_place(places.database, place.id, writes=False)
+        except NotADatabase:  # one place's broken file hides no other place
+            found.append(Row(place, place.platform, 0, [], _utc(place.seen_at), readable=False))
+            continue
         try:  # a place's group 1 is the environment's, which it has none of: no channel
             found.append(_row(store, place, place.platform, None))
         finally:

@@ -237,6 +237,11 @@ def test_a_database_from_before_places_is_all_of_it_home(monkeypatch, capsys, tm
 def test_forget_deletes_a_place_whose_file_is_broken(monkeypatch, capsys, tmp_path):
     database = _hosted(tmp_path)
     place_file(Path(database), LAB).write_bytes(b"not a database" * 100)  # a disk's fault, a careless copy
+    code, out, err = _main(monkeypatch, capsys, tmp_path, "places")  # listed, and every other place with it
+    assert code == 0 and CLUB in out, err
+    assert [line.split()[:5] for line in out.splitlines() if line.startswith(LAB)] == [
+        [LAB, "slack", "active", "?", "?"]
+    ]
     code, out, err = _main(monkeypatch, capsys, tmp_path, "forget", LAB, "--yes")
     assert (code, err) == (0, ""), err
     assert out == f"Forgot {LAB}: deleted its tables, which could not be read, and everything else of its own.\n"
