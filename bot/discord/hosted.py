@@ -131,6 +131,7 @@ class HostedDiscord:
         self.home: _Part | None = None
         self._parts: dict[str, _Part] = {}
         self._joined: dict[str, float] = {}  # places this process joined, and when (monotonic)
+        self._left: dict[str, float] = {}  # places whose server removed the bot, and when (monotonic)
         self._lock = threading.Lock()
 
     # -- places --------------------------------------------------------------------------
@@ -195,6 +196,8 @@ class HostedDiscord:
         if found is None or not found.active:
             return
         self.places.leave(place)
+        with self._lock:
+            self._left[place] = time.monotonic()
         self.drop(place)
         log.info(
             "Discord server %s removed the bot: %s posts nothing more (`paperbot forget` deletes it)", guild, place
@@ -245,7 +248,10 @@ class HostedDiscord:
             if place.platform == "discord" and guild not in listed and not just_joined:
                 self.left(guild)
         for guild, name in listed.items():
-            self.joined(guild, name)
+            with self._lock:  # removed while Discord was asked (GUILD_DELETE): the listing is older than that
+                just_left = self._left.get(discord_place(guild), 0.0) > asked
+            if not just_left:
+                self.joined(guild, name)
 
     # -- interactions ----------------------------------------------------------------------
 
