@@ -30,7 +30,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,8 +43,9 @@ from bot.discord import door, render
 from bot.discord.app import CHOICES, EPHEMERAL, MESSAGE, PONG, DiscordBot
 from bot.discord.rest import Rest
 from bot.discord.settings import DiscordSettings
+from bot.places import registry
 from bot.places.fairness import BUSY, InFlight
-from bot.places.registry import HOME, Places
+from bot.places.registry import HOME, PAGES_PREFIX, Places
 from bot.rich_text import Code, text
 from bot.store.connection import Store
 from bot.web import feeds, http_door
@@ -53,7 +54,6 @@ from bot.web.http_door import Refused, refuse
 log = logging.getLogger(__name__)
 
 #: Each place's pages and feeds: under PAPERBOT_PUBLIC_URL's path, `/p/<place>/...` (as Slack's).
-PAGES_PREFIX = "/p/"
 
 
 def discord_place(guild: str) -> str:
@@ -88,19 +88,8 @@ class _Part:
 
 
 def place_settings(settings: DiscordSettings, guild: str) -> DiscordSettings:
-    """A hosted place's settings: the install's, in server `guild`, its pages under their own path, and
-    none of the install's own group (channel, admins, focus tag, name, events): it starts its groups in chat."""
-    place = discord_place(guild)
-    return replace(
-        settings,
-        guild=guild,
-        channel=None,
-        admins=frozenset(),
-        focus_tag=None,
-        group_name=None,
-        events=False,
-        public_url=f"{settings.public_url}{PAGES_PREFIX}{place}" if settings.public_url else None,
-    )
+    """A hosted place's settings (registry.place_settings): in server `guild`, without the install's events."""
+    return registry.place_settings(settings, discord_place(guild), guild=guild, events=False)
 
 
 class HostedDiscord:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 import shutil
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from bot.store.connection import Store
 
@@ -28,6 +29,8 @@ HOME = "home"
 #: A place's id: its platform's name and the platform's id of the workspace or server (`slack-T012AB`,
 #: `discord-81234567890`: each adapter makes its own).
 PLACE_ID = re.compile(r"^(home|[a-z]{2,10}-[A-Za-z0-9]{2,20})\Z")  # \Z: a newline at its end is no id
+#: Where a place's pages and feeds are: under PAPERBOT_PUBLIC_URL's path, `/p/<place>/...`.
+PAGES_PREFIX = "/p/"
 #: How often a place's last activity is written (a request a second must not be a write a second).
 SEEN_EVERY = timedelta(minutes=1)
 
@@ -44,6 +47,25 @@ class Place:
     @property
     def active(self) -> bool:
         return self.state == "active"
+
+
+S = TypeVar("S")
+
+
+def place_settings(settings: S, place: str, **own: object) -> S:
+    """A hosted place's settings (a platform's, `own` its platform's own fields): the install's, with the
+    place's pages under their own path and none of the install's own group (channel, admins, focus tag,
+    name): the place starts its groups in chat."""
+    public_url = getattr(settings, "public_url", None)
+    return replace(  # type: ignore[type-var]  # every platform's settings are a dataclass
+        settings,
+        channel=None,
+        admins=frozenset(),
+        focus_tag=None,
+        group_name=None,
+        public_url=f"{public_url}{PAGES_PREFIX}{place}" if public_url else None,
+        **own,
+    )
 
 
 class UnknownPlace(LookupError):

@@ -36,8 +36,9 @@ from slack_sdk.oauth.token_rotation import TokenRotator
 from bot.chat.commands import AWAY
 from bot.delivery import outbox
 from bot.delivery.background import Background
+from bot.places import registry
 from bot.places.fairness import BUSY, InFlight
-from bot.places.registry import HOME, PLACE_ID, Places
+from bot.places.registry import HOME, PAGES_PREFIX, PLACE_ID, Places
 from bot.places.sealing import Seal
 from bot.slack.app import SlackBot, build_app, not_here
 from bot.slack.door import SlackDoor
@@ -53,7 +54,6 @@ EVENTS_PATH = "/slack/events"
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 #: Each place's pages and feeds: under PAPERBOT_PUBLIC_URL's path, `/p/<place>/...`.
-PAGES_PREFIX = "/p/"
 #: The bot scopes an install asks for: the manifest's (a test keeps them in step).
 BOT_SCOPES = ("commands", "chat:write", "channels:history", "groups:history", "im:history", "im:write", "users:read")
 #: The one line for a request from a workspace that has not installed the app (or uninstalled it).
@@ -85,17 +85,8 @@ class _Part:
 
 
 def place_settings(settings: SlackSettings, place: str, token: str) -> SlackSettings:
-    """A hosted place's settings: the install's, with the place's token, its pages under its own path,
-    and none of the install's own group (channel, admins, focus tag, name): the place sets its groups in chat."""
-    return replace(
-        settings,
-        bot_token=token,
-        channel=None,
-        admins=frozenset(),
-        focus_tag=None,
-        group_name=None,
-        public_url=f"{settings.public_url}{PAGES_PREFIX}{place}" if settings.public_url else None,
-    )
+    """A hosted place's settings (registry.place_settings), with the place's token."""
+    return registry.place_settings(settings, place, bot_token=token)
 
 
 class HostedSlack:
